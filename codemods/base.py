@@ -1,0 +1,102 @@
+"""What a pass is and what it hands to the pipeline.
+
+A pass (a :class:`Rule`) reads one parsed module and proposes :class:`Proposal` objects. It never
+writes files and never runs code. Each proposal holds a ladder of :class:`Candidate` rewrites, most
+idiomatic first; each candidate carries the node edits that make it and the verification kernel
+that the checker must fail to refute before the edits may be applied.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import ClassVar, Iterable, Sequence, Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from equivalence.kernel import Kernel
+
+#: what an original node is replaced by (LibCST's own vocabulary)
+Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``target`` (a node of the wrapper's module, by identity) with ``replacement``."""
+
+    target: cst.CSTNode
+    replacement: Replacement
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to rewrite a match, with the proof obligation that licenses it."""
+
+    description: str
+    edits: tuple[Edit, ...]
+    kernel: Kernel
+    #: modules the new code needs bound at module level (e.g. "torch"); the pipeline adds
+    #: ``import X`` where the file does not bind the name already
+    imports: tuple[str, ...] = ()
+
+
+@dataclass
+class Proposal:
+    """A match of one rule at one place, and what could replace it."""
+
+    rule: str
+    message: str
+    line: int
+    column: int
+    #: the statement a ``# torchfix: ignore`` comment is looked for on
+    anchor: cst.CSTNode
+    candidates: tuple[Candidate, ...] = ()
+    #: set when a precondition failed: the proposal is reported as skipped, never emitted
+    skip_reason: str | None = None
+    #: the original source of the matched code, for reports
+    snippet: str = ""
+
+
+@dataclass(frozen=True)
+class Example:
+    """A rule's own example: ``after is None`` means the code must stay untouched."""
+
+    before: str
+    after: str | None = None
+    id: str = ""
+
+    def dedented(self) -> tuple[str, str | None]:
+        before = textwrap.dedent(self.before).lstrip("\n")
+        after = None if self.after is None else textwrap.dedent(self.after).lstrip("\n")
+        return before, after
+
+
+class Rule:
+    """Base class of a pass. Subclasses set the class attributes and implement ``propose``."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    #: ruff-style documentation in Markdown: what it does / why it is slow / example /
+    #: use instead / when it stays silent
+    docs: ClassVar[str]
+    examples: ClassVar[Sequence[Example]] = ()
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
+        raise NotImplementedError
+
+    @classmethod
+    def explain(cls) -> str:
+        return f"# {cls.code} {cls.name}\n\n{cls.summary}\n\n{textwrap.dedent(cls.docs).strip()}\n"
+
+
+@dataclass
+class ModuleFacts:
+    """How a module binds the libraries rewrites need (``import torch as th`` -> torch='th')."""
+
+    torch: str | None = None
+    functional: str | None = None
+    numpy: str | None = None
+    #: every module-level binding of a whitelisted module, for kernels: (name, dotted module)
+    bindings: list[tuple[str, str]] = field(default_factory=list)

@@ -1,0 +1,138 @@
+"""The proof obligation a rewrite carries: a self-contained verification kernel.
+
+These are the only types the codemods floor may import from the checker. A kernel is plain data
+(strings, tuples, enums) so it can be pickled into a worker process, hashed into a cache key and
+printed in a report.
+
+A kernel is two statement snippets, ``old`` and ``new``, run one after the other on clones of the
+same generated inputs. Each snippet reads the names listed in ``inputs`` and leaves the names listed
+in ``outputs``; the checker compares those outputs, and every tensor input (to catch a missing or
+extra in-place write).
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+#: dtypes the checker draws by default, in the order it prefers them.
+DEFAULT_DTYPES: tuple[str, ...] = ("float32", "float64", "int64", "int32", "bool")
+FLOAT_DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
+INT_DTYPES: tuple[str, ...] = ("int64", "int32", "int16", "int8", "uint8")
+
+
+class Kind(str, enum.Enum):
+    """What a kernel input is."""
+
+    TENSOR = "tensor"
+    INT = "int"
+    FLOAT = "float"
+    BOOL = "bool"
+    #: a Python number or a tensor: the old code's own domain decides which
+    ANY = "any"
+    #: a name the checker cannot build (a model, a helper defined elsewhere): a deterministic
+    #: stand-in is bound instead, shared by the old and the new snippet
+    OPAQUE = "opaque"
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One name a kernel reads, with what the pass knows about it.
+
+    ``per_step`` inputs are lists, one value per iteration of an abstracted loop; every per-step
+    input of a kernel gets the same length (the step count), and every element of one list has the
+    same rank and dtype.
+    """
+
+    name: str
+    kind: Kind = Kind.TENSOR
+    #: ranks the tensor may have; the old code's domain narrows this further
+    ranks: tuple[int, ...] = (0, 1, 2, 3)
+    #: dtypes the tensor may have (names of torch dtypes); empty means DEFAULT_DTYPES
+    dtypes: tuple[str, ...] = ()
+    #: the value is used as an index (an integer tensor or int); may be negative unless nonnegative
+    index: bool = False
+    nonnegative: bool = False
+    #: a loop bound or other count: an int drawn around the shared size pool, negatives included
+    count: bool = False
+    per_step: bool = False
+
+    def allowed_dtypes(self) -> tuple[str, ...]:
+        if self.dtypes:
+            return self.dtypes
+        if self.index:
+            return ("int64", "int32")
+        return DEFAULT_DTYPES
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """Old and new code that must agree on every input the old code accepts."""
+
+    old: str
+    new: str
+    inputs: tuple[InputSpec, ...]
+    #: names whose values must agree after both snippets ran
+    outputs: tuple[str, ...]
+    #: module bindings the snippets use, as (name, dotted module): ("F", "torch.nn.functional").
+    #: Only torch, its submodules, numpy and math are ever bound; other names become opaque.
+    modules: tuple[tuple[str, str], ...] = (("torch", "torch"),)
+    #: set when the new code sums floating values in another order than the old code; the
+    #: checker then widens the float tolerance by the reduction length, and says so
+    reorders_float_reduction: bool = False
+    #: free-text note shown with the verdict (why the kernel abstracts what it abstracts)
+    note: str = ""
+
+    def key(self) -> str:
+        """A content hash: equal kernels get equal verdicts, so verdicts can be cached."""
+        payload = json.dumps(asdict(self), sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+class Outcome(str, enum.Enum):
+    VERIFIED = "verified"
+    REJECTED = "rejected"
+    UNVERIFIED = "unverified"
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A (shrunk) input on which old and new code disagree, in printable form."""
+
+    inputs: tuple[tuple[str, str], ...]
+    #: which output or mutated input differed, and how
+    where: str
+    old: str
+    new: str
+    detail: str = ""
+    seed: int | None = None
+
+    def render(self, indent: str = "  ") -> str:
+        lines = [f"{indent}inputs:"]
+        lines += [f"{indent}  {name} = {value}" for name, value in self.inputs]
+        lines.append(f"{indent}{self.where} differs:")
+        lines.append(f"{indent}  old: {self.old}")
+        lines.append(f"{indent}  new: {self.new}")
+        if self.detail:
+            lines.append(f"{indent}  {self.detail}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Outcome
+    reason: str
+    counterexample: Counterexample | None = None
+    #: examples on which the old code ran and old and new were compared
+    examples: int = 0
+    devices: tuple[str, ...] = ()
+    #: the admitted signatures, e.g. ("x: float32[rank 1]",)
+    signatures: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.VERIFIED
