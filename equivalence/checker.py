@@ -1,0 +1,152 @@
+"""The checker's front door: ``Checker(settings).check(kernel) -> Verdict``.
+
+Kernels are untrusted code (bulk migration runs snippets from repositories nobody here wrote), so
+each check runs in a worker process with a wall-clock limit and a memory limit. A crash, hang or
+out-of-memory in a worker turns into an ``unverified`` verdict for that kernel, the worker is
+replaced, and the run goes on. The worker is started lazily -- importing torch and hypothesis costs
+a second or two, and a run with nothing to check should not pay it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from equivalence.kernel import Kernel, Outcome, Verdict
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    examples: int = 60
+    #: seconds of wall-clock time one kernel may take (all devices together)
+    timeout: float = 30.0
+    seed: int = 0
+    devices: tuple[str, ...] = ("cpu",)
+    #: address-space limit of a worker, in MiB (0: none)
+    memory_mb: int = 8192
+
+
+def available_devices() -> tuple[str, ...]:
+    """cpu, plus cuda when a GPU is present (imports torch: call only when a check will run)."""
+    import torch
+
+    return ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
+
+
+def merge_verdicts(verdicts: list[Verdict]) -> Verdict:
+    """One verdict over several devices: the first non-verified one decides."""
+    for verdict in verdicts:
+        if verdict.outcome is not Outcome.VERIFIED:
+            return verdict
+    devices = tuple(d for v in verdicts for d in v.devices)
+    examples = sum(v.examples for v in verdicts)
+    signatures = tuple(sorted({s for v in verdicts for s in v.signatures}))
+    notes = tuple(dict.fromkeys(n for v in verdicts for n in v.notes))
+    return Verdict(
+        Outcome.VERIFIED,
+        f"no counterexample in {examples} examples on {', '.join(devices)}",
+        None,
+        examples,
+        devices,
+        signatures,
+        notes,
+    )
+
+
+def _package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _scratch_dir() -> str:
+    """An empty working directory for workers, so a relative path in a kernel touches nothing."""
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"torchfix-checker-{os.getuid() if hasattr(os, 'getuid') else 0}")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+class Checker:
+    """Checks kernels in a boxed worker process; caches verdicts by kernel content."""
+
+    def __init__(self, settings: CheckSettings | None = None) -> None:
+        self.settings = settings or CheckSettings()
+        self._process: Any = None
+        self._conn: Connection | None = None
+        self._cache: dict[tuple[str, CheckSettings], Verdict] = {}
+
+    def _start(self) -> None:
+        # A fresh interpreter (not multiprocessing's spawn, which re-imports the caller's
+        # __main__) talking pickles over a socket pair.
+        parent, child = socket.socketpair()
+        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=_package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "equivalence.worker", str(child.fileno()), str(self.settings.memory_mb)],
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=_scratch_dir(),
+        )
+        child.close()
+        self._process, self._conn = process, Connection(parent.detach())
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._process.kill()
+            self._process.wait(timeout=5)
+        if self._conn is not None:
+            self._conn.close()
+        self._process, self._conn = None, None
+
+    def check(self, kernel: Kernel) -> Verdict:
+        key = (kernel.key(), self.settings)
+        if key in self._cache:
+            return self._cache[key]
+        verdict = self._check_boxed(kernel)
+        # a timeout or crash may be load-dependent: do not remember it
+        if not verdict.reason.startswith(("the check timed out", "the checker worker died")):
+            self._cache[key] = verdict
+        return verdict
+
+    def _check_boxed(self, kernel: Kernel) -> Verdict:
+        if self._process is None or self._process.poll() is not None:
+            self._stop()
+            self._start()
+        assert self._conn is not None
+        # the first check also pays for importing torch and hypothesis in the worker
+        budget = self.settings.timeout + (20.0 if not getattr(self, "_warm", False) else 0.0)
+        try:
+            self._conn.send((kernel, self.settings))
+            if not self._conn.poll(budget):
+                self._stop()
+                return Verdict(Outcome.UNVERIFIED, f"the check timed out after {self.settings.timeout:.0f}s")
+            verdict = self._conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
+            code = self._process.poll() if self._process is not None else None
+            self._stop()
+            return Verdict(Outcome.UNVERIFIED, f"the checker worker died (exit code {code})")
+        self._warm = True
+        return verdict
+
+    def close(self) -> None:
+        if self._conn is not None and self._process is not None and self._process.poll() is None:
+            try:
+                self._conn.send(None)
+                self._process.wait(timeout=2)
+            except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
+                pass
+        self._stop()
+
+    def __enter__(self) -> "Checker":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,169 @@
+"""Comparing what the old and the new code left behind.
+
+"Equivalent" (DESIGN.md): the same Python type, the same tensor dtype, shape and device, integer and
+bool values exactly equal, floating values within ``torch.testing.assert_close``'s default tolerance
+for the dtype, NaN where the old value had NaN. The tolerance is widened only when the kernel says
+the new code reorders a floating reduction, and then by the reduction length and the data's scale.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+# assert_close's defaults, per dtype: (rtol, atol)
+_DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far floating results may drift when a reduction is reordered.
+
+    ``length`` is the longest reduction the example could contain; ``scale`` the largest sum of
+    absolute finite values of any floating input (the classic bound on a reordered sum's error is
+    ``length * eps * sum(|x_i|)``).
+    """
+
+    reordered: bool = False
+    length: int = 0
+    scale: float = 0.0
+
+    def for_dtype(self, dtype: torch.dtype) -> tuple[float, float]:
+        rtol, atol = _DEFAULT_TOLERANCES.get(dtype, (1e-7, 1e-7))
+        if self.reordered and self.length > 1:
+            eps = torch.finfo(dtype).eps
+            rtol += self.length * eps
+            atol += 2 * self.length * eps * self.scale
+        return rtol, atol
+
+
+@dataclass(frozen=True)
+class Difference:
+    where: str
+    old: str
+    new: str
+    detail: str = ""
+
+
+def short(value: Any, limit: int = 160) -> str:
+    """A compact, readable rendering of a value for reports."""
+    if isinstance(value, torch.Tensor):
+        data = value.detach().cpu()
+        body = repr(data.tolist()) if data.numel() <= 12 else f"<{data.numel()} elements>"
+        extra = "" if value.device.type == "cpu" else f", device={value.device}"
+        text = f"tensor({body}, dtype={str(value.dtype).replace('torch.', '')}, shape={list(value.shape)}{extra})"
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def compare(old: Any, new: Any, where: str, tol: Tolerance) -> Difference | None:
+    """Return the first difference between ``old`` and ``new``, or None when they agree."""
+    if type(old) is not type(new):
+        return Difference(
+            where, short(old), short(new), f"Python type: old {type(old).__name__}, new {type(new).__name__}"
+        )
+    if isinstance(old, torch.Tensor):
+        return _compare_tensors(old, new, where, tol)
+    if isinstance(old, float):
+        return _compare_floats(old, new, where, tol)
+    if isinstance(old, (list, tuple)):
+        if len(old) != len(new):
+            return Difference(where, short(old), short(new), f"length: old {len(old)}, new {len(new)}")
+        for i, (a, b) in enumerate(zip(old, new)):
+            diff = compare(a, b, f"{where}[{i}]", tol)
+            if diff:
+                return diff
+        return None
+    if isinstance(old, dict):
+        if list(old) != list(new):
+            return Difference(where, short(list(old)), short(list(new)), "keys differ")
+        for key in old:
+            diff = compare(old[key], new[key], f"{where}[{key!r}]", tol)
+            if diff:
+                return diff
+        return None
+    try:
+        import numpy as np
+
+        if isinstance(old, np.ndarray):
+            return _compare_tensors(torch.from_numpy(old), torch.from_numpy(new), where, tol, numpy=True)
+        if isinstance(old, np.generic):
+            return compare(old.item(), new.item(), where, tol) if old.dtype == new.dtype else Difference(
+                where, short(old), short(new), f"numpy dtype: old {old.dtype}, new {new.dtype}"
+            )
+    except ImportError:  # pragma: no cover - numpy ships with torch's usual installs
+        pass
+    if old == new or old is new:
+        return None
+    return Difference(where, short(old), short(new))
+
+
+def _compare_floats(old: float, new: float, where: str, tol: Tolerance) -> Difference | None:
+    if math.isnan(old) or math.isnan(new):
+        if math.isnan(old) and math.isnan(new):
+            return None
+        return Difference(where, repr(old), repr(new), "NaN in one result only")
+    if old == new:
+        return None
+    rtol, atol = tol.for_dtype(torch.float64)
+    if math.isinf(old) or math.isinf(new) or abs(old - new) > atol + rtol * abs(old):
+        return Difference(where, repr(old), repr(new), f"abs error {abs(old - new):.3g} > tolerance (rtol={rtol:.3g}, atol={atol:.3g})")
+    return None
+
+
+def _compare_tensors(
+    old: torch.Tensor, new: torch.Tensor, where: str, tol: Tolerance, numpy: bool = False
+) -> Difference | None:
+    if old.dtype != new.dtype:
+        return Difference(where, short(old), short(new), f"dtype: old {old.dtype}, new {new.dtype}")
+    if old.shape != new.shape:
+        return Difference(where, short(old), short(new), f"shape: old {list(old.shape)}, new {list(new.shape)}")
+    if old.device != new.device:
+        return Difference(where, short(old), short(new), f"device: old {old.device}, new {new.device}")
+    if old.requires_grad != new.requires_grad:
+        return Difference(
+            where, short(old), short(new), f"requires_grad: old {old.requires_grad}, new {new.requires_grad}"
+        )
+    a = old.detach().cpu()
+    b = new.detach().cpu()
+    if a.is_floating_point() or a.is_complex():
+        rtol, atol = tol.for_dtype(a.dtype)
+        wide_a = a.to(torch.complex128 if a.is_complex() else torch.float64)
+        wide_b = b.to(wide_a.dtype)
+        nan_a, nan_b = torch.isnan(wide_a), torch.isnan(wide_b)
+        close = torch.isclose(wide_a, wide_b, rtol=rtol, atol=atol, equal_nan=True)
+        bad = ~close | (nan_a != nan_b)
+        if bool(bad.any()):
+            pos = tuple(int(i) for i in bad.nonzero()[0]) if a.dim() else ()
+            va, vb = wide_a[pos].item(), wide_b[pos].item()
+            finite = torch.isfinite(wide_a) & torch.isfinite(wide_b)
+            abs_err = (wide_a - wide_b).abs()[finite]
+            max_abs = float(abs_err.max()) if abs_err.numel() else float("nan")
+            denom = wide_a.abs()[finite].clamp_min(torch.finfo(torch.float64).tiny)
+            max_rel = float((abs_err / denom).max()) if abs_err.numel() else float("nan")
+            return Difference(
+                where,
+                short(old),
+                short(new),
+                f"first difference at index {list(pos)}: old {va!r}, new {vb!r}; "
+                f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g} (rtol={rtol:.3g}, atol={atol:.3g})",
+            )
+        return None
+    if not torch.equal(a, b):
+        bad = a != b
+        pos = tuple(int(i) for i in bad.nonzero()[0]) if a.dim() else ()
+        return Difference(
+            where, short(old), short(new), f"first difference at index {list(pos)}: old {a[pos].item()!r}, new {b[pos].item()!r}"
+        )
+    return None

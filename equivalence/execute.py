@@ -1,0 +1,128 @@
+"""Running one kernel snippet in a clean namespace.
+
+The namespace holds the whitelisted modules the kernel names (torch and its submodules, numpy,
+math), the inputs, and restricted builtins: no ``open``, no ``__import__``, no ``exec``/``eval``.
+Every other free name is an opaque stand-in, so a snippet never reaches the scanned project's code
+or the file system through a name it did not get from us.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from equivalence.kernel import InputSpec, Kernel, Kind
+
+_ALLOWED_ROOTS = ("torch", "numpy", "math")
+_FORBIDDEN_BUILTINS = frozenset(
+    {
+        "open", "__import__", "exec", "eval", "compile", "input", "breakpoint", "exit", "quit",
+        "help", "globals", "locals", "vars", "memoryview", "copyright", "credits", "license",
+    }
+)
+SAFE_BUILTINS: dict[str, Any] = {
+    name: getattr(builtins, name) for name in dir(builtins) if name not in _FORBIDDEN_BUILTINS
+}
+
+
+class OpaqueUse(Exception):
+    """Raised when a snippet uses a name the checker could not build."""
+
+
+class Opaque:
+    """A stand-in for a name the checker cannot build. Using it raises: the old code then has
+    no domain there, and a rewrite whose correctness depends on it stays unverified."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        raise OpaqueUse(f"{self._name}.{attr}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise OpaqueUse(f"{self._name}(...)")
+
+    def __repr__(self) -> str:
+        return f"<opaque {self._name}>"
+
+
+def resolve_module(dotted: str) -> Any | None:
+    if dotted.split(".")[0] not in _ALLOWED_ROOTS:
+        return None
+    try:
+        return importlib.import_module(dotted)
+    except ImportError:
+        # "torch.nn.functional.relu" style bindings (from-imports of functions)
+        module_name, _, attr = dotted.rpartition(".")
+        try:
+            return getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError):
+            return None
+
+
+def base_namespace(kernel: Kernel) -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__builtins__": SAFE_BUILTINS, "__name__": "__torchfix_kernel__"}
+    for name, dotted in kernel.modules:
+        value = resolve_module(dotted)
+        namespace[name] = value if value is not None else Opaque(name)
+    for spec in kernel.inputs:
+        if spec.kind is Kind.OPAQUE:
+            namespace[spec.name] = Opaque(spec.name)
+    return namespace
+
+
+def clone(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        out = value.detach().clone()
+        out.requires_grad_(value.requires_grad)
+        return out
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(clone(v) for v in value)
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    return copy.copy(value)
+
+
+@dataclass
+class RunResult:
+    outputs: dict[str, Any]
+    inputs_after: dict[str, Any]
+    error: BaseException | None = None
+
+
+_UNBOUND = object()
+
+
+class Unbound:
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unbound)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[str, Any]) -> RunResult:
+    """Execute a compiled snippet on clones of ``inputs``; never raises for the snippet's errors."""
+    namespace = dict(base)
+    own_inputs = {name: clone(v) for name, v in inputs.items()}
+    namespace.update(own_inputs)
+    try:
+        exec(code, namespace)  # noqa: S102 - the whole point: a boxed, restricted run
+    except Exception as exc:  # the old code's domain excludes this input; for new code: a bug
+        return RunResult({}, own_inputs, exc)
+    outputs = {name: namespace.get(name, Unbound()) for name in kernel.outputs}
+    return RunResult(outputs, own_inputs, None)
+
+
+def tensor_inputs(specs: tuple[InputSpec, ...]) -> list[str]:
+    return [s.name for s in specs if s.kind in (Kind.TENSOR, Kind.ANY)]

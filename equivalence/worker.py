@@ -1,0 +1,57 @@
+"""The boxed worker: ``python -m equivalence.worker FD MEMORY_MB``.
+
+It receives ``(kernel, settings)`` pickles on the socket FD and answers each with a Verdict. The
+parent kills it on timeout; the address-space limit turns a runaway allocation into a MemoryError.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from multiprocessing.connection import Connection
+
+from equivalence.checker import merge_verdicts
+from equivalence.kernel import Outcome, Verdict
+
+
+def serve(conn: Connection, memory_mb: int) -> None:
+    """Worker loop: receive (kernel, settings), send back a Verdict."""
+    if memory_mb:
+        try:
+            import resource
+
+            limit = memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ImportError, ValueError, OSError):  # pragma: no cover - not on every platform
+            pass
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
+    from equivalence.engine import EngineSettings, check_kernel
+
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        if message is None:
+            return
+        kernel, settings = message
+        verdicts = []
+        try:
+            for device in settings.devices:
+                verdicts.append(check_kernel(kernel, EngineSettings(settings.examples, settings.seed, device)))
+                if verdicts[-1].outcome is not Outcome.VERIFIED:
+                    break
+            conn.send(merge_verdicts(verdicts))
+        except MemoryError:
+            conn.send(Verdict(Outcome.UNVERIFIED, "the check ran out of memory"))
+        except Exception as exc:  # a checker bug must not take the run down
+            conn.send(Verdict(Outcome.UNVERIFIED, f"checker error: {type(exc).__name__}: {exc}"))
+
+
+
+
+if __name__ == "__main__":
+    serve(Connection(int(sys.argv[1])), int(sys.argv[2]))
