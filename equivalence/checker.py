@@ -22,7 +22,7 @@ from equivalence.kernel import Kernel, Outcome, Verdict
 
 @dataclass(frozen=True)
 class CheckSettings:
-    examples: int = 60
+    examples: int = 100
     #: seconds of wall-clock time one kernel may take (all devices together)
     timeout: float = 30.0
     seed: int = 0

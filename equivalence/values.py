@@ -139,7 +139,7 @@ def scalar_strategy(spec: InputSpec, slot: Slot, pool: tuple[int, ...]) -> st.Se
         return _float_values(64)
     if spec.count:
         # a loop bound: usually one of the sizes in play, sometimes off by one or negative
-        return st.one_of(st.sampled_from(pool), st.integers(-2, MAX_DIM + 1))
+        return st.one_of(st.sampled_from(pool), st.sampled_from((-1, 0, 1)), st.integers(-2, MAX_DIM + 1))
     return st.integers(-8, 8) if not spec.nonnegative else st.integers(0, MAX_DIM + 1)
 
 

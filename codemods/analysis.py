@@ -1,0 +1,457 @@
+"""Analysis helpers shared by the passes: imports, names, loop shapes, control flow, dtypes.
+
+Everything here is static and conservative: when a helper cannot tell, it says so (returns None or
+an "unknown" answer) and the pass stays silent or reports a skip.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from typing import Collection, Mapping, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from codemods.base import ModuleFacts
+
+_WHITELISTED_ROOTS = ("torch", "numpy", "math")
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """``torch.nn.functional`` for the matching Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def module_facts(module: cst.Module) -> ModuleFacts:
+    """How the module binds torch, torch.nn.functional, numpy and math (top-level imports)."""
+    facts = ModuleFacts()
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    name = dotted(alias.name)
+                    if not name or name.split(".")[0] not in _WHITELISTED_ROOTS:
+                        continue
+                    if alias.asname is not None:
+                        bound = alias.asname.name
+                        assert isinstance(bound, cst.Name)
+                        facts.bindings.append((bound.value, name))
+                    else:
+                        root = name.split(".")[0]
+                        facts.bindings.append((root, root))
+            elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                base = dotted(small.module)
+                if not base or base.split(".")[0] not in _WHITELISTED_ROOTS or isinstance(small.names, cst.ImportStar):
+                    continue
+                for alias in small.names:
+                    attr = dotted(alias.name)
+                    bound_node = alias.asname.name if alias.asname else alias.name
+                    if attr and isinstance(bound_node, cst.Name):
+                        facts.bindings.append((bound_node.value, f"{base}.{attr}"))
+    for name, target in facts.bindings:
+        if target == "torch" and facts.torch is None:
+            facts.torch = name
+        elif target == "torch.nn.functional" and facts.functional is None:
+            facts.functional = name
+        elif target == "numpy" and facts.numpy is None:
+            facts.numpy = name
+    return facts
+
+
+class _NameCollector(cst.CSTVisitor):
+    """Names used as variables (not attribute names, keyword names or import names)."""
+
+    def __init__(self) -> None:
+        self.names: list[cst.Name] = []
+        self.nested_scopes = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.nested_scopes = True
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.nested_scopes = True
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.nested_scopes = True
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self.nested_scopes = True
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self.nested_scopes = True
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self.nested_scopes = True
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self.nested_scopes = True
+
+
+def name_nodes(node: cst.CSTNode) -> list[cst.Name]:
+    collector = _NameCollector()
+    node.visit(collector)
+    return collector.names
+
+
+def names_used(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in name_nodes(node)}
+
+
+def has_nested_scope(node: cst.CSTNode) -> bool:
+    collector = _NameCollector()
+    node.visit(collector)
+    return collector.nested_scopes
+
+
+class _Assigned(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def _targets(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._targets(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._targets(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._targets(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._targets(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._targets(node.asname.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._targets(node.target)
+
+
+def assigned_names(node: cst.CSTNode) -> set[str]:
+    """Names bound anywhere inside ``node`` (assignments, loop targets, with-as, walrus)."""
+    visitor = _Assigned()
+    node.visit(visitor)
+    return visitor.names
+
+
+class _Escapes(cst.CSTVisitor):
+    """Control flow that leaves a loop body early, and scope declarations."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+        self._loop_depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loop_depth += 1
+
+    def leave_For(self, node: cst.For) -> None:
+        self._loop_depth -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loop_depth += 1
+
+    def leave_While(self, node: cst.While) -> None:
+        self._loop_depth -= 1
+
+    def visit_Break(self, node: cst.Break) -> None:
+        if self._loop_depth == 0:
+            self.found.append("break")
+
+    def visit_Continue(self, node: cst.Continue) -> None:
+        if self._loop_depth == 0:
+            self.found.append("continue")
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found.append("return")
+
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self.found.append("raise")
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found.append("yield")
+
+    def visit_Await(self, node: cst.Await) -> None:
+        self.found.append("await")
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.found.append("global")
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.found.append("nonlocal")
+
+
+def escaping_control_flow(body: cst.CSTNode) -> list[str]:
+    """``break``/``continue``/``return``/``raise``/``yield``/``await``/``global``/``nonlocal``
+    that would leave (or rebind outside) a loop whose body is ``body``."""
+    visitor = _Escapes()
+    body.visit(visitor)
+    return visitor.found
+
+
+# ----------------------------------------------------------------------------- loop shapes
+
+
+@dataclass(frozen=True)
+class LoopShape:
+    """What a ``for`` loop iterates over, when it walks the first dimension of a tensor.
+
+    ``index``: the loop variable used as ``X[i]`` (``for i in range(...)``), or None.
+    ``element``: the loop variable bound to ``X[i]`` itself (``for v in X``), or None.
+    ``owner``: the tensor whose length is the extent (``len(x)``, ``x.shape[0]``, ...), or None.
+    ``extent``: the code of the extent when it is not the owner's full length (``n``), else None.
+    """
+
+    index: str | None
+    element: str | None
+    owner: str | None
+    extent: cst.BaseExpression | None
+
+
+def length_owner(expr: cst.BaseExpression) -> str | None:
+    """``x`` for ``len(x)``, ``x.shape[0]``, ``x.size(0)``, ``x.size()[0]``, ``x.numel()``."""
+    if m.matches(expr, m.Call(func=m.Name("len"), args=[m.Arg(value=m.Name(), keyword=None)])):
+        return expr.args[0].value.value  # type: ignore[attr-defined]
+    if m.matches(
+        expr,
+        m.Subscript(
+            value=m.Attribute(value=m.Name(), attr=m.Name("shape"))
+            | m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[]),
+            slice=[m.SubscriptElement(slice=m.Index(value=m.Integer("0")))],
+        ),
+    ):
+        inner = expr.value  # type: ignore[attr-defined]
+        base = inner.value if isinstance(inner, cst.Attribute) else inner.func.value
+        return base.value
+    if m.matches(
+        expr,
+        m.Call(
+            func=m.Attribute(value=m.Name(), attr=m.Name("size")),
+            args=[m.Arg(value=m.Integer("0"), keyword=None) | m.Arg(value=m.Integer("0"), keyword=m.Name("dim"))],
+        ),
+    ):
+        return expr.func.value.value  # type: ignore[attr-defined]
+    if m.matches(expr, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("numel")), args=[])):
+        return expr.func.value.value  # type: ignore[attr-defined]
+    return None
+
+
+def loop_shape(node: cst.For) -> LoopShape | None:
+    """Recognise ``for i in range(EXT)``, ``range(0, EXT)`` and ``for v in X``."""
+    if node.asynchronous is not None or node.orelse is not None:
+        return None
+    target, it = node.target, node.iter
+    if not isinstance(target, cst.Name):
+        return None
+    if isinstance(it, cst.Name):
+        return LoopShape(None, target.value, it.value, None)
+    if not m.matches(it, m.Call(func=m.Name("range"))):
+        return None
+    args = it.args  # type: ignore[attr-defined]
+    if any(a.keyword is not None or a.star for a in args):
+        return None
+    if len(args) == 2 and m.matches(args[0].value, m.Integer("0")):
+        args = args[1:]
+    if len(args) != 1:
+        return None
+    extent = args[0].value
+    owner = length_owner(extent)
+    if owner is not None:
+        return LoopShape(target.value, None, owner, None)
+    return LoopShape(target.value, None, None, extent)
+
+
+# ----------------------------------------------------------------------------- dtype inference
+
+_BOOL_METHODS = frozenset(
+    {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
+     "logical_not", "logical_xor", "all", "any", "bool", "isclose"}
+)
+_INT_METHODS = frozenset({"long", "int", "short", "byte", "char", "argmax", "argmin", "count_nonzero", "numel"})
+_FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16", "mean", "std", "var", "norm"})
+_KEEP_METHODS = frozenset({"detach", "cpu", "cuda", "clone", "contiguous", "squeeze", "flatten", "view", "reshape"})
+
+
+def infer_dtype_kind(expr: cst.BaseExpression) -> str | None:
+    """"bool", "int" or "float" when the expression's tensor dtype kind is evident, else None."""
+    if isinstance(expr, cst.Comparison):
+        return "bool"
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        return "bool"
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        receiver = expr.func.value
+        if method in _BOOL_METHODS:
+            return "bool"
+        if method in _INT_METHODS:
+            return "int"
+        if method in _FLOAT_METHODS:
+            return "float"
+        if method == "sum" and not any(a.keyword and a.keyword.value == "dtype" for a in expr.args):
+            inner = infer_dtype_kind(receiver)
+            return "int" if inner in ("int", "bool") else inner
+        if method in _KEEP_METHODS or method == "item":
+            return infer_dtype_kind(receiver)
+        # torch.sum(x) / torch.eq(a, b) style
+        if dotted(receiver) in ("torch",) and expr.args:
+            if method in _BOOL_METHODS:
+                return "bool"
+            if method == "sum":
+                inner = infer_dtype_kind(expr.args[0].value)
+                return "int" if inner in ("int", "bool") else inner
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        left, right = infer_dtype_kind(expr.left), infer_dtype_kind(expr.right)
+        return "bool" if left == right == "bool" else None
+    return None
+
+
+def statement_code(module: cst.Module, node: cst.CSTNode) -> str:
+    """Source of one statement, dedented to column 0, ending in a newline."""
+    code = module.code_for_node(node.with_changes(leading_lines=()) if hasattr(node, "leading_lines") else node)
+    return code if code.endswith("\n") else code + "\n"
+
+
+def comments_in(node: cst.CSTNode) -> list[cst.EmptyLine]:
+    """Every comment inside ``node``, as standalone comment lines (to carry over a rewrite)."""
+    found: list[cst.EmptyLine] = []
+
+    class _Comments(cst.CSTVisitor):
+        def visit_Comment(self, comment: cst.Comment) -> None:
+            found.append(cst.EmptyLine(comment=comment))
+
+    node.visit(_Comments())
+    return found
+
+
+# ----------------------------------------------------------------------------- tensor evidence
+
+#: methods and attributes that lists, tuples and numpy arrays do not have
+_TENSOR_ONLY_ATTRS = frozenset(
+    {"size", "numel", "dim", "ndimension", "detach", "cpu", "cuda", "to", "backward", "requires_grad",
+     "device", "is_cuda", "unsqueeze", "float", "double", "long", "int", "half", "bool", "softmax",
+     "log_softmax", "masked_fill", "index_select", "new_zeros", "new_ones", "new_empty", "new_full",
+     "element_size", "data_ptr", "grad", "clone", "contiguous", "is_floating_point", "type_as",
+     "expand", "permute", "narrow", "scatter_add_", "index_add_", "bincount", "topk"}
+)
+_TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"})
+
+
+def enclosing_scope(node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode:
+    """The innermost function (or the module) that holds ``node``."""
+    current = node
+    while current in parents:
+        current = parents[current]
+        if isinstance(current, (cst.FunctionDef, cst.Module)):
+            return current
+    return current
+
+
+def tensor_evidence(scope: cst.CSTNode, name: str, torch_names: Collection[str]) -> bool:
+    """Whether ``name`` is evidently a tensor in ``scope``: annotated ``torch.Tensor``, assigned
+    from a ``torch.*`` call, or used with a method or attribute lists and numpy arrays lack."""
+    found = False
+
+    class _Evidence(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            nonlocal found
+            if isinstance(node.value, cst.Name) and node.value.value == name and node.attr.value in _TENSOR_ONLY_ATTRS:
+                found = True
+
+        def visit_Param(self, node: cst.Param) -> None:
+            nonlocal found
+            if node.name.value == name and node.annotation is not None:
+                if dotted(node.annotation.annotation) in _TENSOR_ANNOTATIONS:
+                    found = True
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal found
+            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+                value = node.value
+                if isinstance(value, cst.Call):
+                    root = dotted(value.func)
+                    if root and root.split(".")[0] in torch_names and "." in root:
+                        found = True
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            nonlocal found
+            if isinstance(node.target, cst.Name) and node.target.value == name:
+                if dotted(node.annotation.annotation) in _TENSOR_ANNOTATIONS:
+                    found = True
+
+    scope.visit(_Evidence())
+    return found
+
+
+def find_init(
+    block: Sequence[cst.BaseStatement], before: cst.BaseStatement, name: str
+) -> tuple[cst.SimpleStatementLine, cst.BaseExpression, bool] | None:
+    """The ``name = <number>`` statement that last sets ``name`` before ``before`` in ``block``.
+
+    Returns (statement, literal, adjacent) when every statement between them leaves ``name``
+    alone; None when there is no such statement or something in between touches ``name``.
+    """
+    index = next((i for i, s in enumerate(block) if s is before), None)
+    if index is None:
+        return None
+    for j in range(index - 1, -1, -1):
+        stmt = block[j]
+        if (
+            isinstance(stmt, cst.SimpleStatementLine)
+            and len(stmt.body) == 1
+            and m.matches(
+                stmt.body[0],
+                m.Assign(targets=[m.AssignTarget(target=m.Name(name))], value=m.Integer() | m.Float()
+                         | m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())),
+            )
+        ):
+            return stmt, stmt.body[0].value, j == index - 1  # type: ignore[attr-defined]
+        if name in names_used(stmt):
+            return None
+    return None
+
+
+def literal_kind(literal: cst.BaseExpression) -> str:
+    inner = literal.expression if isinstance(literal, cst.UnaryOperation) else literal
+    return "float" if isinstance(inner, cst.Float) else "int"
+
+
+def is_zero(literal: cst.BaseExpression) -> bool:
+    inner = literal.expression if isinstance(literal, cst.UnaryOperation) else literal
+    return isinstance(inner, (cst.Integer, cst.Float)) and float(inner.value.replace("_", "")) == 0.0

@@ -1,0 +1,782 @@
+"""TFV004 item-accumulator: ``.item()`` (or ``float(t)``, ``int(t)``) accumulated in a loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from codemods.analysis import (
+    BUILTIN_NAMES,
+    LoopShape,
+    assigned_names,
+    comments_in,
+    dotted,
+    enclosing_scope,
+    escaping_control_flow,
+    find_init,
+    infer_dtype_kind,
+    is_zero,
+    literal_kind,
+    loop_shape,
+    module_facts,
+    name_nodes,
+    names_used,
+    statement_code,
+    tensor_evidence,
+)
+from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from equivalence.kernel import InputSpec, Kernel, Kind
+
+CODE = "TFV004"
+
+#: per-element calls that act element-wise, so the loop body batches by plain substitution
+_ELEMENTWISE_METHODS = frozenset(
+    {"abs", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+     "sigmoid", "relu", "neg", "square", "sign", "floor", "ceil", "round", "trunc", "frac", "reciprocal",
+     "clamp", "clip", "pow", "float", "double", "long", "int", "half", "bool", "detach", "cpu", "eq", "ne",
+     "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not", "abs_", "exp2", "erf", "mul",
+     "add", "sub", "div", "maximum", "minimum"}
+)
+_ELEMENTWISE_FUNCTIONAL = frozenset({"relu", "sigmoid", "tanh", "softplus", "gelu", "silu", "elu", "leaky_relu"})
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+
+
+def _is_conversion(node: cst.CSTNode) -> bool:
+    """``T.item()``, ``float(T)`` or ``int(T)`` with one positional argument."""
+    if not isinstance(node, cst.Call):
+        return False
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not node.args:
+        return True
+    return (
+        isinstance(node.func, cst.Name)
+        and node.func.value in ("float", "int")
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    )
+
+
+def _operand(conversion: cst.Call) -> cst.BaseExpression:
+    return conversion.func.value if isinstance(conversion.func, cst.Attribute) else conversion.args[0].value  # type: ignore[union-attr]
+
+
+def _conversion_kind(conversion: cst.Call) -> str:
+    """What Python type the conversion yields: "float", "int" or "item" (the tensor's own)."""
+    if isinstance(conversion.func, cst.Name):
+        return conversion.func.value
+    return "item"
+
+
+def _conversions(expr: cst.BaseExpression) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if _is_conversion(node):
+                found.append(node)
+
+    expr.visit(_Find())
+    return found
+
+
+def _parse_expr(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+@dataclass
+class _Context:
+    module: cst.Module
+    wrapper: MetadataWrapper
+    parents: Mapping[cst.CSTNode, cst.CSTNode]
+    positions: Mapping[cst.CSTNode, object]
+    facts: ModuleFacts
+    torch: str
+    imports: tuple[str, ...]
+    module_names: set[str] = field(default_factory=set)
+
+
+class ItemAccumulator(Rule):
+    code = CODE
+    name = "item-accumulator"
+    summary = "`.item()` (or `float(t)`, `int(t)`) accumulated in a Python loop: one device sync per step."
+    docs = """
+    ## What it does
+    Finds Python number accumulators fed by `.item()`, `float(tensor)` or `int(tensor)` inside a
+    loop, in two forms:
+
+    1. **A reduction over the elements of one tensor** -- `for i in range(len(x)): total += x[i].item()`
+       (also `x.shape[0]`, `x.size(0)`, `x.numel()`, `range(0, n)`, `for v in x`, `float(x[i])`,
+       `int(x[i])`, `-=`, and element-wise arithmetic around the conversion). It becomes one
+       reduction and one `.item()`.
+    2. **An accumulator across the steps of an outer loop** -- `running_loss += loss.item()`,
+       `correct += (pred == y).sum().item()` in a training or evaluation loop. The sum stays on the
+       device and is converted to a Python number once, after the loop.
+
+    ## Why is this bad?
+    `.item()` copies one value from the device to the host and waits for every queued kernel: on
+    a GPU each call stalls the pipeline, and on the CPU each call still costs a Python round trip
+    per element. A reduction does the same work in one kernel.
+
+    ## Example
+    ```python
+    total = 0.0
+    for i in range(len(x)):
+        total += x[i].item()
+
+    running_loss = 0.0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        running_loss += loss.item()
+    ```
+
+    ## Use instead
+    ```python
+    total = x.sum(dtype=torch.float64).item()
+
+    running_loss = 0.0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        running_loss += loss.detach().double()
+    running_loss = float(running_loss)
+    ```
+    The rewrite is faithful, not just close: a Python `float` accumulates in double precision, so
+    the device accumulator is `float64` (`.double()`), and the result keeps the Python type the
+    loop produced (`float` stays `float`, `int` stays `int`, also when the loop runs zero times).
+    `.detach()` keeps the accumulator from holding on to the autograd graph.
+
+    ## When it stays silent
+    - The accumulator is read, or written otherwise, inside the loop (a progress bar or a log line
+      that prints it every step). Converting at every read would sync anyway; torchfix leaves such
+      loops alone.
+    - The loop can leave early in a way that skips the conversion and is caught in the same
+      function (`raise` inside a `try`), declares the name `global`/`nonlocal`, or a closure
+      reads it.
+    - The initial value is not a number literal visible just before the loop (`total = 0.0`).
+    - The accumulator starts as an `int` (`total = 0`) but the values are of unknown dtype: the
+      result would be an `int` for integer tensors and a `float` otherwise, and no single rewrite
+      keeps both. Write `total = 0.0` to make it a float accumulator.
+    - For form 1, nothing shows that the iterated name is a tensor (it could be a list or a numpy
+      array, on which `x.sum(dtype=...)` fails). Annotate it (`x: torch.Tensor`) or use a tensor
+      method on it (`x.size(0)`, `x.numel()`).
+    - The loop body does anything but the accumulation (form 1), or the value is not element-wise
+      in the loop index.
+    Devices without float64 (Apple MPS) cannot run the form-2 rewrite's `.double()`; disable the
+    rule there (`--ignore TFV004`).
+    """
+    examples = (
+        Example(
+            """
+            import torch
+
+            def total(x: torch.Tensor) -> float:
+                total = 0.0
+                for i in range(len(x)):
+                    total += x[i].item()
+                return total
+            """,
+            """
+            import torch
+
+            def total(x: torch.Tensor) -> float:
+                total = x.sum(dtype=torch.float64).item()
+                return total
+            """,
+            id="element-sum",
+        ),
+        Example(
+            """
+            import torch
+
+            def train(model, loader, opt):
+                running = 0.0
+                for x, y in loader:
+                    loss = model(x, y)
+                    loss.backward()
+                    opt.step()
+                    running += loss.item()
+                    print(running)
+                return running
+            """,
+            None,
+            id="read-inside-loop",
+        ),
+    )
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
+        module = wrapper.module
+        facts = module_facts(module)
+        ctx = _Context(
+            module=module,
+            wrapper=wrapper,
+            parents=wrapper.resolve(ParentNodeProvider),
+            positions=wrapper.resolve(PositionProvider),
+            facts=facts,
+            torch=facts.torch or "torch",
+            imports=() if facts.torch else ("torch",),
+            module_names={name for name, _ in facts.bindings},
+        )
+        loops: list[cst.For] = []
+        augs: list[cst.AugAssign] = []
+
+        class _Collect(cst.CSTVisitor):
+            def visit_For(self, node: cst.For) -> None:
+                loops.append(node)
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and isinstance(node.target, cst.Name):
+                    if _conversions(node.value):
+                        augs.append(node)
+
+        module.visit(_Collect())
+        claimed: set[int] = set()
+        proposals: list[Proposal] = []
+        for loop in loops:
+            proposal = self._element_reduction(loop, ctx)
+            if proposal is not None:
+                proposals.append(proposal)
+                claimed.add(id(loop))
+        by_loop: dict[int, tuple[cst.For, list[cst.AugAssign]]] = {}
+        for aug in augs:
+            statement = ctx.parents[aug]
+            if any(id(ctx.parents.get(statement)) == id(b) for b in ()):  # pragma: no cover
+                continue
+            outcome = self._accumulator_loop(aug, ctx)
+            if isinstance(outcome, Proposal):
+                proposals.append(outcome)
+            elif outcome is not None:
+                if id(outcome) in claimed:
+                    continue
+                by_loop.setdefault(id(outcome), (outcome, []))[1].append(aug)
+        for loop, group in by_loop.values():
+            proposals.extend(self._device_accumulation(loop, group, ctx))
+        proposals.sort(key=lambda p: (p.line, p.column))
+        return proposals
+
+    # ------------------------------------------------------------------ helpers
+
+    def _position(self, node: cst.CSTNode, ctx: _Context) -> tuple[int, int]:
+        pos = ctx.positions[node]
+        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
+
+    def _block_of(self, stmt: cst.CSTNode, ctx: _Context) -> list[cst.BaseStatement] | None:
+        parent = ctx.parents.get(stmt)
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            return list(parent.body)
+        return None
+
+    def _skip(self, node: cst.CSTNode, ctx: _Context, message: str, reason: str) -> Proposal:
+        line, col = self._position(node, ctx)
+        return Proposal(CODE, message, line, col, node, (), reason, statement_code(ctx.module, node))
+
+    def _modules(self, ctx: _Context) -> tuple[tuple[str, str], ...]:
+        bindings = list(ctx.facts.bindings)
+        if not ctx.facts.torch:
+            bindings.append(("torch", "torch"))
+        return tuple(dict.fromkeys(bindings))
+
+    def _free_inputs(self, names: set[str], ctx: _Context, exclude: set[str]) -> list[str]:
+        return sorted(n for n in names - exclude if n not in BUILTIN_NAMES and n not in ctx.module_names)
+
+    # ------------------------------------------------------------------ form 1
+
+    def _element_reduction(self, loop: cst.For, ctx: _Context) -> Proposal | None:
+        shape = loop_shape(loop)
+        if shape is None or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
+            return None
+        stmt = loop.body.body[0]
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        aug = stmt.body[0]
+        if not (
+            isinstance(aug, cst.AugAssign)
+            and isinstance(aug.operator, (cst.AddAssign, cst.SubtractAssign))
+            and isinstance(aug.target, cst.Name)
+        ):
+            return None
+        acc = aug.target.value
+        value = aug.value
+        conversions = _conversions(value)
+        if not conversions:
+            return None
+        loop_var = shape.index or shape.element
+        assert loop_var is not None
+        indexed = self._indexed_tensors(value, shape)
+        if indexed is None or not indexed:
+            return None  # the loop variable is used some other way: not an element reduction
+        if acc in names_used(value) or acc == loop_var:
+            return None
+        if not self._elementwise(value, shape):
+            return None
+        message = f"`{acc}` accumulates `.item()` over the elements of a tensor: one reduction does it"
+        scope = enclosing_scope(loop, ctx.parents)
+        torch_names = {ctx.torch}
+        for name in sorted(indexed):
+            if not tensor_evidence(scope, name, torch_names):
+                return self._skip(
+                    loop, ctx, message,
+                    f"nothing shows that `{name}` is a tensor (it could be a list or a numpy array); "
+                    f"annotate it `{name}: torch.Tensor` to enable this rewrite",
+                )
+        block = self._block_of(loop, ctx)
+        init = find_init(block, loop, acc) if block is not None else None
+        float_init = init is not None and literal_kind(init[1]) == "float"
+        merge = init is not None and init[2] and is_zero(init[1])
+        bare = value is conversions[0] if len(conversions) == 1 else False
+        float_result = float_init or any(_conversion_kind(c) == "float" for c in conversions)
+        variants = [("", False)]
+        if len(indexed) > 1:
+            variants.append(("flatten", True))
+        extents = [None] if shape.extent is None else ["plain", "max0"]
+        candidates = []
+        for extent_mode in extents:
+            for label, flatten in variants:
+                replacement = self._vectorized(
+                    value, shape, ctx, bare, float_result, flatten, extent_mode, self._owner_extent(loop)
+                )
+                description = "one reduction" + (f" ({label} per-sample values)" if label else "")
+                if extent_mode == "max0":
+                    description += ", extent clamped at 0"
+                candidates.append(
+                    self._element_candidate(loop, aug, acc, init, merge, replacement, description, shape, indexed, ctx)
+                )
+        line, col = self._position(loop, ctx)
+        return Proposal(CODE, message, line, col, loop, tuple(candidates), None, statement_code(ctx.module, loop))
+
+    def _owner_extent(self, loop: cst.For) -> cst.BaseExpression | None:
+        """``len(x)`` / ``x.size(0)`` ... as written in ``range(...)``; None for ``for v in x``."""
+        if isinstance(loop.iter, cst.Call) and loop.iter.args:
+            return loop.iter.args[-1].value
+        return None
+
+    def _indexed_tensors(self, value: cst.BaseExpression, shape: LoopShape) -> set[str] | None:
+        """Names subscripted by the loop index as ``X[i]`` / ``X[i, ...]`` (or iterated), or None
+        when the loop variable appears anywhere else."""
+        loop_var = shape.index or shape.element
+        found: set[str] = set()
+        ok = True
+
+        class _Uses(cst.CSTVisitor):
+            def visit_Subscript(self, node: cst.Subscript) -> bool:
+                nonlocal ok
+                first = node.slice[0].slice if node.slice else None
+                if (
+                    shape.index
+                    and isinstance(first, cst.Index)
+                    and isinstance(first.value, cst.Name)
+                    and first.value.value == shape.index
+                ):
+                    if not isinstance(node.value, cst.Name):
+                        ok = False
+                        return False
+                    found.add(node.value.value)
+                    for element in node.slice[1:]:
+                        if shape.index in names_used(element):
+                            ok = False
+                    return False
+                return True
+
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Name(self, node: cst.Name) -> None:
+                nonlocal ok
+                if node.value == loop_var:
+                    if shape.element:
+                        found.add(shape.owner or "")
+                    else:
+                        ok = False
+
+        value.visit(_Uses())
+        if shape.owner and shape.index is None:
+            found.discard("")
+            found.add(shape.owner)
+        return found if ok else None
+
+    def _elementwise(self, value: cst.BaseExpression, shape: LoopShape) -> bool:
+        """Only arithmetic, comparisons, conversions and element-wise calls."""
+        ok = True
+
+        class _Check(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal ok
+                if _is_conversion(node):
+                    return
+                func = node.func
+                if isinstance(func, cst.Name) and func.value == "abs":
+                    return
+                if isinstance(func, cst.Attribute):
+                    name = func.attr.value
+                    root = dotted(func.value) or ""
+                    if name in _ELEMENTWISE_METHODS:
+                        return
+                    if root.endswith("functional") or root == "F":
+                        if name in _ELEMENTWISE_FUNCTIONAL:
+                            return
+                ok = False
+
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                nonlocal ok
+                if not isinstance(node.operator, _ARITHMETIC):
+                    ok = False
+
+            def visit_Lambda(self, node: cst.Lambda) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_ListComp(self, node: cst.ListComp) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                nonlocal ok
+                ok = False
+
+        value.visit(_Check())
+        return ok
+
+    def _vectorized(
+        self,
+        value: cst.BaseExpression,
+        shape: LoopShape,
+        ctx: _Context,
+        bare: bool,
+        float_result: bool,
+        flatten: bool,
+        extent_mode: str | None,
+        loop_iter_extent: cst.BaseExpression | None = None,
+    ) -> cst.BaseExpression:
+        """The per-element expression with ``X[i]`` -> whole (or sliced) ``X``, conversions ->
+        tensor casts, then one ``.sum(...)`` and one ``.item()``."""
+        torch = ctx.torch
+        if shape.extent is not None:
+            extent_code = _code(shape.extent)
+            bound = f"max({extent_code}, 0)" if extent_mode == "max0" else extent_code
+        else:
+            bound = _code(loop_iter_extent) if loop_iter_extent is not None else None
+
+        def whole(name: str) -> str:
+            # the loop reads only the first `extent` rows of every tensor but the one it measures
+            sliced = bound is not None and (shape.extent is not None or name != shape.owner)
+            text = f"{name}[:{bound}]" if sliced else name
+            return f"{text}.flatten()" if flatten else text
+
+        index_var, element_var = shape.index, shape.element
+
+        class _Vectorize(cst.CSTTransformer):
+            def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+                first = original.slice[0].slice if original.slice else None
+                if (
+                    index_var
+                    and isinstance(first, cst.Index)
+                    and isinstance(first.value, cst.Name)
+                    and first.value.value == index_var
+                    and isinstance(original.value, cst.Name)
+                ):
+                    base = _parse_expr(whole(original.value.value))
+                    if len(original.slice) == 1:
+                        return base
+                    rest = [cst.SubscriptElement(cst.Slice(lower=None, upper=None))] + list(updated.slice[1:])
+                    return cst.Subscript(value=base, slice=rest)
+                return updated
+
+            def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+                return updated.with_changes(attr=original.attr)
+
+            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+                if element_var and original.value == element_var and shape.owner:
+                    return _parse_expr(whole(shape.owner))
+                return updated
+
+            def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+                if not _is_conversion(original):
+                    return updated
+                operand = _operand(updated)
+                kind = _conversion_kind(original)
+                wrapped = operand if isinstance(operand, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)) else cst.Parenthesized if False else operand
+                text = _code(wrapped)
+                if not isinstance(operand, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)):
+                    text = f"({text})"
+                if kind == "int":
+                    return _parse_expr(f"{text}.long()")
+                if kind == "float" or (float_result and not bare):
+                    return _parse_expr(f"{text}.double()") if not bare else operand
+                return operand
+
+        vector = value.visit(_Vectorize())
+        text = _code(vector)
+        if not isinstance(vector, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)):
+            text = f"({text})"
+        if float_result:
+            return _parse_expr(f"{text}.sum(dtype={torch}.float64).item()")
+        return _parse_expr(f"{text}.sum().item()")
+
+    def _element_candidate(
+        self,
+        loop: cst.For,
+        aug: cst.AugAssign,
+        acc: str,
+        init: tuple[cst.SimpleStatementLine, cst.BaseExpression, bool] | None,
+        merge: bool,
+        total: cst.BaseExpression,
+        description: str,
+        shape: LoopShape,
+        indexed: set[str],
+        ctx: _Context,
+    ) -> Candidate:
+        subtract = isinstance(aug.operator, cst.SubtractAssign)
+        leading = list(loop.leading_lines) + comments_in(loop.with_changes(leading_lines=()))
+        edits: list[Edit] = []
+        if merge and init is not None:
+            init_stmt = init[0]
+            value = cst.UnaryOperation(cst.Minus(), total) if subtract else total
+            new_stmt = init_stmt.with_changes(
+                body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(acc))], value=value)],
+                leading_lines=list(init_stmt.leading_lines) + leading,
+            )
+            edits.append(Edit(init_stmt, cst.RemovalSentinel.REMOVE))
+            old_code = statement_code(ctx.module, init_stmt) + statement_code(ctx.module, loop)
+        else:
+            operator = cst.SubtractAssign() if subtract else cst.AddAssign()
+            new_stmt = cst.SimpleStatementLine(
+                body=[cst.AugAssign(target=cst.Name(acc), operator=operator, value=total)], leading_lines=leading
+            )
+            old_code = (statement_code(ctx.module, init[0]) if init else "") + statement_code(ctx.module, loop)
+        edits.append(Edit(loop, new_stmt))
+        new_code = (statement_code(ctx.module, init[0]) if init and not merge else "") + statement_code(ctx.module, new_stmt)
+        loop_var = shape.index or shape.element
+        used = names_used(loop.iter) | names_used(aug.value)
+        exclude = {loop_var or "", acc if init else ""}
+        inputs = []
+        for name in self._free_inputs(used, ctx, exclude):
+            if name in indexed or name == shape.owner:
+                inputs.append(InputSpec(name, Kind.TENSOR))
+            elif shape.extent is not None and isinstance(shape.extent, cst.Name) and shape.extent.value == name:
+                inputs.append(InputSpec(name, Kind.INT, count=True))
+            else:
+                inputs.append(InputSpec(name, Kind.ANY))
+        if init is None:
+            inputs.append(InputSpec(acc, Kind.ANY))
+        kernel = Kernel(
+            old=old_code,
+            new=new_code,
+            inputs=tuple(inputs),
+            outputs=(acc,),
+            modules=self._modules(ctx),
+            reorders_float_reduction=True,
+            note="the loop and its accumulator, verbatim",
+        )
+        return Candidate(description, tuple(edits), kernel, ctx.imports)
+
+    # ------------------------------------------------------------------ form 2
+
+    def _accumulator_loop(self, aug: cst.AugAssign, ctx: _Context) -> cst.For | Proposal | None:
+        """The loop after which ``aug``'s accumulator can be converted once, or a skip."""
+        acc = aug.target.value  # type: ignore[union-attr]
+        if acc in names_used(aug.value):
+            return None
+        chain: list[cst.For] = []
+        node: cst.CSTNode = aug
+        in_try = False
+        while node in ctx.parents:
+            node = ctx.parents[node]
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
+                break
+            if isinstance(node, cst.For):
+                chain.append(node)
+        scope = node
+        if not chain:
+            return None
+        chosen: cst.For | None = None
+        for loop in chain:
+            uses = [n for n in name_nodes(loop) if n.value == acc]
+            if len(uses) == 1 and loop.asynchronous is None:
+                chosen = loop
+            else:
+                break
+        message = f"`{acc}` accumulates `.item()` once per step: keep it on the device and convert once after the loop"
+        first = chain[0]
+        if chosen is None:
+            return self._skip(first, ctx, message, f"`{acc}` is read or written elsewhere inside the loop")
+        # is the loop inside a try block (whose handler could read a half-converted accumulator)?
+        node = chosen
+        while node in ctx.parents and node is not scope:
+            node = ctx.parents[node]
+            if isinstance(node, cst.Try):
+                in_try = True
+        escapes = escaping_control_flow(chosen.body)
+        if "global" in escapes or "nonlocal" in escapes:
+            return self._skip(chosen, ctx, message, "the loop declares a name global or nonlocal")
+        if in_try and ("raise" in escapes or "return" in escapes):
+            return self._skip(chosen, ctx, message, "the loop can raise inside a try block that may read the accumulator")
+        all_uses = [n for n in name_nodes(scope) if n.value == acc]
+        if any(self._in_nested_scope(n, scope, ctx) for n in all_uses):
+            return self._skip(chosen, ctx, message, f"a nested function or comprehension reads `{acc}`")
+        if isinstance(scope, cst.Module):
+            for fn in self._functions(scope):
+                if acc in names_used(fn):
+                    return self._skip(chosen, ctx, message, f"a function in this module may read the global `{acc}`")
+        block = self._block_of(chosen, ctx)
+        init = find_init(block, chosen, acc) if block is not None else None
+        if init is None:
+            return self._skip(
+                chosen, ctx, message, f"no `{acc} = <number>` just before the loop: its starting type is unknown"
+            )
+        return chosen
+
+    def _functions(self, module: cst.Module) -> list[cst.FunctionDef]:
+        found: list[cst.FunctionDef] = []
+
+        class _Fns(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                found.append(node)
+
+        module.visit(_Fns())
+        return found
+
+    def _in_nested_scope(self, node: cst.CSTNode, scope: cst.CSTNode, ctx: _Context) -> bool:
+        current = node
+        while current in ctx.parents and current is not scope:
+            current = ctx.parents[current]
+            if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)) and current is not scope:
+                return True
+        return False
+
+    def _device_accumulation(self, loop: cst.For, augs: list[cst.AugAssign], ctx: _Context) -> list[Proposal]:
+        block = self._block_of(loop, ctx)
+        assert block is not None
+        scope = enclosing_scope(loop, ctx.parents)
+        loop_assigned = assigned_names(loop)
+        plans = []
+        skips: list[Proposal] = []
+        for aug in augs:
+            acc = aug.target.value  # type: ignore[union-attr]
+            init = find_init(block, loop, acc)
+            assert init is not None
+            plan = self._plan(aug, acc, init, loop_assigned, scope, ctx)
+            if isinstance(plan, str):
+                message = f"`{acc}` accumulates `.item()` once per step: keep it on the device and convert once after the loop"
+                skips.append(self._skip(aug, ctx, message, plan))
+            else:
+                plans.append(plan)
+        if not plans:
+            return skips
+        # one proposal per loop: its accumulators share the loop's rewrite
+        replace: dict[int, cst.BaseExpression] = {id(p.aug): p.new_value for p in plans}
+
+        class _Swap(cst.CSTTransformer):
+            def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign) -> cst.AugAssign:
+                if id(original) in replace:
+                    return updated.with_changes(value=replace[id(original)])
+                return updated
+
+        new_loop = loop.visit(_Swap())
+        posts = [cst.parse_statement(p.post, config=ctx.module.config_for_parsing) for p in plans]
+        assert isinstance(new_loop, cst.For)
+        edit = Edit(loop, cst.FlattenSentinel([new_loop, *posts]))
+        # the kernel: the inits, then a loop over per-step values of what the accumulations read
+        steps: list[str] = []
+        invariant: list[str] = []
+        tensor_names: set[str] = set()
+        accs = {p.acc for p in plans}
+        for plan in plans:
+            for conversion in _conversions(plan.aug.value):
+                tensor_names |= names_used(_operand(conversion))
+            for name in self._free_inputs(names_used(plan.aug.value), ctx, accs):
+                (steps if name in loop_assigned else invariant).append(name)
+        steps = sorted(set(steps))
+        invariant = sorted(set(invariant))
+        if not steps:
+            return skips
+        inits = "".join(statement_code(ctx.module, p.init) for p in plans)
+        header = f"for {', '.join(steps)} in zip({', '.join(steps)}):\n" if len(steps) > 1 else f"for {steps[0]} in {steps[0]}:\n"
+        old_body = "".join("    " + statement_code(ctx.module, p.aug.deep_clone()) for p in plans)
+        new_body = "".join("    " + _code(p.aug.with_changes(value=p.new_value)) + "\n" for p in plans)
+        new_posts = "".join(p.post for p in plans)
+        inputs = [InputSpec(n, Kind.TENSOR if n in tensor_names else Kind.ANY, per_step=True) for n in steps]
+        inputs += [InputSpec(n, Kind.ANY) for n in invariant]
+        kernel = Kernel(
+            old=inits + header + old_body,
+            new=inits + header + new_body + new_posts,
+            inputs=tuple(inputs),
+            outputs=tuple(p.acc for p in plans),
+            modules=self._modules(ctx),
+            note="the accumulations, over per-step values of what they read; the rest of the loop is untouched",
+        )
+        names = ", ".join(f"`{p.acc}`" for p in plans)
+        message = f"{names} accumulate{'s' if len(plans) == 1 else ''} `.item()` once per step: keep on the device, convert once after the loop"
+        line, col = self._position(loop, ctx)
+        imports = ctx.imports if any("isinstance" in p.post for p in plans) else ()
+        candidate = Candidate("device accumulator, one conversion after the loop", (edit,), kernel, imports)
+        proposal = Proposal(CODE, message, line, col, loop, (candidate,), None, statement_code(ctx.module, loop))
+        return [proposal, *skips]
+
+    def _plan(self, aug, acc, init, loop_assigned, scope, ctx) -> "_Plan | str":  # type: ignore[no-untyped-def]
+        init_kind = literal_kind(init[1])
+        conversions = _conversions(aug.value)
+        kinds = []
+        for conversion in conversions:
+            operand = _operand(conversion)
+            kind = _conversion_kind(conversion)
+            inferred = infer_dtype_kind(operand)
+            kinds.append("float" if kind == "float" else "int" if kind == "int" else (
+                "int" if inferred in ("int", "bool") else inferred))
+        if init_kind == "int" and None in kinds:
+            return (
+                f"`{acc}` starts as an int but the summed values' dtype is unknown: the result is an int for "
+                f"integer tensors and a float otherwise; start from `{acc} = 0.0` if it is a float sum"
+            )
+        result = "float" if init_kind == "float" or "float" in kinds else "int"
+        torch_names = {ctx.torch}
+        replace: dict[int, cst.BaseExpression] = {}
+        for conversion, kind in zip(conversions, kinds):
+            operand = _operand(conversion)
+            text = _code(operand)
+            if not isinstance(operand, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)):
+                text = f"({text})"
+            if result == "float":
+                roots = names_used(operand)
+                evident = infer_dtype_kind(operand) is not None or any(
+                    tensor_evidence(scope, r, torch_names) for r in roots
+                )
+                if not evident:
+                    return f"nothing shows that `{_code(operand)}` is a tensor (it could be a numpy value)"
+                cast = ".long().double()" if _conversion_kind(conversion) == "int" else ".double()"
+                replace[id(conversion)] = _parse_expr(f"{text}.detach(){cast}")
+            else:
+                replace[id(conversion)] = _parse_expr(f"{text}.long()" if _conversion_kind(conversion) == "int" else text)
+
+        class _Swap(cst.CSTTransformer):
+            def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+                return replace.get(id(original), updated)
+
+        new_value = aug.value.visit(_Swap())
+        if init_kind == "float":
+            post = f"{acc} = float({acc})\n"
+        elif result == "int":
+            post = f"{acc} = int({acc})\n"
+        else:
+            post = f"if isinstance({acc}, {ctx.torch}.Tensor):\n    {acc} = {acc}.item()\n"
+        return _Plan(aug, acc, init[0], new_value, post)
+
+
+@dataclass
+class _Plan:
+    aug: cst.AugAssign
+    acc: str
+    init: cst.SimpleStatementLine
+    new_value: cst.BaseExpression
+    post: str
