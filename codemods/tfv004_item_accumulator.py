@@ -90,6 +90,14 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
+def _atom(node: cst.BaseExpression) -> str:
+    """Code for ``node`` that can take a ``.method()`` suffix: parenthesized unless it is atomic."""
+    text = _code(node)
+    if isinstance(node, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)) or getattr(node, "lpar", None):
+        return text
+    return f"({text})"
+
+
 @dataclass
 class _Context:
     module: cst.Module
@@ -506,10 +514,7 @@ class ItemAccumulator(Rule):
                     return updated
                 operand = _operand(updated)
                 kind = _conversion_kind(original)
-                wrapped = operand if isinstance(operand, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)) else cst.Parenthesized if False else operand
-                text = _code(wrapped)
-                if not isinstance(operand, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)):
-                    text = f"({text})"
+                text = _atom(operand)
                 if kind == "int":
                     return _parse_expr(f"{text}.long()")
                 if kind == "float" or (float_result and not bare):
@@ -517,9 +522,7 @@ class ItemAccumulator(Rule):
                 return operand
 
         vector = value.visit(_Vectorize())
-        text = _code(vector)
-        if not isinstance(vector, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)):
-            text = f"({text})"
+        text = _atom(vector)
         if float_result:
             return _parse_expr(f"{text}.sum(dtype={torch}.float64).item()")
         return _parse_expr(f"{text}.sum().item()")
@@ -609,6 +612,10 @@ class ItemAccumulator(Rule):
                 break
         message = f"`{acc}` accumulates `.item()` once per step: keep it on the device and convert once after the loop"
         first = chain[0]
+        # an element loop (the converted value depends on the loop variable itself) is form 1's;
+        # a device add per element is no faster than .item() on the CPU
+        if any(self._is_element_loop(loop, aug, ctx) for loop in chain):
+            return None
         if chosen is None:
             return self._skip(first, ctx, message, f"`{acc}` is read or written elsewhere inside the loop")
         # is the loop inside a try block (whose handler could read a half-converted accumulator)?
@@ -636,6 +643,19 @@ class ItemAccumulator(Rule):
                 chosen, ctx, message, f"no `{acc} = <number>` just before the loop: its starting type is unknown"
             )
         return chosen
+
+    def _is_element_loop(self, loop: cst.For, aug: cst.AugAssign, ctx: _Context) -> bool:
+        """A loop over a tensor's elements: ``range`` indexing into the converted value, or
+        iteration over a name that is evidently a tensor, bound to the converted value."""
+        shape = loop_shape(loop)
+        if shape is None:
+            return False
+        operands = set().union(*(names_used(_operand(c)) for c in _conversions(aug.value)))
+        if shape.index is not None:
+            return shape.index in operands
+        if shape.element in operands and shape.owner:
+            return tensor_evidence(enclosing_scope(loop, ctx.parents), shape.owner, {ctx.torch})
+        return False
 
     def _functions(self, module: cst.Module) -> list[cst.FunctionDef]:
         found: list[cst.FunctionDef] = []
@@ -706,8 +726,13 @@ class ItemAccumulator(Rule):
         old_body = "".join("    " + statement_code(ctx.module, p.aug.deep_clone()) for p in plans)
         new_body = "".join("    " + _code(p.aug.with_changes(value=p.new_value)) + "\n" for p in plans)
         new_posts = "".join(p.post for p in plans)
+        called = {
+            n.value for p in plans for n in name_nodes(p.aug.value)
+            if isinstance(ctx.parents.get(n), cst.Call) and ctx.parents[n].func is n  # type: ignore[attr-defined]
+        }
         inputs = [InputSpec(n, Kind.TENSOR if n in tensor_names else Kind.ANY, per_step=True) for n in steps]
-        inputs += [InputSpec(n, Kind.ANY) for n in invariant]
+        # a called loop-invariant name (a model, a loss function) is an uninterpreted function
+        inputs += [InputSpec(n, Kind.OPAQUE if n in called else Kind.ANY) for n in invariant]
         kernel = Kernel(
             old=inits + header + old_body,
             new=inits + header + new_body + new_posts,
@@ -744,16 +769,17 @@ class ItemAccumulator(Rule):
         replace: dict[int, cst.BaseExpression] = {}
         for conversion, kind in zip(conversions, kinds):
             operand = _operand(conversion)
-            text = _code(operand)
-            if not isinstance(operand, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)):
-                text = f"({text})"
+            text = _atom(operand)
             if result == "float":
                 roots = names_used(operand)
                 evident = infer_dtype_kind(operand) is not None or any(
                     tensor_evidence(scope, r, torch_names) for r in roots
                 )
                 if not evident:
-                    return f"nothing shows that `{_code(operand)}` is a tensor (it could be a numpy value)"
+                    return (
+                        f"nothing shows that `{_code(operand)}` is a tensor (it could be a numpy value); "
+                        f"annotate it (`{_code(operand)}: torch.Tensor = ...`) to enable this rewrite"
+                    )
                 cast = ".long().double()" if _conversion_kind(conversion) == "int" else ".double()"
                 replace[id(conversion)] = _parse_expr(f"{text}.detach(){cast}")
             else:

@@ -58,6 +58,10 @@ def merge_verdicts(verdicts: list[Verdict]) -> Verdict:
     )
 
 
+#: importing torch and hypothesis in a fresh worker, on a slow machine
+_STARTUP_SECONDS = 120.0
+
+
 def _package_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -96,6 +100,8 @@ class Checker:
         )
         child.close()
         self._process, self._conn = process, Connection(parent.detach())
+        if not self._conn.poll(_STARTUP_SECONDS) or self._conn.recv() != "ready":
+            raise RuntimeError("the checker worker did not start")
 
     def _stop(self) -> None:
         if self._process is not None:
@@ -121,11 +127,9 @@ class Checker:
             self._stop()
             self._start()
         assert self._conn is not None
-        # the first check also pays for importing torch and hypothesis in the worker
-        budget = self.settings.timeout + (20.0 if not getattr(self, "_warm", False) else 0.0)
         try:
             self._conn.send((kernel, self.settings))
-            if not self._conn.poll(budget):
+            if not self._conn.poll(self.settings.timeout):
                 self._stop()
                 return Verdict(Outcome.UNVERIFIED, f"the check timed out after {self.settings.timeout:.0f}s")
             verdict = self._conn.recv()
@@ -133,7 +137,6 @@ class Checker:
             code = self._process.poll() if self._process is not None else None
             self._stop()
             return Verdict(Outcome.UNVERIFIED, f"the checker worker died (exit code {code})")
-        self._warm = True
         return verdict
 
     def close(self) -> None:

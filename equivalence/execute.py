@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import hashlib
 import importlib
 from dataclasses import dataclass
 from typing import Any
@@ -35,17 +36,37 @@ class OpaqueUse(Exception):
 
 
 class Opaque:
-    """A stand-in for a name the checker cannot build. Using it raises: the old code then has
-    no domain there, and a rewrite whose correctness depends on it stays unverified."""
+    """A stand-in for a name the checker cannot build (a model, a loss, a helper defined elsewhere).
+
+    Old and new code make the same opaque calls in the same order -- a rewrite never touches them
+    -- so both get the same *uninterpreted function*: called with a tensor, it returns a tensor of
+    the same shape whose values are a deterministic function of the name and the argument's
+    contents. Anything else (attributes, calls without a tensor) raises: the old code then has no
+    domain there, and a rewrite that depends on it stays unverified.
+    """
 
     def __init__(self, name: str) -> None:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
         raise OpaqueUse(f"{self._name}.{attr}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise OpaqueUse(f"{self._name}(...)")
+        tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+        if not tensors:
+            raise OpaqueUse(f"{self._name}(...)")
+        first = tensors[0].detach()
+        digest = hashlib.sha256(self._name.encode())
+        for t in tensors:
+            digest.update(str(tuple(t.shape)).encode() + str(t.dtype).encode())
+            digest.update(t.detach().cpu().double().nan_to_num(0.0, 1e300, -1e300).numpy().tobytes())
+        seed = int.from_bytes(digest.digest()[:8], "little") % (2**63)
+        generator = torch.Generator().manual_seed(seed)
+        values = torch.randn(first.shape, generator=generator, dtype=torch.float64)
+        dtype = first.dtype if first.is_floating_point() else torch.get_default_dtype()
+        return values.to(dtype=dtype, device=first.device)
 
     def __repr__(self) -> str:
         return f"<opaque {self._name}>"

@@ -167,6 +167,8 @@ def inputs_strategy(
     values: dict[str, Any] = {}
     for spec in specs:
         slot = slots[spec.name]
+        if slot.kind is Kind.OPAQUE:
+            continue  # bound to its stand-in by the namespace, never generated
         if spec.per_step:
             values[spec.name] = [draw(value_strategy(spec, slot, pool)) for _ in range(steps)]
         else:
@@ -205,6 +207,8 @@ def sample_nonempty(specs: list[InputSpec], signature: Signature, rng: random.Ra
 
     for spec in specs:
         slot = slots[spec.name]
+        if slot.kind is Kind.OPAQUE:
+            continue
         values[spec.name] = [one(spec, slot) for _ in range(steps)] if spec.per_step else one(spec, slot)
     return values
 

@@ -30,6 +30,9 @@ def serve(conn: Connection, memory_mb: int) -> None:
     torch.set_num_threads(1)
     from equivalence.engine import EngineSettings, check_kernel
 
+    # the parent times checks from here on, not the imports
+    conn.send("ready")
+
     while True:
         try:
             message = conn.recv()

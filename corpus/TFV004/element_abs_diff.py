@@ -1,0 +1,10 @@
+# Two tensors indexed by the loop: the other tensor is sliced to the loop's extent.
+# bench: l1_distance(a=float32[n], b=float32[n])
+import torch
+
+
+def l1_distance(a: torch.Tensor, b: torch.Tensor) -> float:
+    dist = 0.0
+    for i in range(a.size(0)):
+        dist += (a[i] - b[i]).abs().item()
+    return dist

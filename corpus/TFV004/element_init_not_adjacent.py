@@ -1,0 +1,11 @@
+# The initial value is set earlier; another statement sits between it and the loop.
+# bench: weighted(x=float32[n])
+import torch
+
+
+def weighted(x: torch.Tensor):
+    total = 0.0
+    scale = 2.0
+    for i in range(len(x)):
+        total += x[i].item()
+    return total * scale

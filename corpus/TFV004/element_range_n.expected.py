@@ -1,0 +1,8 @@
+# The loop runs over range(n): n may be smaller than the tensor, or negative.
+# bench: head_sum(x=float32[n], n=int[n])
+import torch
+
+
+def head_sum(x: torch.Tensor, n: int) -> float:
+    s = x[:max(n, 0)].sum(dtype=torch.float64).item()
+    return s

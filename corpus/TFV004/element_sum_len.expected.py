@@ -1,0 +1,8 @@
+# Sum of a 1-D tensor's elements through .item(), extent spelled len(x).
+# bench: total(x=float32[n])
+import torch
+
+
+def total(x: torch.Tensor) -> float:
+    total = x.sum(dtype=torch.float64).item()
+    return total

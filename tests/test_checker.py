@@ -1,0 +1,138 @@
+"""The checker: it must refute planted wrong rewrites, accept correct ones, and stay boxed."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from equivalence.checker import Checker, CheckSettings
+from equivalence.compare import Tolerance, compare
+from equivalence.kernel import InputSpec, Kernel, Kind, Outcome
+
+SUM_LOOP = """
+total = 0.0
+for i in range(len(x)):
+    total += x[i].item()
+"""
+
+
+def sum_kernel(new: str) -> Kernel:
+    return Kernel(SUM_LOOP, new, (InputSpec("x"),), ("total",), reorders_float_reduction=True)
+
+
+def test_correct_rewrite_is_verified(checker):
+    verdict = checker.check(sum_kernel("total = x.sum(dtype=torch.float64).item()\n"))
+    assert verdict.outcome is Outcome.VERIFIED, verdict.reason
+    assert verdict.examples >= 8 and verdict.devices == ("cpu",)
+
+
+def test_off_by_one_is_rejected_with_minimal_counterexample(checker):
+    verdict = checker.check(sum_kernel("total = x[1:].sum(dtype=torch.float64).item()\n"))
+    assert verdict.outcome is Outcome.REJECTED
+    rendered = verdict.counterexample.render()
+    # hypothesis shrinks to a single element
+    assert "shape [1]" in rendered and "total differs" in rendered
+
+
+def test_float32_accumulation_is_refuted_against_python_floats(checker):
+    """Python sums floats in double precision: a float32 tensor sum is not the same number."""
+    verdict = checker.check(sum_kernel("total = x.sum().item() if x.numel() else 0.0\n"))
+    assert verdict.outcome is Outcome.REJECTED
+
+
+def test_python_type_matters(checker):
+    kernel = Kernel("y = 0\nfor v in x:\n    y += int(v)\n", "y = float(x.long().sum())\n", (InputSpec("x"),), ("y",))
+    verdict = checker.check(kernel)
+    assert verdict.outcome is Outcome.REJECTED and "Python type" in verdict.counterexample.detail
+
+
+def test_missing_in_place_write_is_rejected(checker):
+    kernel = Kernel(
+        "for i in range(len(x)):\n    x[i] = x[i] * 2\n",
+        "y = x * 2\n",
+        (InputSpec("x", dtypes=("float32",), ranks=(1,)),),
+        (),
+    )
+    verdict = checker.check(kernel)
+    assert verdict.outcome is Outcome.REJECTED and "input x after the run" in verdict.counterexample.where
+
+
+def test_duplicate_indices_bug_is_rejected(checker):
+    kernel = Kernel(
+        "for i in range(len(idx)):\n    out[idx[i]] += 1\n",
+        "out[idx] += 1\n",
+        (InputSpec("out", dtypes=("int64",), ranks=(1,)), InputSpec("idx", index=True, ranks=(1,))),
+        (),
+    )
+    verdict = checker.check(kernel)
+    assert verdict.outcome is Outcome.REJECTED
+
+
+def test_opaque_names_give_unverified(checker):
+    kernel = Kernel("y = model(x)\n", "y = model(x)\n", (InputSpec("x"), InputSpec("model", Kind.OPAQUE)), ("y",))
+    verdict = checker.check(kernel)
+    assert verdict.outcome is Outcome.UNVERIFIED
+
+
+def test_forbidden_builtins_are_not_reachable(checker, tmp_path):
+    target = tmp_path / "victim.txt"
+    target.write_text("keep")
+    kernel = Kernel(f"open({str(target)!r}, 'w').write('gone')\ny = 1\n", "y = 1\n", (), ("y",))
+    verdict = checker.check(kernel)
+    assert verdict.outcome is Outcome.UNVERIFIED
+    assert target.read_text() == "keep"
+
+
+def test_hang_times_out_and_the_checker_recovers():
+    with Checker(CheckSettings(examples=40, timeout=2.0)) as checker:
+        hang = Kernel("while True:\n    pass\n", "y = 1\n", (), ("y",))
+        verdict = checker.check(hang)
+        assert verdict.outcome is Outcome.UNVERIFIED and "timed out" in verdict.reason
+        ok = checker.check(sum_kernel("total = x.sum(dtype=torch.float64).item()\n"))
+        assert ok.outcome is Outcome.VERIFIED
+
+
+def test_runaway_allocation_is_contained():
+    with Checker(CheckSettings(examples=5, timeout=20.0, memory_mb=3072)) as checker:
+        kernel = Kernel("y = 1\n", "z = torch.empty(2**40, dtype=torch.uint8)\ny = 1\n", (), ("y",))
+        verdict = checker.check(kernel)
+        assert verdict.outcome in (Outcome.REJECTED, Outcome.UNVERIFIED)
+
+
+def test_verdicts_are_cached_by_kernel_content(checker):
+    kernel = sum_kernel("total = x.double().sum().item()\n")
+    first = checker.check(kernel)
+    second = checker.check(Kernel(kernel.old, kernel.new, kernel.inputs, kernel.outputs, kernel.modules, True))
+    assert first is second
+
+
+@pytest.mark.parametrize(
+    "old,new,same",
+    [
+        (1, 1.0, False),
+        (True, 1, False),
+        (float("nan"), float("nan"), True),
+        (torch.tensor([1.0, float("nan")]), torch.tensor([1.0, float("nan")]), True),
+        (torch.tensor([1.0, float("nan")]), torch.tensor([1.0, 2.0]), False),
+        (torch.tensor([1, 2]), torch.tensor([1, 2], dtype=torch.int32), False),
+        (torch.tensor([1.0]), torch.tensor([[1.0]]), False),
+        (torch.tensor([1.0]), torch.tensor([1.0 + 1e-9]), True),
+        (torch.tensor([1, 2]), torch.tensor([1, 3]), False),
+        ([1.0, 2.0], [1.0, 2.0], True),
+    ],
+)
+def test_compare(old, new, same):
+    assert (compare(old, new, "y", Tolerance()) is None) == same
+
+
+def test_reordered_reduction_widens_tolerance_by_length_and_scale():
+    tol = Tolerance(True, 1000, 1e6)
+    rtol, atol = tol.for_dtype(torch.float32)
+    assert rtol > 1.3e-6 and atol > 1e-5
+
+
+@pytest.mark.cuda
+def test_cuda_leg_verifies_on_the_gpu():
+    with Checker(CheckSettings(examples=30, devices=("cpu", "cuda"))) as checker:
+        verdict = checker.check(sum_kernel("total = x.sum(dtype=torch.float64).item()\n"))
+        assert verdict.outcome is Outcome.VERIFIED and verdict.devices == ("cpu", "cuda")

@@ -1,0 +1,122 @@
+"""TFV004: corpus cases (before -> after, traps unchanged) and the rule's own examples."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from conftest import corpus_cases
+from rewrite_helper import rewrite
+
+from codemods.tfv004_item_accumulator import ItemAccumulator
+from equivalence.kernel import Outcome
+
+CASES = corpus_cases("TFV004")
+
+
+def test_corpus_has_enough_cases():
+    positives = [c for c in CASES if not c.name.startswith("trap_")]
+    traps = [c for c in CASES if c.name.startswith("trap_")]
+    assert len(positives) >= 12 and len(traps) >= 6
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_corpus_case(case, checker):
+    before = case.read_bytes()
+    result = rewrite(before, [ItemAccumulator], checker)
+    if case.name.startswith("trap_"):
+        assert result.source == before, "a trap was rewritten"
+        assert all(outcome is not Outcome.VERIFIED for _, outcome, _ in result.proposals)
+    else:
+        expected = case.with_name(case.stem + ".expected.py").read_bytes()
+        assert result.source == expected
+        # idempotence: the rewritten code offers nothing more to this rule
+        again = rewrite(result.source, [ItemAccumulator], checker)
+        assert again.source == result.source
+
+
+@pytest.mark.parametrize("example", ItemAccumulator.examples, ids=[e.id for e in ItemAccumulator.examples])
+def test_rule_examples(example, checker):
+    before, after = example.dedented()
+    result = rewrite(before.encode(), [ItemAccumulator], checker)
+    assert result.source.decode() == (after if after is not None else before)
+
+
+def _single(source: str, checker):
+    result = rewrite(textwrap.dedent(source).encode(), [ItemAccumulator], checker)
+    return result
+
+
+def test_range_n_ladder_rejects_plain_slice_then_clamps(checker):
+    """`x[:n]` is wrong for negative n (the loop runs zero times): the checker must refute it and
+    the ladder must fall back to `x[:max(n, 0)]`."""
+    from libcst.metadata import MetadataWrapper
+    import libcst as cst
+
+    source = textwrap.dedent(
+        """
+        import torch
+        def f(x: torch.Tensor, n):
+            s = 0.0
+            for i in range(n):
+                s += x[i].item()
+            return s
+        """
+    )
+    (proposal,) = ItemAccumulator().propose(MetadataWrapper(cst.parse_module(source)))
+    plain, *rest = proposal.candidates
+    verdict = checker.check(plain.kernel)
+    assert verdict.outcome is Outcome.REJECTED
+    assert verdict.counterexample is not None and "n = -" in verdict.counterexample.render()
+    assert any(checker.check(c.kernel).ok and "max(n, 0)" in c.kernel.new for c in rest)
+
+
+def test_int_accumulator_keeps_int_type_for_empty_loader(checker):
+    result = _single(
+        """
+        import torch
+        def acc(model, loader):
+            hits = 0
+            for x, y in loader:
+                hits += (model(x) == y).sum().item()
+            return hits
+        """,
+        checker,
+    )
+    text = result.source.decode()
+    assert "hits += (model(x) == y).sum()\n" in text and "hits = int(hits)" in text
+
+
+def test_statement_with_other_reads_is_left_alone(checker):
+    source = """
+    import torch
+    def f(x: torch.Tensor):
+        t = 0.0
+        for i in range(len(x)):
+            t += x[i].item()
+            print(t)
+        return t
+    """
+    assert _single(source, checker).source == textwrap.dedent(source).encode()
+
+
+def test_torch_import_added_when_missing(checker):
+    result = _single(
+        """
+        from torch import Tensor
+        def f(x: Tensor):
+            t = 0.0
+            for i in range(len(x)):
+                t += x[i].item()
+            return t
+        """,
+        checker,
+    )
+    text = result.source.decode()
+    assert "\nimport torch\n" in text and "x.sum(dtype=torch.float64).item()" in text
+
+
+def test_explain_has_ruff_sections():
+    text = ItemAccumulator.explain()
+    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
+        assert f"## {section}" in text
