@@ -68,10 +68,19 @@ def test_duplicate_indices_bug_is_rejected(checker):
     assert verdict.outcome is Outcome.REJECTED
 
 
-def test_opaque_names_give_unverified(checker):
-    kernel = Kernel("y = model(x)\n", "y = model(x)\n", (InputSpec("x"), InputSpec("model", Kind.OPAQUE)), ("y",))
+def test_opaque_attribute_use_gives_unverified(checker):
+    kernel = Kernel("y = model.weight * x\n", "y = x * model.weight\n", (InputSpec("x"), InputSpec("model", Kind.OPAQUE)), ("y",))
     verdict = checker.check(kernel)
     assert verdict.outcome is Outcome.UNVERIFIED
+
+
+def test_opaque_calls_are_uninterpreted_functions(checker):
+    """The same calls on the same values agree; a call on other values does not."""
+    specs = (InputSpec("x", ranks=(1,)), InputSpec("model", Kind.OPAQUE))
+    same = Kernel("y = model(x).sum().item()\n", "y = model(x).sum().item()\n", specs, ("y",))
+    assert checker.check(same).outcome is Outcome.VERIFIED
+    other = Kernel("y = model(x).sum().item()\n", "y = model(x[:1]).sum().item()\n", specs, ("y",))
+    assert checker.check(other).outcome is Outcome.REJECTED
 
 
 def test_forbidden_builtins_are_not_reachable(checker, tmp_path):
