@@ -39,6 +39,10 @@ class Candidate:
     #: modules the new code needs bound at module level (e.g. "torch"); the pipeline adds
     #: ``import X`` where the file does not bind the name already
     imports: tuple[str, ...] = ()
+    #: set when correctness rests on something no check can establish, e.g. that a model treats
+    #: samples independently (false for BatchNorm in training mode): the candidate is reported
+    #: ``unverified`` with this reason, never checked, and emitted only with ``--unsafe``
+    unverifiable: str | None = None
 
 
 @dataclass
