@@ -1,0 +1,185 @@
+"""Time every runnable corpus case, old vs new, side by side in one process.
+
+    python benchmarks/bench_corpus.py                 # n = 16, 256, 4096 on CPU (+ CUDA when present)
+    python benchmarks/bench_corpus.py --sizes 256 --rules TFV004 --device cpu
+
+A case is runnable when its first lines carry a ``# bench: func(arg=SPEC, ...)`` header and it has
+an ``.expected.py`` twin (see corpus/README.md). Old and new calls alternate (A B A B ...), each
+on fresh clones of the same inputs, so machine noise hits both alike; the figure is the ratio of
+the medians. Inputs are generated from the header:
+
+    float32[n,8]      a tensor of that dtype and shape (sizes may use n)
+    int64[n]<10>      integers in [0, 10)           bool[n]     random booleans
+    int[n]            the Python int n              float[0.5]  the Python float 0.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import statistics
+import sys
+import time
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+HEADER = re.compile(r"^#\s*bench:\s*(\w+)\((.*)\)\s*$")
+SPEC = re.compile(r"^(\w+)\[([^\]]*)\](?:<([^>]*)>)?$")
+
+
+@dataclass
+class Case:
+    rule: str
+    name: str
+    func: str
+    args: list[tuple[str, str]]
+    old: Callable[..., Any]
+    new: Callable[..., Any]
+
+
+def _split_args(text: str) -> list[tuple[str, str]]:
+    args, depth, current = [], 0, ""
+    for char in text:
+        if char in "[<(":
+            depth += 1
+        elif char in "]>)":
+            depth -= 1
+        if char == "," and depth == 0:
+            args.append(current)
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        args.append(current)
+    out = []
+    for arg in args:
+        name, _, spec = arg.partition("=")
+        out.append((name.strip(), spec.strip()))
+    return out
+
+
+def _load(path: Path, func: str) -> Callable[..., Any]:
+    module = types.ModuleType(f"bench_{path.stem}")
+    module.__file__ = str(path)
+    exec(compile(path.read_text(), str(path), "exec"), module.__dict__)  # our own corpus files
+    return getattr(module, func)
+
+
+def discover(rules: list[str] | None) -> list[Case]:
+    cases = []
+    for before in sorted(CORPUS.glob("TFV*/*.py")):
+        if before.name.endswith(".expected.py") or before.name.startswith("trap_"):
+            continue
+        rule = before.parent.name
+        if rules and not any(rule.startswith(r) for r in rules):
+            continue
+        after = before.with_name(before.stem + ".expected.py")
+        header = next((HEADER.match(line) for line in before.read_text().splitlines()[:5] if HEADER.match(line)), None)
+        if header is None or not after.exists():
+            continue
+        func, args = header.group(1), _split_args(header.group(2))
+        cases.append(Case(rule, before.stem, func, args, _load(before, func), _load(after, func)))
+    return cases
+
+
+def make_input(spec: str, n: int, device: str, generator: torch.Generator) -> Any:
+    match = SPEC.match(spec)
+    if not match:
+        raise ValueError(f"bad bench spec {spec!r}")
+    kind, dims_text, bound_text = match.groups()
+    env = {"n": n, "math": math}
+    if kind == "int":
+        return int(eval(dims_text, env))  # noqa: S307 - our own corpus headers
+    if kind == "float":
+        return float(eval(dims_text, env))  # noqa: S307
+    shape = tuple(int(eval(d, env)) for d in dims_text.split(",") if d.strip())  # noqa: S307
+    if kind == "bool":
+        value = torch.rand(shape, generator=generator) < 0.5
+    elif kind.startswith(("int", "uint", "index")):
+        dtype = getattr(torch, kind.replace("index", "int"))
+        high = int(eval(bound_text, env)) if bound_text else 10  # noqa: S307
+        value = torch.randint(0, max(high, 1), shape, generator=generator, dtype=torch.int64).to(dtype)
+    else:
+        value = torch.randn(shape, generator=generator, dtype=torch.float64).to(getattr(torch, kind))
+    return value.to(device)
+
+
+def _clone(value: Any) -> Any:
+    return value.clone() if isinstance(value, torch.Tensor) else value
+
+
+def time_pair(case: Case, n: int, device: str, budget: float) -> tuple[float, float]:
+    generator = torch.Generator().manual_seed(n)
+    inputs = {name: make_input(spec, n, device, generator) for name, spec in case.args}
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+    def once(fn: Callable[..., Any]) -> float:
+        args = {k: _clone(v) for k, v in inputs.items()}
+        sync()
+        start = time.perf_counter()
+        fn(**args)
+        sync()
+        return time.perf_counter() - start
+
+    for fn in (case.old, case.new):  # warm-up (and first-call allocations)
+        once(fn)
+    old_times, new_times = [], []
+    started = time.perf_counter()
+    while len(old_times) < 5 or (time.perf_counter() - started < budget and len(old_times) < 200):
+        old_times.append(once(case.old))
+        new_times.append(once(case.new))
+    return statistics.median(old_times), statistics.median(new_times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="16,256,4096")
+    parser.add_argument("--rules", default="", help="comma list of rule code prefixes")
+    parser.add_argument("--device", choices=["cpu", "cuda", "all"], default="all")
+    parser.add_argument("--budget", type=float, default=0.3, help="seconds per case and size")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    devices = ["cpu", "cuda"] if args.device == "all" else [args.device]
+    devices = [d for d in devices if d == "cpu" or torch.cuda.is_available()]
+    cases = discover([r for r in args.rules.split(",") if r] or None)
+    print(f"torch {torch.__version__}, {args.threads} thread(s), devices: {', '.join(devices)}, {len(cases)} cases")
+    speedups: dict[tuple[str, str, int], list[float]] = {}
+    header = f"{'case':<40} {'dev':<4} {'n':>5} {'old us':>10} {'new us':>10} {'speedup':>8}"
+    print(header)
+    print("-" * len(header))
+    for case in cases:
+        for device in devices:
+            for n in sizes:
+                try:
+                    old, new = time_pair(case, n, device, args.budget)
+                except Exception as exc:  # a case that cannot run at this size is reported, not fatal
+                    print(f"{case.rule + '/' + case.name:<40} {device:<4} {n:>5}  error: {type(exc).__name__}: {exc}")
+                    continue
+                ratio = old / new if new > 0 else float("inf")
+                speedups.setdefault((case.rule, device, n), []).append(ratio)
+                print(f"{case.rule + '/' + case.name:<40} {device:<4} {n:>5} {old * 1e6:>10.1f} {new * 1e6:>10.1f} {ratio:>7.1f}x")
+    print()
+    print("median speedup per rule")
+    print(f"{'rule':<8} {'dev':<4} " + " ".join(f"{'n=' + str(n):>9}" for n in sizes) + "   slower at any n?")
+    for rule in sorted({k[0] for k in speedups}):
+        for device in devices:
+            cells, slower = [], False
+            for n in sizes:
+                values = speedups.get((rule, device, n), [])
+                cells.append(f"{statistics.median(values):>8.1f}x" if values else f"{'-':>9}")
+                slower |= any(v < 1.0 for v in values)
+            print(f"{rule:<8} {device:<4} " + " ".join(cells) + f"   {'yes' if slower else 'no'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
