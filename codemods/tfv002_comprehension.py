@@ -1,0 +1,838 @@
+"""TFV002 comprehension-over-tensor: list comprehensions and generators over tensor elements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from codemods.analysis import (
+    BUILTIN_NAMES,
+    LoopShape,
+    assigned_names,
+    dotted,
+    enclosing_scope,
+    infer_dtype_kind,
+    loop_shape,
+    module_facts,
+    names_used,
+    statement_code,
+    tensor_evidence,
+)
+from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from equivalence.kernel import InputSpec, Kernel, Kind
+
+CODE = "TFV002"
+
+#: per-element calls that act element-wise, so the element expression batches by substitution
+_ELEMENTWISE_METHODS = frozenset(
+    {"abs", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+     "sigmoid", "relu", "neg", "square", "sign", "floor", "ceil", "round", "trunc", "frac", "reciprocal",
+     "clamp", "clip", "pow", "float", "double", "long", "int", "half", "bool", "detach", "cpu", "eq", "ne",
+     "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not", "exp2", "erf", "mul",
+     "add", "sub", "div", "maximum", "minimum"}
+)
+_ELEMENTWISE_FUNCTIONAL = frozenset({"relu", "sigmoid", "tanh", "softplus", "gelu", "silu", "elu", "leaky_relu"})
+#: methods that return their receiver's storage (a view or the tensor itself) for some inputs
+_NON_ALLOCATING = frozenset({"float", "double", "long", "int", "half", "bool", "detach", "cpu", "flatten"})
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+_REDUCTIONS = ("sum", "max", "min", "any", "all")
+
+
+def _is_conversion(node: cst.CSTNode) -> bool:
+    """``T.item()``, ``float(T)`` or ``int(T)`` with one positional argument."""
+    if not isinstance(node, cst.Call):
+        return False
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not node.args:
+        return True
+    return (
+        isinstance(node.func, cst.Name)
+        and node.func.value in ("float", "int")
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    )
+
+
+def _operand(conversion: cst.Call) -> cst.BaseExpression:
+    return conversion.func.value if isinstance(conversion.func, cst.Attribute) else conversion.args[0].value  # type: ignore[union-attr]
+
+
+def _conversions(expr: cst.BaseExpression) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if _is_conversion(node):
+                found.append(node)
+
+    expr.visit(_Find())
+    return found
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _atom_text(text: str, node: cst.BaseExpression) -> str:
+    if isinstance(node, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)) or getattr(node, "lpar", None):
+        return text
+    return f"({text})"
+
+
+def _atom(node: cst.BaseExpression) -> str:
+    """Code for ``node`` that can take a ``.method()`` suffix: parenthesized unless it is atomic."""
+    return _atom_text(_code(node), node)
+
+
+def _py_kind(expr: cst.BaseExpression) -> str | None:
+    """The Python type ("float", "int", "bool") the per-element expression yields, when evident."""
+    if isinstance(expr, cst.Float):
+        return "float"
+    if isinstance(expr, cst.Integer):
+        return "int"
+    if isinstance(expr, (cst.Comparison,)) or (isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not)):
+        return "bool"
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        inner = _py_kind(expr.expression)
+        return "int" if inner == "bool" else inner
+    if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Name) and expr.func.value in ("float", "int") and _is_conversion(expr):
+            return expr.func.value
+        if isinstance(expr.func, cst.Name) and expr.func.value == "abs" and len(expr.args) == 1:
+            inner = _py_kind(expr.args[0].value)
+            return "int" if inner == "bool" else inner
+        if _is_conversion(expr):
+            return infer_dtype_kind(_operand(expr))
+        return None
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Divide):
+            return "float"
+        if isinstance(expr.operator, cst.Power):
+            return None
+        left, right = _py_kind(expr.left), _py_kind(expr.right)
+        if "float" in (left, right):
+            return "float"
+        if left in ("int", "bool") and right in ("int", "bool"):
+            return "int"
+    return None
+
+
+@dataclass
+class _Context:
+    module: cst.Module
+    parents: Mapping[cst.CSTNode, cst.CSTNode]
+    positions: Mapping[cst.CSTNode, object]
+    facts: ModuleFacts
+    torch: str
+    imports: tuple[str, ...]
+    module_names: set[str] = field(default_factory=set)
+    #: the module changes torch's default dtype: spell ``torch.get_default_dtype()``, not float32
+    custom_default_dtype: bool = False
+
+
+@dataclass
+class _Match:
+    """A comprehension over the first dimension of a tensor, and what wraps it."""
+
+    target: cst.BaseExpression  # the node the edit replaces (the wrapper call or the comprehension)
+    comp: cst.ListComp | cst.GeneratorExp
+    shape: LoopShape
+    var: str
+    #: "list", "tensor", "numpy" or one of _REDUCTIONS
+    form: str
+    #: torch.tensor's dtype= / device= arguments (code), sum's start value (code)
+    dtype: str | None = None
+    device: str | None = None
+    start: str | None = None
+    start_float: bool = False
+
+
+class ComprehensionOverTensor(Rule):
+    code = CODE
+    name = "comprehension-over-tensor"
+    summary = "A list comprehension or generator that walks a tensor one element at a time."
+    docs = """
+    ## What it does
+    Finds comprehensions and generator expressions that visit the elements of a tensor one at a
+    time and convert each one to a Python number (`.item()`, `float(v)`, `int(v)`):
+
+    1. **A list of numbers** -- `[v.item() for v in t]`, `[float(x[i]) for i in range(len(x))]`
+       (also `x.shape[0]`, `x.size(0)`, `range(0, n)`, `range(n)`). It becomes one `.tolist()`.
+    2. **A tensor or array built back from those numbers** -- `torch.tensor([v.item() * 2 for v in t])`,
+       `np.array([...])`. It becomes one tensor expression with the cast and the device that
+       `torch.tensor` would have given (`dtype=` and `device=` arguments are carried over).
+    3. **A reduction over them** -- `sum(...)`, `max(...)`, `min(...)`, `any(...)`, `all(...)` over
+       a generator or a list comprehension. It becomes one reduction and one `.item()`.
+
+    The element expression may use arithmetic, comparisons, `abs` and element-wise tensor methods
+    (`abs`, `exp`, `clamp`, `float`, ...), plus loop-invariant names.
+
+    ## Why is this bad?
+    Every `.item()` copies one value from the device and waits for the queued kernels; indexing a
+    tensor in Python builds a new tensor object per element. A comprehension over 10 000 elements
+    makes 10 000 of each, where one vectorized expression (or one `.tolist()`) makes one.
+
+    ## Example
+    ```python
+    values = [v.item() for v in scores]
+    scaled = torch.tensor([x[i].item() * 2 for i in range(len(x))])
+    best = max(v.item() for v in scores)
+    positives = sum(1 for v in scores if v > 0)
+    ```
+
+    ## Use instead
+    ```python
+    values = scores.tolist()
+    scaled = (x * 2).float().cpu()
+    best = max(scores.tolist())
+    ```
+    The rewrite is faithful, not just close: a list of `.item()` values of an `[N, 1]` tensor is
+    a flat list, so the rewrite flattens where needed; `torch.tensor` of Python floats is a CPU
+    tensor of the default float dtype whatever the input was, so the rewrite casts and moves it;
+    Python's `sum` of an empty float tensor's elements is the int `0` and `max` of floats with a
+    NaN depends on the NaN's position, so where a tensor reduction cannot match Python's answer
+    the rewrite keeps Python's reduction over one `.tolist()` (one device transfer instead of one
+    per element). Start a float sum at `0.0` (`sum(..., 0.0)`) to get a single
+    `t.sum(dtype=torch.float64).item()`.
+
+    ## When it stays silent
+    - Nothing shows that the iterated name is a tensor (it could be a list of tensors -- possibly
+      of different shapes -- or a numpy array). Annotate it (`t: torch.Tensor`) or use a tensor
+      method on it (`t.size(0)`, `t.numel()`).
+    - The element expression calls anything that is not element-wise: a model, a random number
+      generator, `print`, a helper defined elsewhere.
+    - The comprehension has an `if` filter, more than one `for` clause, or a tuple target.
+    - The comprehension yields tensors rather than Python numbers (`[v * 2 for v in t]`).
+    - `torch.tensor(...)` has other arguments than `dtype=` and `device=` (`requires_grad=True`),
+      `np.array(...)` has any argument beyond the list, `max`/`min` have `key=` or `default=`.
+    """
+    examples = (
+        Example(
+            """
+            import torch
+
+            def values(t: torch.Tensor) -> list:
+                return [v.item() for v in t]
+            """,
+            """
+            import torch
+
+            def values(t: torch.Tensor) -> list:
+                return t.tolist()
+            """,
+            id="item-list",
+        ),
+        Example(
+            """
+            import torch
+
+            def total(x: torch.Tensor) -> float:
+                return sum((x[i].item() for i in range(len(x))), 0.0)
+            """,
+            """
+            import torch
+
+            def total(x: torch.Tensor) -> float:
+                return x.sum(dtype=torch.float64).item()
+            """,
+            id="float-sum",
+        ),
+        Example(
+            """
+            import torch
+
+            def noisy(t: torch.Tensor) -> list:
+                return [(v + torch.randn(())).item() for v in t]
+            """,
+            None,
+            id="rng-per-element",
+        ),
+    )
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
+        module = wrapper.module
+        facts = module_facts(module)
+        ctx = _Context(
+            module=module,
+            parents=wrapper.resolve(ParentNodeProvider),
+            positions=wrapper.resolve(PositionProvider),
+            facts=facts,
+            torch=facts.torch or "torch",
+            imports=() if facts.torch else ("torch",),
+            module_names={name for name, _ in facts.bindings},
+            custom_default_dtype="set_default_dtype" in module.code or "set_default_tensor_type" in module.code,
+        )
+        calls: list[cst.Call] = []
+        comps: list[cst.ListComp] = []
+
+        class _Collect(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                calls.append(node)
+
+            def visit_ListComp(self, node: cst.ListComp) -> None:
+                comps.append(node)
+
+        module.visit(_Collect())
+        proposals: list[Proposal] = []
+        claimed: set[int] = set()
+        for call in calls:
+            match = self._wrapper_match(call, ctx)
+            if match is None:
+                continue
+            proposal = self._propose(match, ctx)
+            if proposal is not None:
+                proposals.append(proposal)
+                claimed.add(id(match.comp))
+        for comp in comps:
+            if id(comp) in claimed:
+                continue
+            match = self._comp_match(comp, comp, "list")
+            if match is None:
+                continue
+            proposal = self._propose(match, ctx)
+            if proposal is not None:
+                proposals.append(proposal)
+        # an edit inside another edit's target would be lost: keep the outermost
+        kept = [p for p in proposals if not any(q is not p and self._inside(p, q, ctx) for q in proposals)]
+        kept.sort(key=lambda p: (p.line, p.column))
+        return kept
+
+    # ------------------------------------------------------------------ matching
+
+    def _inside(self, inner: Proposal, outer: Proposal, ctx: _Context) -> bool:
+        a = getattr(inner, "_target", None)
+        b = getattr(outer, "_target", None)
+        if a is None or b is None:
+            return False
+        node = a
+        while node in ctx.parents:
+            node = ctx.parents[node]
+            if node is b:
+                return True
+        return False
+
+    def _wrapper_match(self, call: cst.Call, ctx: _Context) -> _Match | None:
+        name = dotted(call.func)
+        if name is None or not call.args:
+            return None
+        first = call.args[0]
+        if first.keyword is not None or first.star or not isinstance(first.value, (cst.ListComp, cst.GeneratorExp)):
+            return None
+        comp = first.value
+        rest = call.args[1:]
+        if name == f"{ctx.torch}.tensor" and isinstance(comp, cst.ListComp):
+            kwargs: dict[str, str] = {}
+            for arg in rest:
+                if arg.keyword is None or arg.keyword.value not in ("dtype", "device") or arg.star:
+                    return None
+                kwargs[arg.keyword.value] = _code(arg.value)
+            match = self._comp_match(call, comp, "tensor")
+            if match is not None:
+                match.dtype, match.device = kwargs.get("dtype"), kwargs.get("device")
+            return match
+        if ctx.facts.numpy and name in (f"{ctx.facts.numpy}.array", f"{ctx.facts.numpy}.asarray"):
+            if rest or not isinstance(comp, cst.ListComp):
+                return None
+            return self._comp_match(call, comp, "numpy")
+        if isinstance(call.func, cst.Name) and name in _REDUCTIONS and name not in ctx.module_names:
+            if name == "sum" and len(rest) == 1 and rest[0].keyword in (None,) and not rest[0].star:
+                start = rest[0].value
+                if not isinstance(start, (cst.Integer, cst.Float)) or float(start.value.replace("_", "")) != 0.0:
+                    return None
+                match = self._comp_match(call, comp, name)
+                if match is not None:
+                    match.start, match.start_float = _code(start), isinstance(start, cst.Float)
+                return match
+            if rest:
+                return None
+            return self._comp_match(call, comp, name)
+        return None
+
+    def _comp_match(self, target: cst.BaseExpression, comp: cst.ListComp | cst.GeneratorExp, form: str) -> _Match | None:
+        clause = comp.for_in
+        if clause.inner_for_in is not None or clause.ifs or clause.asynchronous is not None:
+            return None
+        if not isinstance(clause.target, cst.Name):
+            return None
+        fake = cst.For(target=clause.target, iter=clause.iter, body=cst.IndentedBlock(body=[]))
+        shape = loop_shape(fake)
+        if shape is None or (shape.owner is None and shape.extent is None):
+            return None
+        return _Match(target, comp, shape, clause.target.value, form)
+
+    # ------------------------------------------------------------------ analysis
+
+    def _indexed_tensors(self, value: cst.BaseExpression, shape: LoopShape) -> set[str] | None:
+        """Names subscripted by the loop index as ``X[i]`` (or the iterated name), or None when
+        the loop variable appears anywhere else."""
+        loop_var = shape.index or shape.element
+        found: set[str] = set()
+        ok = True
+
+        class _Uses(cst.CSTVisitor):
+            def visit_Subscript(self, node: cst.Subscript) -> bool:
+                nonlocal ok
+                first = node.slice[0].slice if node.slice else None
+                if (
+                    shape.index
+                    and isinstance(first, cst.Index)
+                    and isinstance(first.value, cst.Name)
+                    and first.value.value == shape.index
+                ):
+                    if not isinstance(node.value, cst.Name) or len(node.slice) != 1:
+                        ok = False
+                        return False
+                    found.add(node.value.value)
+                    return False
+                return True
+
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Arg(self, node: cst.Arg) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Name(self, node: cst.Name) -> None:
+                nonlocal ok
+                if node.value == loop_var:
+                    if shape.element:
+                        found.add(shape.owner or "")
+                    else:
+                        ok = False
+
+        value.visit(_Uses())
+        if shape.element:
+            found.discard("")
+            if found:
+                found = {shape.owner or ""}
+        return found if ok else None
+
+    def _elementwise(self, value: cst.BaseExpression) -> bool:
+        """Only arithmetic, comparisons, conversions, ``abs`` and element-wise tensor calls."""
+        ok = True
+
+        class _Check(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal ok
+                if _is_conversion(node):
+                    return
+                func = node.func
+                if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
+                    return
+                if isinstance(func, cst.Attribute):
+                    name = func.attr.value
+                    root = dotted(func.value) or ""
+                    if name in _ELEMENTWISE_METHODS and not (root and "." not in root and root in ("math", "random")):
+                        return
+                    if (root.endswith("functional") or root == "F") and name in _ELEMENTWISE_FUNCTIONAL:
+                        return
+                ok = False
+
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                nonlocal ok
+                if not isinstance(node.operator, _ARITHMETIC):
+                    ok = False
+
+            def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_IfExp(self, node: cst.IfExp) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_Lambda(self, node: cst.Lambda) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_ListComp(self, node: cst.ListComp) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_Await(self, node: cst.Await) -> None:
+                nonlocal ok
+                ok = False
+
+        value.visit(_Check())
+        return ok
+
+    def _yields_numbers(self, elt: cst.BaseExpression, form: str) -> bool:
+        """Whether each element is a Python number: the outermost operation works on converted
+        values (a tensor-valued element is another pattern)."""
+        if form in ("any", "all") and isinstance(elt, cst.Comparison):
+            return True
+        if isinstance(elt, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(elt, cst.Call):
+            if _is_conversion(elt):
+                return True
+            if isinstance(elt.func, cst.Name) and elt.func.value == "abs":
+                return self._yields_numbers(elt.args[0].value, form)
+            return False
+        if isinstance(elt, cst.UnaryOperation):
+            return self._yields_numbers(elt.expression, form)
+        if isinstance(elt, cst.BinaryOperation):
+            return all(
+                self._yields_numbers(side, form) or not self._touches_element(side)
+                for side in (elt.left, elt.right)
+            ) and (self._yields_numbers(elt.left, form) or self._yields_numbers(elt.right, form))
+        if isinstance(elt, cst.Comparison):
+            parts = [elt.left] + [c.comparator for c in elt.comparisons]
+            return all(self._yields_numbers(p, form) or not self._touches_element(p) for p in parts) and any(
+                self._yields_numbers(p, form) for p in parts
+            )
+        return False
+
+    def _touches_element(self, node: cst.BaseExpression) -> bool:
+        return bool(self._element_names & names_used(node))
+
+    _element_names: set[str] = set()
+
+    # ------------------------------------------------------------------ proposals
+
+    def _position(self, node: cst.CSTNode, ctx: _Context) -> tuple[int, int]:
+        pos = ctx.positions[node]
+        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
+
+    def _statement(self, node: cst.CSTNode, ctx: _Context) -> cst.CSTNode:
+        current = node
+        while current in ctx.parents:
+            if isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return current
+            current = ctx.parents[current]
+        return current
+
+    def _modules(self, ctx: _Context) -> tuple[tuple[str, str], ...]:
+        bindings = list(ctx.facts.bindings)
+        if not ctx.facts.torch:
+            bindings.append(("torch", "torch"))
+        return tuple(dict.fromkeys(bindings))
+
+    def _propose(self, match: _Match, ctx: _Context) -> Proposal | None:
+        comp, shape = match.comp, match.shape
+        elt = comp.elt
+        indexed = self._indexed_tensors(elt, shape)
+        if not indexed:
+            return None
+        self._element_names = {match.var}
+        if not self._elementwise(elt):
+            return None
+        if not self._yields_numbers(elt, match.form):
+            return None
+        if match.form not in ("any", "all") and not _conversions(elt):
+            return None
+        if any(c for c in _conversions(elt) if not (names_used(_operand(c)) & {match.var})):
+            return None  # a conversion of something else than the element: not this pattern
+        scope = enclosing_scope(match.target, ctx.parents)
+        if match.var in assigned_names(elt):
+            return None
+        what = {
+            "list": "a list of `.item()` values",
+            "tensor": "a tensor rebuilt from `.item()` values",
+            "numpy": "an array rebuilt from `.item()` values",
+        }.get(match.form, f"`{match.form}` over `.item()` values")
+        message = f"{what}, one element at a time: one tensor expression does it"
+        line, col = self._position(match.target, ctx)
+        anchor = self._statement(match.target, ctx)
+        snippet = _code(match.target)
+        for name in sorted(indexed):
+            if not self._evidence(scope, name, ctx):
+                proposal = Proposal(
+                    CODE, message, line, col, anchor, (),
+                    f"nothing shows that `{name}` is a tensor (it could be a list or a numpy array); "
+                    f"annotate it `{name}: torch.Tensor` to enable this rewrite",
+                    snippet,
+                )
+                proposal._target = match.target  # type: ignore[attr-defined]
+                return proposal
+        candidates = self._candidates(match, indexed, ctx)
+        proposal = Proposal(CODE, message, line, col, anchor, tuple(candidates), None, snippet)
+        proposal._target = match.target  # type: ignore[attr-defined]
+        return proposal
+
+    def _evidence(self, scope: cst.CSTNode, name: str, ctx: _Context) -> bool:
+        """``tensor_evidence``, plus a parameter annotated with the module's own torch alias
+        (``x: th.Tensor``)."""
+        if tensor_evidence(scope, name, {ctx.torch}):
+            return True
+        aliases = {f"{ctx.torch}.Tensor"} | {bound for bound, target in ctx.facts.bindings if target == "torch.Tensor"}
+        found = False
+
+        class _Annotated(cst.CSTVisitor):
+            def visit_Param(self, node: cst.Param) -> None:
+                nonlocal found
+                if node.name.value == name and node.annotation is not None:
+                    found = found or dotted(node.annotation.annotation) in aliases
+
+        scope.visit(_Annotated())
+        return found
+
+    # ------------------------------------------------------------------ rewriting
+
+    def _vector(self, match: _Match, bound: str | None, flatten: bool, sliced_owner: bool) -> cst.BaseExpression:
+        """The element expression with ``X[i]`` / ``v`` -> the whole (sliced) ``X`` and the
+        conversions -> tensor casts (``.item()`` keeps the dtype, ``float`` -> ``.double()``,
+        ``int`` -> ``.long()``)."""
+        shape = match.shape
+
+        def whole(name: str) -> str:
+            sliced = bound is not None and (sliced_owner or name != shape.owner)
+            text = f"{name}[:{bound}]" if sliced else name
+            return f"{text}.flatten()" if flatten else text
+
+        index_var, element_var = shape.index, shape.element
+        # torch.tensor(..., dtype=X) casts anyway: float(v) adds nothing to X's own conversion
+        drop_float = match.form == "tensor" and match.dtype is not None
+        # a float-valued element is computed in double precision by Python: keep that precision
+        item_cast = ".double()" if match.form != "tensor" and _py_kind(match.comp.elt) == "float" else ""
+
+        class _Vectorize(cst.CSTTransformer):
+            def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+                first = original.slice[0].slice if original.slice else None
+                if (
+                    index_var
+                    and isinstance(first, cst.Index)
+                    and isinstance(first.value, cst.Name)
+                    and first.value.value == index_var
+                    and isinstance(original.value, cst.Name)
+                ):
+                    return cst.parse_expression(whole(original.value.value))
+                return updated
+
+            def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+                return updated.with_changes(attr=original.attr)
+
+            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+                if element_var and original.value == element_var and shape.owner:
+                    return cst.parse_expression(whole(shape.owner))
+                return updated
+
+            def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+                if not _is_conversion(original):
+                    return updated
+                operand = _operand(updated)
+                if isinstance(original.func, cst.Name) and not (drop_float and original.func.value == "float"):
+                    cast = "double" if original.func.value == "float" else "long"
+                    return cst.parse_expression(f"{_atom(operand)}.{cast}()")
+                if item_cast and isinstance(original.func, cst.Attribute):
+                    return cst.parse_expression(f"{_atom(operand)}{item_cast}")
+                return operand
+
+        result = match.comp.elt.visit(_Vectorize())
+        assert isinstance(result, cst.BaseExpression)
+        return result.with_changes(lpar=[], rpar=[]) if isinstance(result, (cst.Name, cst.Call)) else result
+
+    def _scalar(
+        self, match: _Match, bound: str | None, flatten: bool, sliced_owner: bool
+    ) -> tuple[str, str, str] | None:
+        """One transfer, then Python: (iterable code, element code) with every conversion of the
+        element read off ``.tolist()``; None when the element is used otherwise."""
+        shape = match.shape
+        owners = self._indexed_tensors(match.comp.elt, shape) or set()
+        if len(owners) != 1:
+            return None
+        (owner,) = owners
+        used = names_used(match.comp.elt) | names_used(match.comp.for_in.iter)
+        var = next(n for n in ("v", "value", "v_", "elem") if n not in used or (shape.element == n))
+        ok = True
+
+        def is_element(node: cst.BaseExpression) -> bool:
+            if shape.element:
+                return isinstance(node, cst.Name) and node.value == shape.element
+            return (
+                isinstance(node, cst.Subscript)
+                and isinstance(node.value, cst.Name)
+                and len(node.slice) == 1
+                and isinstance(node.slice[0].slice, cst.Index)
+                and isinstance(node.slice[0].slice.value, cst.Name)
+                and node.slice[0].slice.value.value == shape.index
+            )
+
+        class _Scalar(cst.CSTTransformer):
+            def visit_Call(self, node: cst.Call) -> bool:
+                if _is_conversion(node) and is_element(_operand(node)):
+                    return False
+                return True
+
+            def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+                if _is_conversion(original) and is_element(_operand(original)):
+                    if isinstance(original.func, cst.Name):
+                        return updated.with_changes(args=[cst.Arg(cst.Name(var))])
+                    return cst.Name(var)
+                return updated
+
+            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+                nonlocal ok
+                if original.value in (shape.element, shape.index):
+                    ok = False
+                return updated
+
+        new_elt = match.comp.elt.visit(_Scalar())
+        if not ok:
+            return None
+        sliced = bound is not None and (sliced_owner or owner != shape.owner)
+        text = f"{owner}[:{bound}]" if sliced else owner
+        text = f"{text}.flatten()" if flatten else text
+        return f"{text}.tolist()", _code(new_elt), var
+
+    def _allocates(self, vector: cst.BaseExpression) -> bool:
+        """Whether the vectorized expression certainly makes a new tensor (not a view of an input)."""
+        found = False
+
+        class _Find(cst.CSTVisitor):
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                nonlocal found
+                found = True
+
+            def visit_Comparison(self, node: cst.Comparison) -> None:
+                nonlocal found
+                found = True
+
+            def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+                nonlocal found
+                found = True
+
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal found
+                if isinstance(node.func, cst.Attribute) and node.func.attr.value not in _NON_ALLOCATING:
+                    found = True
+                if isinstance(node.func, cst.Name):
+                    found = True
+
+        vector.visit(_Find())
+        return found
+
+    def _forms(self, match: _Match, vector: cst.BaseExpression, scalar, ctx: _Context) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+        """(description, replacement code) for one way of reading the elements."""
+        torch = ctx.torch
+        v = _atom(vector)
+        kind = _py_kind(match.comp.elt)
+        forms: list[tuple[str, str]] = []
+        if match.form == "list":
+            forms.append(("one .tolist()", f"{v}.tolist()"))
+            if scalar is not None:
+                iterable, elt, var = scalar
+                if elt != var:
+                    forms.append(("one .tolist(), then Python", f"[{elt} for {var} in {iterable}]"))
+        elif match.form == "tensor":
+            # torch.tensor of Python floats is a CPU tensor of the default float dtype; of ints or
+            # bools it is int64 / bool -- but an empty list gives the float dtype, so only a float
+            # element (or an explicit dtype=) has a single cast that is always right
+            if match.dtype:
+                dtype: str | None = match.dtype
+            elif kind == "float":
+                dtype = f"{torch}.get_default_dtype()" if ctx.custom_default_dtype else f"{torch}.float32"
+            else:
+                dtype = None
+            if dtype is not None:
+                device = match.device or '"cpu"'
+                if not self._allocates(vector):
+                    code = f"{v}.detach().to({device}, {dtype}, copy=True)"
+                else:
+                    cast = ".float()" if dtype == f"{torch}.float32" else f".to({dtype})"
+                    move = f".to({match.device})" if match.device else ".cpu()"
+                    code = f"{v}.detach(){cast}{move}"
+                forms.append(("one tensor expression", code))
+            kwargs = "".join(f", {k}={val}" for k, val in (("dtype", match.dtype), ("device", match.device)) if val)
+            forms.append(("one .tolist(), rebuilt once", f"{torch}.tensor({v}.tolist(){kwargs})"))
+            if scalar is not None:
+                iterable, elt, var = scalar
+                inner = iterable if elt == var else f"[{elt} for {var} in {iterable}]"
+                forms.append(("one .tolist(), then Python", f"{torch}.tensor({inner}{kwargs})"))
+        elif match.form == "numpy":
+            np = ctx.facts.numpy
+            forms.append(("one .tolist(), rebuilt once", f"{np}.array({v}.tolist())"))
+            if scalar is not None:
+                iterable, elt, var = scalar
+                inner = iterable if elt == var else f"[{elt} for {var} in {iterable}]"
+                forms.append(("one .tolist(), then Python", f"{np}.array({inner})"))
+        else:
+            reduction = match.form
+            if reduction == "sum":
+                if match.start_float:
+                    forms.append(("one reduction", f"{v}.sum(dtype={torch}.float64).item()"))
+                else:
+                    forms.append(("one reduction", f"{v}.sum().item()"))
+            elif reduction in ("any", "all") or kind in ("int", "bool"):
+                # Python's max/min of floats depend on where a NaN sits; a tensor reduction
+                # propagates it: only integer and bool values reduce on the device
+                forms.append(("one reduction", f"{v}.{reduction}().item()"))
+            if scalar is not None:
+                iterable, elt, var = scalar
+                if match.start is not None:
+                    inner = iterable if elt == var else f"({elt} for {var} in {iterable})"
+                    code = f"{reduction}({inner}, {match.start})"
+                else:
+                    code = f"{reduction}({iterable})" if elt == var else f"{reduction}({elt} for {var} in {iterable})"
+                forms.append(("one .tolist(), Python reduction", code))
+        return forms
+
+    def _candidates(self, match: _Match, indexed: set[str], ctx: _Context) -> list[Candidate]:
+        shape = match.shape
+        if shape.extent is not None:
+            extent_code = _code(shape.extent)
+            bounds = [(extent_code, "", True), (f"max({extent_code}, 0)", ", extent clamped at 0", True)]
+        else:
+            it = match.comp.for_in.iter
+            owner_extent = _code(it.args[-1].value) if isinstance(it, cst.Call) and it.args else None
+            bounds = [(owner_extent, "", False)]
+        seen: set[str] = set()
+        candidates: list[Candidate] = []
+        ladder: list[tuple[int, str, str]] = []
+        for flatten in (False, True):
+            for bound, bound_note, sliced_owner in bounds:
+                vector = self._vector(match, bound, flatten, sliced_owner)
+                scalar = self._scalar(match, bound, flatten, sliced_owner)
+                for rank, (description, code) in enumerate(self._forms(match, vector, scalar, ctx)):
+                    note = description + (" of the flattened tensor" if flatten else "") + bound_note
+                    ladder.append((rank, note, code))
+        # most idiomatic form first, across the flatten and extent variants
+        ladder.sort(key=lambda entry: entry[0])
+        for _, description, code in ladder:
+            if code in seen:
+                continue
+            seen.add(code)
+            candidates.append(self._candidate(match, indexed, description, code, ctx))
+        return candidates
+
+    def _candidate(self, match: _Match, indexed: set[str], description: str, code: str, ctx: _Context) -> Candidate:
+        replacement = cst.parse_expression(code)
+        target = match.target
+        if getattr(target, "lpar", None):
+            replacement = replacement.with_changes(lpar=target.lpar, rpar=target.rpar)
+        old_code = f"result = {_code(target.with_changes(lpar=[], rpar=[]))}\n"
+        new_code = f"result = {code}\n"
+        shape = match.shape
+        exclude = {match.var}
+        used = names_used(target) | names_used(match.comp.for_in.iter)
+        inputs = []
+        for name in sorted(n for n in used - exclude if n not in BUILTIN_NAMES and n not in ctx.module_names):
+            if name in indexed or name == shape.owner:
+                inputs.append(InputSpec(name, Kind.TENSOR))
+            elif isinstance(shape.extent, cst.Name) and shape.extent.value == name:
+                inputs.append(InputSpec(name, Kind.INT, count=True))
+            else:
+                inputs.append(InputSpec(name, Kind.ANY))
+        kernel = Kernel(
+            old=old_code,
+            new=new_code,
+            inputs=tuple(inputs),
+            outputs=("result",),
+            modules=self._modules(ctx),
+            reorders_float_reduction=match.form == "sum",
+            note="the expression, verbatim, bound to `result`",
+        )
+        return Candidate(description, (Edit(target, replacement),), kernel, ctx.imports if ctx.torch in code else ())

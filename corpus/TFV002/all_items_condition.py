@@ -1,0 +1,7 @@
+# all() over comparisons of converted elements.
+# bench: all_small(x=float32[n])
+import torch
+
+
+def all_small(x: torch.Tensor) -> bool:
+    return all(abs(x[i].item()) < 10 for i in range(x.numel()))

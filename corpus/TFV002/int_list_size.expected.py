@@ -1,0 +1,8 @@
+# int(v) per element over range(0, labels.size(0)).
+# bench: label_ids(labels=int64[n])
+import torch
+
+
+def label_ids(labels: torch.Tensor) -> list:
+    ids = labels.flatten().long().tolist()
+    return ids

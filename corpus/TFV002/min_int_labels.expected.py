@@ -1,0 +1,8 @@
+# min over int() conversions of an integer label tensor.
+# bench: smallest(labels=int64[n])
+import torch
+
+
+def smallest(labels: torch.Tensor) -> int:
+    labels = labels.long()
+    return labels.long().min().item()

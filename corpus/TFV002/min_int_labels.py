@@ -1,0 +1,8 @@
+# min over int() conversions of an integer label tensor.
+# bench: smallest(labels=int64[n])
+import torch
+
+
+def smallest(labels: torch.Tensor) -> int:
+    labels = labels.long()
+    return min(int(labels[i]) for i in range(len(labels)))

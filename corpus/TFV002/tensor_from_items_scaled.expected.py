@@ -1,0 +1,7 @@
+# torch.tensor of Python floats: a CPU float32 tensor whatever the input dtype.
+# bench: halve(x=float32[n])
+import torch
+
+
+def halve(x: torch.Tensor) -> torch.Tensor:
+    return (x.flatten() / 2).detach().float().cpu()
