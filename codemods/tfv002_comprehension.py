@@ -178,19 +178,21 @@ class ComprehensionOverTensor(Rule):
     ## Example
     ```python
     values = [v.item() for v in scores]
-    scaled = torch.tensor([x[i].item() * 2 for i in range(len(x))])
+    scaled = torch.tensor([x[i].item() * 0.5 for i in range(len(x))])
     best = max(v.item() for v in scores)
-    positives = sum(1 for v in scores if v > 0)
+    total = sum((v.item() for v in scores), 0.0)
     ```
 
     ## Use instead
     ```python
-    values = scores.tolist()
-    scaled = (x * 2).float().cpu()
-    best = max(scores.tolist())
+    values = scores.flatten().tolist()
+    scaled = (x.flatten() * 0.5).detach().float().cpu()
+    best = max(scores.flatten().tolist())
+    total = scores.sum(dtype=torch.float64).item()
     ```
     The rewrite is faithful, not just close: a list of `.item()` values of an `[N, 1]` tensor is
-    a flat list, so the rewrite flattens where needed; `torch.tensor` of Python floats is a CPU
+    a flat list, so the rewrite flattens (`t.tolist()` alone is kept only where the checker shows
+    the tensor is 1-D); `torch.tensor` of Python floats is a CPU
     tensor of the default float dtype whatever the input was, so the rewrite casts and moves it;
     Python's `sum` of an empty float tensor's elements is the int `0` and `max` of floats with a
     NaN depends on the NaN's position, so where a tensor reduction cannot match Python's answer
@@ -221,7 +223,7 @@ class ComprehensionOverTensor(Rule):
             import torch
 
             def values(t: torch.Tensor) -> list:
-                return t.tolist()
+                return t.flatten().tolist()
             """,
             id="item-list",
         ),
