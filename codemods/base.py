@@ -91,6 +91,12 @@ class Rule:
         raise NotImplementedError
 
     @classmethod
+    def might_match(cls, source: bytes) -> bool:
+        """A cheap test on the raw bytes: False means the rule cannot match this file, so the
+        pipeline need not parse it for this rule. Must never say False for a file it matches."""
+        return True
+
+    @classmethod
     def explain(cls) -> str:
         return f"# {cls.code} {cls.name}\n\n{cls.summary}\n\n{textwrap.dedent(cls.docs).strip()}\n"
 

@@ -541,6 +541,8 @@ class ComprehensionOverTensor(Rule):
         scope = enclosing_scope(match.target, ctx.parents)
         if match.var in assigned_names(elt):
             return None
+        if match.form in _REDUCTIONS and self._rebound(match.form, scope, ctx):
+            return None  # `sum` / `max` ... rebound: not the builtin
         what = {
             "list": "a list of `.item()` values",
             "tensor": "a tensor rebuilt from `.item()` values",
@@ -565,6 +567,18 @@ class ComprehensionOverTensor(Rule):
         proposal._target = match.target  # type: ignore[attr-defined]
         return proposal
 
+    def _rebound(self, name: str, scope: cst.CSTNode, ctx: _Context) -> bool:
+        """Whether ``name`` is bound in the function or at module level (then it is not the builtin)."""
+        top: set[str] = set()
+        for stmt in ctx.module.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                top.add(stmt.name.value)
+            else:
+                top |= assigned_names(stmt)
+        if isinstance(scope, cst.FunctionDef):
+            top |= assigned_names(scope.body) | {p.name.value for p in scope.params.params}
+        return name in top
+
     def _evidence(self, scope: cst.CSTNode, name: str, ctx: _Context) -> bool:
         """``tensor_evidence``, plus a parameter annotated with the module's own torch alias
         (``x: th.Tensor``)."""
@@ -584,7 +598,9 @@ class ComprehensionOverTensor(Rule):
 
     # ------------------------------------------------------------------ rewriting
 
-    def _vector(self, match: _Match, bound: str | None, flatten: bool, sliced_owner: bool) -> cst.BaseExpression:
+    def _vector(
+        self, match: _Match, bound: str | None, flatten: bool, sliced_owner: bool, cast_form: bool = False
+    ) -> cst.BaseExpression:
         """The element expression with ``X[i]`` / ``v`` -> the whole (sliced) ``X`` and the
         conversions -> tensor casts (``.item()`` keeps the dtype, ``float`` -> ``.double()``,
         ``int`` -> ``.long()``)."""
@@ -596,8 +612,8 @@ class ComprehensionOverTensor(Rule):
             return f"{text}.flatten()" if flatten else text
 
         index_var, element_var = shape.index, shape.element
-        # torch.tensor(..., dtype=X) casts anyway: float(v) adds nothing to X's own conversion
-        drop_float = match.form == "tensor" and match.dtype is not None
+        # the cast form of torch.tensor(...) casts anyway: float(v) adds nothing to that cast
+        drop_float = cast_form
         # a float-valued element is computed in double precision by Python: keep that precision
         item_cast = ".double()" if match.form != "tensor" and _py_kind(match.comp.elt) == "float" else ""
 
@@ -717,7 +733,9 @@ class ComprehensionOverTensor(Rule):
         vector.visit(_Find())
         return found
 
-    def _forms(self, match: _Match, vector: cst.BaseExpression, scalar, ctx: _Context) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    def _forms(  # type: ignore[no-untyped-def]
+        self, match: _Match, vector: cst.BaseExpression, cast_vector: cst.BaseExpression, scalar, ctx: _Context
+    ) -> list[tuple[str, str]]:
         """(description, replacement code) for one way of reading the elements."""
         torch = ctx.torch
         v = _atom(vector)
@@ -741,12 +759,13 @@ class ComprehensionOverTensor(Rule):
                 dtype = None
             if dtype is not None:
                 device = match.device or '"cpu"'
-                if not self._allocates(vector):
-                    code = f"{v}.detach().to({device}, {dtype}, copy=True)"
+                c = _atom(cast_vector)
+                if not self._allocates(cast_vector):
+                    code = f"{c}.detach().to({device}, {dtype}, copy=True)"
                 else:
                     cast = ".float()" if dtype == f"{torch}.float32" else f".to({dtype})"
                     move = f".to({match.device})" if match.device else ".cpu()"
-                    code = f"{v}.detach(){cast}{move}"
+                    code = f"{c}.detach(){cast}{move}"
                 forms.append(("one tensor expression", code))
             kwargs = "".join(f", {k}={val}" for k, val in (("dtype", match.dtype), ("device", match.device)) if val)
             forms.append(("one .tolist(), rebuilt once", f"{torch}.tensor({v}.tolist(){kwargs})"))
@@ -798,7 +817,8 @@ class ComprehensionOverTensor(Rule):
             for bound, bound_note, sliced_owner in bounds:
                 vector = self._vector(match, bound, flatten, sliced_owner)
                 scalar = self._scalar(match, bound, flatten, sliced_owner)
-                for rank, (description, code) in enumerate(self._forms(match, vector, scalar, ctx)):
+                cast_vector = self._vector(match, bound, flatten, sliced_owner, cast_form=True)
+                for rank, (description, code) in enumerate(self._forms(match, vector, cast_vector, scalar, ctx)):
                     note = description + (" of the flattened tensor" if flatten else "") + bound_note
                     ladder.append((rank, note, code))
         # most idiomatic form first, across the flatten and extent variants

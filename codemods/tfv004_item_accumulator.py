@@ -225,19 +225,15 @@ class ItemAccumulator(Rule):
         ),
     )
 
+    @classmethod
+    def might_match(cls, source: bytes) -> bool:
+        # every match is an augmented assignment fed by .item(), float(...) or int(...)
+        return (b"+=" in source or b"-=" in source) and (
+            b".item()" in source or b"float(" in source or b"int(" in source
+        )
+
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module
-        facts = module_facts(module)
-        ctx = _Context(
-            module=module,
-            wrapper=wrapper,
-            parents=wrapper.resolve(ParentNodeProvider),
-            positions=wrapper.resolve(PositionProvider),
-            facts=facts,
-            torch=facts.torch or "torch",
-            imports=() if facts.torch else ("torch",),
-            module_names={name for name, _ in facts.bindings},
-        )
         loops: list[cst.For] = []
         augs: list[cst.AugAssign] = []
 
@@ -251,6 +247,19 @@ class ItemAccumulator(Rule):
                         augs.append(node)
 
         module.visit(_Collect())
+        if not augs or not loops:
+            return []  # metadata is the expensive part: resolve it only where a match is possible
+        facts = module_facts(module)
+        ctx = _Context(
+            module=module,
+            wrapper=wrapper,
+            parents=wrapper.resolve(ParentNodeProvider),
+            positions=wrapper.resolve(PositionProvider),
+            facts=facts,
+            torch=facts.torch or "torch",
+            imports=() if facts.torch else ("torch",),
+            module_names={name for name, _ in facts.bindings},
+        )
         claimed: set[int] = set()
         proposals: list[Proposal] = []
         for loop in loops:
@@ -260,9 +269,6 @@ class ItemAccumulator(Rule):
                 claimed.add(id(loop))
         by_loop: dict[int, tuple[cst.For, list[cst.AugAssign]]] = {}
         for aug in augs:
-            statement = ctx.parents[aug]
-            if any(id(ctx.parents.get(statement)) == id(b) for b in ()):  # pragma: no cover
-                continue
             outcome = self._accumulator_loop(aug, ctx)
             if isinstance(outcome, Proposal):
                 proposals.append(outcome)
