@@ -254,6 +254,13 @@ class ComprehensionOverTensor(Rule):
         ),
     )
 
+    @classmethod
+    def might_match(cls, source: bytes) -> bool:
+        """Every match is a comprehension (`for`) with a conversion or an any()/all() call."""
+        return b"for" in source and any(
+            token in source for token in (b".item()", b"float(", b"int(", b"any(", b"all(")
+        )
+
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module
         facts = module_facts(module)

@@ -169,6 +169,23 @@ def test_untyped_name_is_skipped_with_reason():
     assert proposal.skip_reason and "values" in proposal.skip_reason and not proposal.candidates
 
 
+def test_might_match_never_misses_a_corpus_case():
+    for case in CASES:
+        if not case.name.startswith("trap_"):
+            assert ComprehensionOverTensor.might_match(case.read_bytes()), case.name
+    assert not ComprehensionOverTensor.might_match(b"import torch\nx = torch.zeros(3)\n")
+
+
+def test_rebound_builtin_is_left_alone():
+    source = """
+    import torch
+    def f(x: torch.Tensor):
+        sum = torch.sum
+        return sum(v.item() for v in x)
+    """
+    assert ComprehensionOverTensor().propose(MetadataWrapper(cst.parse_module(textwrap.dedent(source)))) == []
+
+
 def test_explain_has_ruff_sections():
     text = ComprehensionOverTensor.explain()
     for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
