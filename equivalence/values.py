@@ -90,13 +90,17 @@ def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random)
 
 # ----------------------------------------------------------------------------- concrete values
 
-_FLOAT_SPECIALS = (0.0, -0.0, 1.0, -1.0, 0.5, float("nan"), float("inf"), float("-inf"))
+_FLOAT_SPECIALS = (0.0, -0.0, 1.0, -1.0, 0.5, float("inf"), float("-inf"), 1e20, -1e20, 3e38)
 
 
 def _float_values(width: int) -> st.SearchStrategy[float]:
+    # NaN gets a branch of its own: it must turn up at every position, not only the first, to
+    # tell apart reductions that skip it (Python's max) from ones that propagate it (torch.max);
+    # 1e20 and 3e38 overflow int64 conversions that Python's int() survives
     return st.one_of(
         st.floats(-10, 10, width=width),
         st.sampled_from(_FLOAT_SPECIALS),
+        st.just(float("nan")),
         st.floats(width=width, allow_nan=True, allow_infinity=True),
     )
 

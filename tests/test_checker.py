@@ -145,3 +145,26 @@ def test_cuda_leg_verifies_on_the_gpu():
     with Checker(CheckSettings(examples=30, devices=("cpu", "cuda"))) as checker:
         verdict = checker.check(sum_kernel("total = x.sum(dtype=torch.float64).item()\n"))
         assert verdict.outcome is Outcome.VERIFIED and verdict.devices == ("cpu", "cuda")
+
+
+def test_kernels_may_build_tensors_from_lists_in_a_fresh_worker():
+    """torch.tensor([...]) imports lazily through the kernel's builtins; that must work."""
+    with Checker(CheckSettings(examples=30)) as fresh:
+        kernel = Kernel("y = torch.tensor([v.item() for v in x])\n", "y = torch.tensor(x.tolist())\n", (InputSpec("x", ranks=(1,), dtypes=("float32",)),), ("y",))
+        assert fresh.check(kernel).outcome is Outcome.VERIFIED
+
+
+def test_kernels_may_not_import_other_modules(checker):
+    kernel = Kernel("import os\ny = 1\n", "y = 1\n", (), ("y",))
+    assert checker.check(kernel).outcome is Outcome.UNVERIFIED
+
+
+def test_nan_after_the_first_element_is_found(checker):
+    """Python's max skips a NaN that is not first; torch.max propagates it."""
+    kernel = Kernel("y = max(v.item() for v in x)\n", "y = x.max().item()\n", (InputSpec("x", ranks=(1,), dtypes=("float32", "float64")),), ("y",))
+    assert checker.check(kernel).outcome is Outcome.REJECTED
+
+
+def test_int64_overflow_is_found(checker):
+    kernel = Kernel("y = [int(v) for v in x]\n", "y = x.long().tolist()\n", (InputSpec("x", ranks=(1,), dtypes=("float32",)),), ("y",))
+    assert checker.check(kernel).outcome is Outcome.REJECTED
