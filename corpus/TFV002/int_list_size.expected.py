@@ -4,5 +4,5 @@ import torch
 
 
 def label_ids(labels: torch.Tensor) -> list:
-    ids = labels.flatten().long().tolist()
+    ids = [int(v) for v in labels.flatten().tolist()]
     return ids

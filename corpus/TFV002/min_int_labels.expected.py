@@ -5,4 +5,4 @@ import torch
 
 def smallest(labels: torch.Tensor) -> int:
     labels = labels.long()
-    return labels.long().min().item()
+    return min(int(v) for v in labels.flatten().tolist())
