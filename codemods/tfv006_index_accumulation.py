@@ -1,0 +1,469 @@
+"""TFV006 index-accumulation: ``hist[idx[i]] += 1``, ``out[idx[i]] += src[i]``, one-hot loops."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from codemods.analysis import (
+    BUILTIN_NAMES,
+    LoopShape,
+    comments_in,
+    enclosing_scope,
+    escaping_control_flow,
+    loop_shape,
+    module_facts,
+    name_nodes,
+    names_used,
+    statement_code,
+    tensor_evidence,
+)
+from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from equivalence.kernel import InputSpec, Kernel, Kind
+
+CODE = "TFV006"
+
+_NUMBER = m.Integer() | m.Float() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+@dataclass
+class _Context:
+    module: cst.Module
+    parents: Mapping[cst.CSTNode, cst.CSTNode]
+    positions: Mapping[cst.CSTNode, object]
+    facts: ModuleFacts
+    torch: str
+    imports: tuple[str, ...]
+    module_names: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Match:
+    """One recognised accumulation statement.
+
+    ``positions``: per subscript element of the target, ("gather", X) for ``X[i]``, ("arange", i)
+    for the loop index itself, ("element", owner) for the loop element of ``for j in owner``.
+    ``value``: ("number", code), ("name", code) or ("gather", Y) for ``Y[i]``.
+    """
+
+    loop: cst.For
+    shape: LoopShape
+    target: str
+    op: str  # "+=", "-=" or "="
+    positions: list[tuple[str, str]]
+    value: tuple[str, str]
+
+    @property
+    def index_tensors(self) -> list[str]:
+        return [name for kind, name in self.positions if kind in ("gather", "element")]
+
+
+class IndexAccumulation(Rule):
+    code = CODE
+    name = "index-accumulation"
+    summary = "Scatter into a tensor one index at a time in a Python loop: one indexing kernel per element."
+    docs = """
+    ## What it does
+    Finds loops over indices whose whole body is one write into a tensor at a data-dependent
+    position:
+
+    - counting: `hist[idx[i]] += 1` (also `+= 1.0`, `+= w` with a loop-invariant `w`, `-= 1`),
+      confusion matrices `cm[t[i], p[i]] += 1`;
+    - weighted scatter: `out[idx[i]] += src[i]`;
+    - one-hot and mask filling: `m[i, labels[i]] = 1`, `mask[idx[i]] = True`;
+
+    for `for i in range(len(idx))` (also `idx.shape[0]`, `idx.size(0)`, `range(n)`,
+    `range(0, n)`) and `for j in idx`. It rewrites them into one `torch.bincount`,
+    `index_add_`, `index_put_(..., accumulate=True)` or advanced-index assignment.
+
+    ## Why is this bad?
+    Every step indexes a tensor from Python: a dispatcher round trip (and on a GPU a kernel
+    launch and a sync to read the index) per element. The vectorized forms do all steps in one
+    kernel.
+
+    ## Example
+    ```python
+    for i in range(len(labels)):
+        hist[labels[i]] += 1
+    for i in range(len(idx)):
+        out[idx[i]] += src[i]
+    for i in range(n):
+        onehot[i, labels[i]] = 1
+    ```
+
+    ## Use instead
+    ```python
+    hist.index_put_((labels,), hist.new_ones(()), accumulate=True)
+    out.index_add_(0, idx, src.to(out.dtype))
+    onehot[torch.arange(max(n, 0)), labels[:max(n, 0)]] = 1
+    ```
+    The rewrite is faithful, not just close. `accumulate=True` counts repeated indices as the
+    loop does -- `out[idx] += src` does not: it adds each repeated position once. Negative
+    indices count from the end as in the loop (`torch.bincount` is proposed first and kept only
+    where the checker finds no negative index the loop accepts). The tensor is updated in place
+    and keeps its dtype (`.to(out.dtype)` is the cast the loop's `+=` does). A loop over `range(n)`
+    reads only the first `n` entries, and none when `n` is negative: hence `[:max(n, 0)]`.
+
+    The checks treat every index tensor as 1-D (`idx[i]` is one position) and, for `+= src[i]`
+    and `= src[i]`, the values as one number per step; a loop whose `idx[i]` is a whole row of
+    positions is not what this rule rewrites.
+
+    ## When it stays silent
+    - The loop body is more than the one write, or can leave early (`break`, `continue`,
+      `return`, `raise`).
+    - The written tensor is read elsewhere in the loop (`x[i] = max(x[i], x[i - 1])`, greedy
+      matching, union-find): each step depends on the previous ones.
+    - The position is not `idx[i]`, the loop index or the loop element (`hist[idx[i] // 2]`).
+    - Nothing shows that the written tensor and the index tensors are tensors (a Python list
+      `hist` or `idx` has no `index_put_`): annotate them (`idx: torch.Tensor`).
+    - `= src[i]` with a position that may repeat: which write wins is not defined for the
+      vectorized assignment.
+    - The loop variable is used after the loop.
+    """
+    examples = (
+        Example(
+            """
+            import torch
+
+            def histogram(labels: torch.Tensor, k: int) -> torch.Tensor:
+                hist = torch.zeros(k)
+                for i in range(len(labels)):
+                    hist[labels[i]] += 1
+                return hist
+            """,
+            """
+            import torch
+
+            def histogram(labels: torch.Tensor, k: int) -> torch.Tensor:
+                hist = torch.zeros(k)
+                hist.index_put_((labels,), hist.new_ones(()), accumulate=True)
+                return hist
+            """,
+            id="histogram",
+        ),
+        Example(
+            """
+            import torch
+
+            def running_max(x: torch.Tensor) -> torch.Tensor:
+                for i in range(1, len(x)):
+                    x[i] = max(x[i], x[i - 1])
+                return x
+            """,
+            None,
+            id="recurrence",
+        ),
+        Example(
+            """
+            def histogram(labels, k):
+                hist = [0] * k
+                for i in range(len(labels)):
+                    hist[labels[i]] += 1
+                return hist
+            """,
+            None,
+            id="python-list",
+        ),
+    )
+
+    @classmethod
+    def might_match(cls, source: bytes) -> bool:
+        return b"for " in source and b"[" in source
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
+        module = wrapper.module
+        loops: list[cst.For] = []
+
+        class _Collect(cst.CSTVisitor):
+            def visit_For(self, node: cst.For) -> None:
+                loops.append(node)
+
+        module.visit(_Collect())
+        matches = [mt for mt in (self._match(loop) for loop in loops) if mt is not None]
+        if not matches:
+            return []
+        facts = module_facts(module)
+        ctx = _Context(
+            module=module,
+            parents=wrapper.resolve(ParentNodeProvider),
+            positions=wrapper.resolve(PositionProvider),
+            facts=facts,
+            torch=facts.torch or "torch",
+            imports=() if facts.torch else ("torch",),
+            module_names={name for name, _ in facts.bindings},
+        )
+        proposals = [self._propose(mt, ctx) for mt in matches]
+        out = [p for p in proposals if p is not None]
+        out.sort(key=lambda p: (p.line, p.column))
+        return out
+
+    # ------------------------------------------------------------------ matching
+
+    def _match(self, loop: cst.For) -> _Match | None:
+        shape = loop_shape(loop)
+        if shape is None or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
+            return None
+        stmt = loop.body.body[0]
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        small = stmt.body[0]
+        if isinstance(small, cst.AugAssign):
+            if isinstance(small.operator, cst.AddAssign):
+                op = "+="
+            elif isinstance(small.operator, cst.SubtractAssign):
+                op = "-="
+            else:
+                return None
+            target_node, value_node = small.target, small.value
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+            op = "="
+            target_node, value_node = small.targets[0].target, small.value
+        else:
+            return None
+        if not isinstance(target_node, cst.Subscript) or not isinstance(target_node.value, cst.Name):
+            return None
+        target = target_node.value.value
+        loop_var = shape.index or shape.element
+        if target == loop_var or target == shape.owner and shape.element is not None:
+            return None
+        positions: list[tuple[str, str]] = []
+        for element in target_node.slice:
+            pos = self._position_of(element, shape, target)
+            if pos is None:
+                return None
+            positions.append(pos)
+        if not any(kind in ("gather", "element") for kind, _ in positions):
+            return None  # `out[i] = ...` is a per-sample loop (TFV001), not a scatter
+        value = self._value_of(value_node, shape, target)
+        if value is None:
+            return None
+        if op == "-=" and value[0] != "number":
+            return None
+        if op == "=" and value[0] == "gather" and not any(kind == "arange" for kind, _ in positions):
+            return None  # repeated positions: which write wins is undefined when vectorized
+        if escaping_control_flow(loop.body):
+            return None
+        if shape.extent is not None and not isinstance(shape.extent, (cst.Name, cst.Integer)):
+            return None
+        if shape.extent is not None and isinstance(shape.extent, cst.Name) and shape.extent.value in (target, loop_var):
+            return None
+        return _Match(loop, shape, target, op, positions, value)
+
+    def _position_of(self, element: cst.SubscriptElement, shape: LoopShape, target: str) -> tuple[str, str] | None:
+        if not isinstance(element.slice, cst.Index) or element.slice.star is not None:
+            return None
+        expr = element.slice.value
+        if shape.index is not None:
+            if isinstance(expr, cst.Name) and expr.value == shape.index:
+                return ("arange", shape.index)
+            name = self._gathered(expr, shape.index)
+            if name is not None and name != target:
+                return ("gather", name)
+            return None
+        if isinstance(expr, cst.Name) and expr.value == shape.element and shape.owner != target:
+            return ("element", shape.owner or "")
+        return None
+
+    def _gathered(self, expr: cst.BaseExpression, index: str) -> str | None:
+        """``X`` for ``X[i]`` (X a plain name other than the index)."""
+        if (
+            isinstance(expr, cst.Subscript)
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value != index
+            and len(expr.slice) == 1
+            and isinstance(expr.slice[0].slice, cst.Index)
+            and expr.slice[0].slice.star is None
+            and m.matches(expr.slice[0].slice.value, m.Name(index))
+        ):
+            return expr.value.value
+        return None
+
+    def _value_of(self, expr: cst.BaseExpression, shape: LoopShape, target: str) -> tuple[str, str] | None:
+        loop_var = shape.index or shape.element
+        if m.matches(expr, _NUMBER):
+            return ("number", _code(expr))
+        if isinstance(expr, cst.Name):
+            if expr.value in (loop_var, target) or expr.value in ("True", "False", "None"):
+                if expr.value in ("True", "False"):
+                    return ("number", expr.value)
+                return None
+            return ("name", expr.value)
+        if shape.index is not None:
+            name = self._gathered(expr, shape.index)
+            if name is not None and name != target:
+                return ("gather", name)
+        return None
+
+    # ------------------------------------------------------------------ proposing
+
+    def _position(self, node: cst.CSTNode, ctx: _Context) -> tuple[int, int]:
+        pos = ctx.positions[node]
+        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
+
+    def _skip(self, mt: _Match, ctx: _Context, message: str, reason: str) -> Proposal:
+        line, col = self._position(mt.loop, ctx)
+        return Proposal(CODE, message, line, col, mt.loop, (), reason, statement_code(ctx.module, mt.loop))
+
+    def _modules(self, ctx: _Context) -> tuple[tuple[str, str], ...]:
+        bindings = list(ctx.facts.bindings)
+        if not ctx.facts.torch:
+            bindings.append(("torch", "torch"))
+        return tuple(dict.fromkeys(bindings))
+
+    def _propose(self, mt: _Match, ctx: _Context) -> Proposal | None:
+        loop = mt.loop
+        kind = "one-hot assignment" if mt.op == "=" else (
+            "weighted scatter" if mt.value[0] == "gather" else "counting loop")
+        message = f"`{mt.target}` is written one index at a time ({kind}): one scatter does it"
+        scope = enclosing_scope(loop, ctx.parents)
+        torch_names = {ctx.torch}
+        vectorized = [mt.target] + mt.index_tensors + ([mt.value[1]] if mt.value[0] == "gather" else [])
+        for name in dict.fromkeys(vectorized):
+            if not tensor_evidence(scope, name, torch_names):
+                return self._skip(
+                    mt, ctx, message,
+                    f"nothing shows that `{name}` is a tensor (it could be a list or a numpy array); "
+                    f"annotate it `{name}: torch.Tensor` to enable this rewrite",
+                )
+        loop_var = mt.shape.index or mt.shape.element or ""
+        if self._used_outside(loop_var, loop, scope):
+            return self._skip(mt, ctx, message, f"the loop variable `{loop_var}` is used outside the loop")
+        extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]
+        candidates: list[Candidate] = []
+        for form in self._forms(mt):
+            for extent in extents:
+                candidates.append(self._candidate(mt, form, extent, ctx))
+        line, col = self._position(loop, ctx)
+        return Proposal(CODE, message, line, col, loop, tuple(candidates), None, statement_code(ctx.module, loop))
+
+    def _used_outside(self, name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
+        inside = {id(n) for n in name_nodes(loop)}
+        other_loops: set[int] = set()
+
+        class _Rebinding(cst.CSTVisitor):
+            def visit_For(self, node: cst.For) -> None:
+                if node is not loop and name in names_used(node.target):
+                    other_loops.update(id(n) for n in name_nodes(node))
+
+        scope.visit(_Rebinding())
+        return any(
+            n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope)
+        )
+
+    def _forms(self, mt: _Match) -> list[str]:
+        if mt.op == "=":
+            return ["assign"]
+        forms = []
+        single = len(mt.positions) == 1 and mt.positions[0][0] != "arange"
+        if mt.value[0] == "gather":
+            if single and mt.op == "+=":
+                forms.append("index_add")
+            forms.append("index_put")
+            return forms
+        if single and mt.op == "+=" and mt.value == ("number", "1"):
+            forms.append("bincount")
+        forms.append("index_put")
+        return forms
+
+    def _candidate(self, mt: _Match, form: str, extent: str, ctx: _Context) -> Candidate:
+        torch = ctx.torch
+        shape = mt.shape
+        target = mt.target
+        iter_args = mt.loop.iter.args if isinstance(mt.loop.iter, cst.Call) else ()  # type: ignore[attr-defined]
+        if shape.extent is not None:
+            bound: str | None = _code(shape.extent)
+            if extent == "max0":
+                bound = f"max({bound}, 0)"
+        elif shape.index is not None:
+            bound = _code(iter_args[-1].value)
+        else:
+            bound = None
+
+        def whole(name: str) -> str:
+            sliced = bound is not None and (shape.extent is not None or name != shape.owner)
+            return f"{name}[:{bound}]" if sliced else name
+
+        indices = []
+        for kind, name in mt.positions:
+            if kind == "gather":
+                indices.append(whole(name))
+            elif kind == "element":
+                indices.append(name)
+            else:
+                indices.append(f"{torch}.arange({bound})")
+        kind, text = mt.value
+        if form == "assign":
+            value = whole(text) if kind == "gather" else text
+            new = f"{target}[{', '.join(indices)}] = {value}"
+            description = "advanced-index assignment"
+        elif form == "bincount":
+            new = f"{target} += {torch}.bincount({indices[0]}, minlength={target}.shape[0])"
+            description = "torch.bincount (non-negative indices, 1-D counts)"
+        elif form == "index_add":
+            new = f"{target}.index_add_(0, {indices[0]}, {whole(text)}.to({target}.dtype))"
+            description = "index_add_"
+        else:
+            if kind == "gather":
+                values = f"{whole(text)}.to({target}.dtype)"
+            elif kind == "name":
+                values = f"{torch}.as_tensor({text}, dtype={target}.dtype, device={target}.device)"
+            else:
+                number = text
+                if mt.op == "-=":
+                    number = number[1:].lstrip() if number.startswith("-") else f"-{number}"
+                values = f"{target}.new_ones(())" if number == "1" else f"{target}.new_full((), {number})"
+            tuple_code = f"({indices[0]},)" if len(indices) == 1 else f"({', '.join(indices)})"
+            new = f"{target}.index_put_({tuple_code}, {values}, accumulate=True)"
+            description = "index_put_(..., accumulate=True)"
+        if extent == "max0":
+            description += ", extent clamped at 0"
+        new_stmt = cst.parse_statement(new + "\n", config=ctx.module.config_for_parsing)
+        leading = list(mt.loop.leading_lines) + comments_in(mt.loop.with_changes(leading_lines=()))
+        new_stmt = new_stmt.with_changes(leading_lines=leading)
+        kernel = Kernel(
+            old=statement_code(ctx.module, mt.loop),
+            new=statement_code(ctx.module, new_stmt),
+            inputs=self._inputs(mt, ctx),
+            outputs=(),
+            modules=self._modules(ctx),
+            note=(
+                f"the loop, verbatim; `{target}` is compared after the run (it is written in place); "
+                "index tensors are taken as 1-D (one position per step)"
+                + ("; values as one number per step" if mt.value[0] == "gather" else "")
+            ),
+        )
+        return Candidate(description, (Edit(mt.loop, new_stmt),), kernel, ctx.imports)
+
+    def _inputs(self, mt: _Match, ctx: _Context) -> tuple[InputSpec, ...]:
+        loop_var = mt.shape.index or mt.shape.element
+        used = names_used(mt.loop.iter) | names_used(mt.loop.body)
+        free = sorted(n for n in used if n != loop_var and n not in BUILTIN_NAMES and n not in ctx.module_names)
+        index_names = set(mt.index_tensors)
+        gathered = mt.value[1] if mt.value[0] == "gather" else None
+        extent = mt.shape.extent.value if isinstance(mt.shape.extent, cst.Name) else None
+        specs = []
+        for name in free:
+            if name == mt.target:
+                if gathered is not None:
+                    specs.append(InputSpec(name, Kind.TENSOR, ranks=(len(mt.positions),)))
+                else:
+                    specs.append(InputSpec(name, Kind.TENSOR))
+            elif name in index_names:
+                specs.append(InputSpec(name, Kind.TENSOR, ranks=(1,), index=True))
+            elif name == gathered:
+                specs.append(InputSpec(name, Kind.TENSOR, ranks=(1,)))
+            elif name == extent:
+                specs.append(InputSpec(name, Kind.INT, count=True))
+            elif name == mt.shape.owner:
+                specs.append(InputSpec(name, Kind.TENSOR, ranks=(1, 2, 3)))
+            else:
+                specs.append(InputSpec(name, Kind.ANY))
+        return tuple(specs)
