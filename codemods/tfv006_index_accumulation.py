@@ -440,7 +440,8 @@ class IndexAccumulation(Rule):
                 + ("; values as one number per step" if mt.value[0] == "gather" else "")
             ),
         )
-        return Candidate(description, (Edit(mt.loop, new_stmt),), kernel, ctx.imports)
+        imports = ctx.imports if f"{torch}." in new else ()
+        return Candidate(description, (Edit(mt.loop, new_stmt),), kernel, imports)
 
     def _inputs(self, mt: _Match, ctx: _Context) -> tuple[InputSpec, ...]:
         loop_var = mt.shape.index or mt.shape.element

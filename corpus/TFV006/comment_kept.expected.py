@@ -1,0 +1,11 @@
+# Comments on and inside the loop are kept above the rewrite.
+# bench: tally(idx=index64[n]<9>)
+import torch
+
+
+def tally(idx: torch.Tensor) -> torch.Tensor:
+    counts = torch.zeros(9)
+    # count every index
+    # duplicates count twice
+    counts.index_put_((idx,), counts.new_ones(()), accumulate=True)
+    return counts

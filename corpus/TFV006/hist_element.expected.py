@@ -1,0 +1,9 @@
+# Iterating the index tensor itself: `for j in idx: hist[j] += 1`.
+# bench: visits(idx=index64[n]<8>, k=int[8])
+import torch
+
+
+def visits(idx: torch.Tensor, k: int) -> torch.Tensor:
+    hist = torch.zeros(k)
+    hist.index_put_((idx,), hist.new_ones(()), accumulate=True)
+    return hist

@@ -1,0 +1,10 @@
+# Class histogram: count each label with a loop over range(len(labels)).
+# bench: class_histogram(labels=index64[n]<16>, k=int[16])
+import torch
+
+
+def class_histogram(labels: torch.Tensor, k: int) -> torch.Tensor:
+    hist = torch.zeros(k, dtype=torch.long)
+    for i in range(len(labels)):
+        hist[labels[i]] += 1
+    return hist

@@ -1,0 +1,10 @@
+# Only the first n labels are counted: range(n) slices them, clamped at 0 for negative n.
+# bench: head_histogram(labels=index64[n]<10>, n=int[n])
+import torch
+
+
+def head_histogram(labels: torch.Tensor, n: int) -> torch.Tensor:
+    hist = torch.zeros(10)
+    for i in range(n):
+        hist[labels[i]] += 1
+    return hist

@@ -1,0 +1,10 @@
+# A loop-invariant weight added at every index.
+# bench: votes(voters=index64[n]<6>, weight=float[0.5])
+import torch
+
+
+def votes(voters: torch.Tensor, weight: float) -> torch.Tensor:
+    score = torch.zeros(6)
+    for i in range(len(voters)):
+        score[voters[i]] += weight
+    return score

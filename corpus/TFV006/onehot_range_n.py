@@ -1,0 +1,10 @@
+# One-hot rows for the first n labels: advanced-index assignment with torch.arange.
+# bench: one_hot(labels=index64[n]<10>, n=int[n])
+import torch
+
+
+def one_hot(labels: torch.Tensor, n: int) -> torch.Tensor:
+    m = torch.zeros(n, 10)
+    for i in range(n):
+        m[i, labels[i]] = 1
+    return m

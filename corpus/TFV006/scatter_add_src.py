@@ -1,0 +1,10 @@
+# Weighted scatter: `out[idx[i]] += src[i]` counts repeated indices, so `accumulate=True`.
+# bench: segment_sums(idx=index64[n]<16>, src=float32[n], k=int[16])
+import torch
+
+
+def segment_sums(idx: torch.Tensor, src: torch.Tensor, k: int) -> torch.Tensor:
+    out = torch.zeros(k)
+    for i in range(idx.shape[0]):
+        out[idx[i]] += src[i]
+    return out

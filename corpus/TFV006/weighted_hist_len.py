@@ -1,0 +1,10 @@
+# Weighted histogram over a loop measured on the bins; the weights are sliced to that extent.
+# bench: weighted_histogram(bins=index64[n]<20>, w=float64[n])
+import torch
+
+
+def weighted_histogram(bins: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    hist = torch.zeros(20, dtype=torch.float64)
+    for i in range(len(bins)):
+        hist[bins[i]] += w[i]
+    return hist
