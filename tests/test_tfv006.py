@@ -1,0 +1,183 @@
+"""TFV006: corpus cases (before -> after, traps unchanged), the rule's own examples, and the
+ladder's refutations (bincount on negative indices, `out[idx] += src` on repeated indices)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import textwrap
+
+import libcst as cst
+import pytest
+from conftest import corpus_cases
+from libcst.metadata import MetadataWrapper
+from rewrite_helper import rewrite
+
+from codemods.tfv006_index_accumulation import IndexAccumulation
+from equivalence.kernel import Kind, Outcome
+
+CASES = corpus_cases("TFV006")
+
+
+@pytest.fixture(scope="module")
+def checker():
+    from equivalence.checker import Checker, CheckSettings
+
+    with Checker(CheckSettings(examples=60)) as instance:
+        yield instance
+
+
+def _proposals(source: str):
+    return list(IndexAccumulation().propose(MetadataWrapper(cst.parse_module(textwrap.dedent(source)))))
+
+
+def test_corpus_has_enough_cases():
+    positives = [c for c in CASES if not c.name.startswith("trap_")]
+    traps = [c for c in CASES if c.name.startswith("trap_")]
+    assert len(positives) >= 12 and len(traps) >= 6
+    for case in positives:
+        assert case.with_name(case.stem + ".expected.py").exists(), case.name
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_corpus_case(case, checker):
+    before = case.read_bytes()
+    assert before.startswith(b"# "), "the first line says what the scenario is"
+    result = rewrite(before, [IndexAccumulation], checker)
+    if case.name.startswith("trap_"):
+        assert result.source == before, "a trap was rewritten"
+        assert all(outcome is not Outcome.VERIFIED for _, outcome, _ in result.proposals)
+    else:
+        expected = case.with_name(case.stem + ".expected.py").read_bytes()
+        assert result.source == expected
+        # idempotence: the rewritten code offers nothing more to this rule
+        again = rewrite(result.source, [IndexAccumulation], checker)
+        assert again.source == result.source
+
+
+@pytest.mark.parametrize("example", IndexAccumulation.examples, ids=[e.id for e in IndexAccumulation.examples])
+def test_rule_examples(example, checker):
+    before, after = example.dedented()
+    result = rewrite(before.encode(), [IndexAccumulation], checker)
+    assert result.source.decode() == (after if after is not None else before)
+
+
+SCATTER = """
+import torch
+def f(idx: torch.Tensor, src: torch.Tensor):
+    out = torch.zeros(6)
+    for i in range(len(idx)):
+        out[idx[i]] += src[i]
+    return out
+"""
+
+
+def _rendered_ints(counterexample, name: str) -> list[int]:
+    text = dict(counterexample.inputs)[name]
+    return ast.literal_eval(text.split("torch.tensor(", 1)[1].split(", dtype")[0])
+
+
+def _assert_duplicate_counterexample(verdict):
+    assert verdict.outcome is Outcome.REJECTED
+    idx = _rendered_ints(verdict.counterexample, "idx")
+    assert len(idx) > len(set(idx)), verdict.counterexample.render()
+
+
+def test_checker_rejects_plain_advanced_index_increment(checker):
+    """`hist[idx] += 1` adds 1 once per distinct position; the loop counts every repeat."""
+    (proposal,) = _proposals(SCATTER.replace("+= src[i]", "+= 1"))
+    kernel = dataclasses.replace(proposal.candidates[0].kernel, new="out[idx] += 1\n")
+    _assert_duplicate_counterexample(checker.check(kernel))
+
+
+def test_checker_rejects_plain_advanced_index_add():
+    """`out[idx] += src` adds a repeated position once; the loop adds it every time.
+
+    At 60 examples the checker finds this on some seeds only: index values are drawn in
+    [-6, 6] whatever the sizes, so about two thirds of the examples index out of range and
+    are discarded, and a repeat with non-zero values at it is rarer still. 200 examples find
+    it on every seed tried (0-3)."""
+    from equivalence.checker import Checker, CheckSettings
+
+    (proposal,) = _proposals(SCATTER)
+    kernel = proposal.candidates[-1].kernel
+    wrong = dataclasses.replace(kernel, new="out[idx] += src[:len(idx)]\n")
+    with Checker(CheckSettings(examples=200)) as strict:
+        _assert_duplicate_counterexample(strict.check(wrong))
+        # ... while the accumulating form of the same kernel passes
+        assert "accumulate=True" in kernel.new and strict.check(kernel).ok
+
+
+def test_bincount_refuted_by_negative_index(checker):
+    (proposal,) = _proposals(
+        """
+        import torch
+        def f(labels: torch.Tensor):
+            hist = torch.zeros(5)
+            for i in range(len(labels)):
+                hist[labels[i]] += 1
+            return hist
+        """
+    )
+    first, *rest = proposal.candidates
+    assert "bincount" in first.kernel.new
+    verdict = checker.check(first.kernel)
+    assert verdict.outcome is Outcome.REJECTED
+    assert "index_put_" in rest[0].kernel.new and checker.check(rest[0].kernel).ok
+
+
+def test_range_n_plain_slice_refuted_then_clamped(checker):
+    (proposal,) = _proposals(
+        """
+        import torch
+        def f(labels: torch.Tensor, n: int):
+            hist = torch.zeros(5)
+            for i in range(n):
+                hist[labels[i]] += 1.0
+            return hist
+        """
+    )
+    plain = [c for c in proposal.candidates if "max(n, 0)" not in c.kernel.new]
+    clamped = [c for c in proposal.candidates if "max(n, 0)" in c.kernel.new]
+    verdict = checker.check(plain[-1].kernel)
+    assert verdict.outcome is Outcome.REJECTED and "n = -" in verdict.counterexample.render()
+    assert checker.check(clamped[-1].kernel).ok
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "out[idx[i]] = src[i]",  # repeated positions: last write wins
+        "out[idx[i]] -= src[i]",
+        "out[idx[i] // 2] += 1",
+        "out[idx[i]] += out[i]",
+        "out[idx[i]] *= 2",
+        "out[i] += src[i]",  # per-sample loop, not a scatter
+    ],
+)
+def test_not_matched(body):
+    source = f"""
+    import torch
+    def f(idx: torch.Tensor, src: torch.Tensor):
+        out = torch.zeros(6)
+        for i in range(len(idx)):
+            {body}
+        return out
+    """
+    assert _proposals(source) == []
+
+
+def test_kernel_declares_mutated_target_as_input():
+    (proposal,) = _proposals(SCATTER)
+    kernel = proposal.candidates[-1].kernel
+    specs = {s.name: s for s in kernel.inputs}
+    # written in place: an input the checker compares after the run, not an output
+    assert kernel.outputs == () and specs["out"].kind is Kind.TENSOR and not specs["out"].index
+    assert specs["idx"].index and specs["idx"].ranks == (1,)
+    assert "for i in range(len(idx)):\n    out[idx[i]] += src[i]\n" == kernel.old
+
+
+def test_explain_has_ruff_sections():
+    text = IndexAccumulation.explain()
+    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
+        assert f"## {section}" in text
