@@ -1,0 +1,3 @@
+from torchfix.cli import main
+
+main()
