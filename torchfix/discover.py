@@ -45,7 +45,7 @@ def _load_ignore(directory: Path, name: str = ".gitignore") -> _Ignore | None:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return _Ignore(directory, pathspec.PathSpec.from_lines("gitwildmatch", lines))
+    return _Ignore(directory, pathspec.PathSpec.from_lines("gitignore", lines))
 
 
 def _repo_excludes(start: Path) -> list[_Ignore]:
@@ -89,7 +89,7 @@ def _walk(root: Path, ignores: list[_Ignore], extra: pathspec.PathSpec | None) -
 
 def discover(paths: Sequence[str], exclude: Iterable[str] = ()) -> list[Path]:
     """The Python files under ``paths``, deduplicated, in a deterministic order."""
-    extra = pathspec.PathSpec.from_lines("gitwildmatch", list(exclude)) if exclude else None
+    extra = pathspec.PathSpec.from_lines("gitignore", list(exclude)) if exclude else None
     found: dict[str, Path] = {}
     for raw in paths:
         path = Path(raw)
