@@ -1,0 +1,8 @@
+# Trap: an in-place prefix sum; row i reads row i - 1 written by the previous step.
+import torch
+
+
+def prefix(x: torch.Tensor) -> torch.Tensor:
+    for i in range(1, x.shape[0]):
+        x[i] = x[i] + x[i - 1]
+    return x
