@@ -419,6 +419,20 @@ def tensor_evidence(scope: cst.CSTNode, name: str, torch_names: Collection[str])
     return found
 
 
+_SCALAR_ANNOTATIONS = {"int": "int", "float": "float", "bool": "bool"}
+
+
+def annotated_scalar(scope: cst.CSTNode, name: str) -> str | None:
+    """"int", "float" or "bool" when ``name`` is a parameter of ``scope`` annotated so."""
+    if not isinstance(scope, cst.FunctionDef):
+        return None
+    params = scope.params
+    for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+        if param.name.value == name and param.annotation is not None:
+            return _SCALAR_ANNOTATIONS.get(dotted(param.annotation.annotation) or "")
+    return None
+
+
 def find_init(
     block: Sequence[cst.BaseStatement], before: cst.BaseStatement, name: str
 ) -> tuple[cst.SimpleStatementLine, cst.BaseExpression, bool] | None:

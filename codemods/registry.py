@@ -5,8 +5,9 @@ from __future__ import annotations
 from codemods.base import Rule
 from codemods.tfv002_comprehension import ComprehensionOverTensor
 from codemods.tfv004_item_accumulator import ItemAccumulator
+from codemods.tfv006_index_accumulation import IndexAccumulation
 
-ALL_RULES: list[type[Rule]] = sorted([ComprehensionOverTensor, ItemAccumulator], key=lambda r: r.code)
+ALL_RULES: list[type[Rule]] = sorted([ComprehensionOverTensor, ItemAccumulator, IndexAccumulation], key=lambda r: r.code)
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 
 

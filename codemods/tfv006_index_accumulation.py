@@ -13,6 +13,7 @@ from codemods.analysis import (
     BUILTIN_NAMES,
     LoopShape,
     comments_in,
+    annotated_scalar,
     enclosing_scope,
     escaping_control_flow,
     loop_shape,
@@ -466,5 +467,7 @@ class IndexAccumulation(Rule):
             elif name == mt.shape.owner:
                 specs.append(InputSpec(name, Kind.TENSOR, ranks=(1, 2, 3)))
             else:
-                specs.append(InputSpec(name, Kind.ANY))
+                # an `int`/`float`/`bool` annotation narrows what the checker draws
+                scalar = annotated_scalar(enclosing_scope(mt.loop, ctx.parents), name)
+                specs.append(InputSpec(name, Kind(scalar) if scalar else Kind.ANY))
         return tuple(specs)

@@ -113,11 +113,17 @@ def _int_values(spec: InputSpec, dtype: str) -> st.SearchStrategy[int]:
     return st.integers(-8, 8)
 
 
-def element_strategy(spec: InputSpec, dtype: str) -> st.SearchStrategy[Any]:
+def element_strategy(spec: InputSpec, dtype: str, pool: tuple[int, ...] = ()) -> st.SearchStrategy[Any]:
     if dtype == "bool":
         return st.booleans()
     if dtype in FLOAT_DTYPES:
         return _float_values(64 if dtype == "float64" else 32)
+    if spec.index and pool:
+        # indices within the sizes in play (negative ones too), so that most examples index
+        # in range and duplicates are common; one step outside now and then
+        bound = max(max(pool), 1)
+        low = 0 if (spec.nonnegative or dtype == "uint8") else -bound
+        return st.one_of(st.integers(low, bound - 1), st.integers(low - 1, bound))
     return _int_values(spec, dtype)
 
 
@@ -127,7 +133,7 @@ def tensor_strategy(draw: st.DrawFn, spec: InputSpec, slot: Slot, pool: tuple[in
     numel = 1
     for d in shape:
         numel *= d
-    values = draw(st.lists(element_strategy(spec, slot.dtype), min_size=numel, max_size=numel))
+    values = draw(st.lists(element_strategy(spec, slot.dtype, pool), min_size=numel, max_size=numel))
     dtype = getattr(torch, slot.dtype)
     if dtype.is_floating_point:
         data = torch.tensor(values, dtype=torch.float64).to(dtype)
