@@ -93,7 +93,7 @@ def test_apply_writes_atomically_keeps_mode_and_a_second_run_changes_nothing(tmp
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert not [p for p in tmp_path.iterdir() if "torchfix-tmp" in p.name]
     code, out, err = run(["--apply", "m.py"], tmp_path, capfdbinary)
-    assert code == 0 and target.read_text() == FAST and "0 with rewrites" in err
+    assert code == 0 and target.read_text() == FAST and "0 rewritten" in err
 
 
 def test_check_exits_1_when_rewrites_exist_and_0_when_clean(tmp_path, capfdbinary):
@@ -109,7 +109,7 @@ def test_check_exits_1_when_rewrites_exist_and_0_when_clean(tmp_path, capfdbinar
     [
         ("py2.py", b'print "hello"\nx = 1\n', "Python 2 syntax?"),
         ("broken.py", b"def f(:\n    pass\n", "does not parse"),
-        ("bad_bytes.py", b"x = '\xff\xfe'\ny = 1 += 2\n", "cannot decode as utf-8"),
+        ("bad_bytes.py", b"x = '\xff\xfe'\ny = 1 += 2\n", "not decodable as utf-8"),
     ],
 )
 def test_bad_files_are_reported_untouched_and_the_run_goes_on(tmp_path, capfdbinary, name, data, reason):

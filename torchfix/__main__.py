@@ -1,3 +1,6 @@
+"""``python -m torchfix``: the same as the ``torchfix`` console script."""
+
 from torchfix.cli import main
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,9 +1,11 @@
 """Which files a run looks at.
 
-Files named on the command line are taken if they are Python (``.py``/``.pyi``); directories are
-walked for ``*.py`` in sorted order, honouring ``.gitignore`` files (git's wildmatch rules, via
-pathspec) and ``.git/info/exclude``, skipping hidden directories, virtualenvs, build folders and
-caches, and never following a symlinked directory (it may point anywhere, or into a loop).
+Files named on the command line are taken if they are Python (``.py``/``.pyi``), whatever ignore
+rules say (naming a file is asking for it). Directories are walked for ``*.py`` in sorted order,
+honouring ``.gitignore`` files (git's wildmatch rules, via pathspec) -- those inside the walked tree
+and those between it and the root of its git repository -- and ``.git/info/exclude``; hidden
+directories, virtualenvs, build folders and caches are skipped, and a symlinked directory is never
+followed (it may point anywhere, or into a loop).
 """
 
 from __future__ import annotations
@@ -23,48 +25,63 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 class DiscoveryError(Exception):
-    """A path given on the command line cannot be used (a usage error)."""
+    """A path given on the command line cannot be used (a usage error, exit 2)."""
 
 
 @dataclass
 class _Ignore:
+    """One ignore file: its patterns are relative to the directory holding it."""
+
     base: Path
     spec: pathspec.PathSpec
 
     def matches(self, path: Path, is_dir: bool) -> bool:
         try:
-            rel = path.relative_to(self.base).as_posix()
+            rel = Path(os.path.abspath(path)).relative_to(self.base).as_posix()
         except ValueError:
             return False
+        # a trailing slash lets directory-only patterns ("build/") match
         return self.spec.match_file(rel + "/" if is_dir else rel)
 
 
-def _load_ignore(directory: Path, name: str = ".gitignore") -> _Ignore | None:
-    path = directory / name
+def _load_ignore(file: Path, base: Path) -> _Ignore | None:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return _Ignore(directory, pathspec.PathSpec.from_lines("gitignore", lines))
+    return _Ignore(Path(os.path.abspath(base)), pathspec.GitIgnoreSpec.from_lines(lines))
 
 
-def _repo_excludes(start: Path) -> list[_Ignore]:
-    """``.git/info/exclude`` and parent ``.gitignore`` files of the repository holding ``start``."""
-    found: list[_Ignore] = []
-    current = start.resolve()
-    for directory in [current, *current.parents]:
-        if (directory / ".git").is_dir():
-            exclude = directory / ".git" / "info"
-            ignore = _load_ignore(exclude, "exclude")
-            if ignore is not None:
-                found.append(_Ignore(directory, ignore.spec))
+def _enclosing_ignores(start: Path) -> list[_Ignore]:
+    """Ignore files above ``start`` that apply to it: parent ``.gitignore`` files up to the root of
+    the git repository holding ``start``, and that repository's ``.git/info/exclude``."""
+    current = Path(os.path.abspath(start))  # lexical, like the walked paths
+    chain: list[Path] = []
+    for directory in current.parents:
+        chain.append(directory)
+        if (directory / ".git").exists():
             break
+    else:
+        return []  # not inside a git repository: no parent ignore file applies
+    found: list[_Ignore] = []
+    root = chain[-1]
+    exclude = _load_ignore(root / ".git" / "info" / "exclude", root)
+    if exclude is not None:
+        found.append(exclude)
+    for directory in reversed(chain):  # outermost first, as git reads them
+        ignore = _load_ignore(directory / ".gitignore", directory)
+        if ignore is not None:
+            found.append(ignore)
     return found
+
+
+def _ignored(path: Path, is_dir: bool, ignores: Sequence[_Ignore]) -> bool:
+    return any(ig.matches(path, is_dir) for ig in ignores)
 
 
 def _walk(root: Path, ignores: list[_Ignore], extra: pathspec.PathSpec | None) -> Iterator[Path]:
     local = list(ignores)
-    own = _load_ignore(root)
+    own = _load_ignore(root / ".gitignore", root)
     if own is not None:
         local.append(own)
     try:
@@ -77,31 +94,48 @@ def _walk(root: Path, ignores: list[_Ignore], extra: pathspec.PathSpec | None) -
             is_dir = entry.is_dir(follow_symlinks=False)
         except OSError:
             continue
-        if any(ig.matches(path, is_dir) for ig in local) or (extra is not None and extra.match_file(path.as_posix())):
+        if _ignored(path, is_dir, local) or (extra is not None and extra.match_file(path.as_posix() + ("/" if is_dir else ""))):
             continue
         if is_dir:
             if entry.name in SKIP_DIRS or entry.name.startswith(".") or (path / "pyvenv.cfg").exists():
                 continue
             yield from _walk(path, local, extra)
         elif entry.name.endswith(".py"):
+            try:
+                # a symlink in the tree that points at a directory named "*.py" is not a file
+                if entry.is_symlink() and not entry.is_file():
+                    continue
+            except OSError:
+                continue
             yield path
 
 
 def discover(paths: Sequence[str], exclude: Iterable[str] = ()) -> list[Path]:
-    """The Python files under ``paths``, deduplicated, in a deterministic order."""
-    extra = pathspec.PathSpec.from_lines("gitignore", list(exclude)) if exclude else None
+    """The Python files under ``paths``, each once (by resolved path), in a deterministic order.
+
+    Raises DiscoveryError for a path that does not exist or names a non-Python file.
+    """
+    patterns = list(exclude)
+    extra = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
     found: dict[str, Path] = {}
+
+    def add(file: Path) -> None:
+        # the same file reached twice (a symlink, or overlapping PATHs) would be rewritten twice
+        found.setdefault(os.path.realpath(file), file)
+
     for raw in paths:
         path = Path(raw)
         if not os.path.lexists(path):
             raise DiscoveryError(f"{raw}: no such file or directory")
-        if path.is_dir() and not path.is_symlink():
-            for file in _walk(path, _repo_excludes(path), extra):
-                found.setdefault(os.path.normpath(file), file)
-        elif path.is_dir():
-            raise DiscoveryError(f"{raw}: is a symlink to a directory (not followed)")
+        if path.is_dir():
+            # a symlinked directory named explicitly is walked (the user asked for it); symlinked
+            # directories found inside are not
+            for file in _walk(path, _enclosing_ignores(path), extra):
+                add(file)
         elif path.suffix in PYTHON_SUFFIXES:
-            found.setdefault(os.path.normpath(path), path)
+            if not path.exists():
+                raise DiscoveryError(f"{raw}: a dangling symlink")
+            add(path)
         else:
-            raise DiscoveryError(f"{raw}: not a Python file")
+            raise DiscoveryError(f"{raw}: not a Python file (expected .py or .pyi)")
     return list(found.values())

@@ -1,54 +1,81 @@
-"""One file through the data path: parse -> propose -> verify -> apply.
+"""One file through the data path: read -> parse -> propose -> verify -> apply.
 
-``process_file`` returns plain, picklable data (a ``FileResult``) so files can be processed in
-worker processes. It never writes: emitting (diff or write) is the caller's job.
+``process_file`` returns plain, picklable data (a :class:`FileResult`), so files can later be
+processed in worker processes. It never writes: emitting (a diff, or an in-place write) is the
+caller's job.
+
+Verification climbs each proposal's candidate ladder, most idiomatic first; the first candidate the
+checker verifies wins. When none does, the proposal is ``rejected`` if any candidate was refuted
+(the counterexample of the first refutation is kept) and ``unverified`` otherwise. A proposal
+whose rule set ``skip_reason``, that a ``# torchfix: ignore`` comment suppresses, or whose edits
+overlap a rewrite accepted earlier in the same file, is ``skipped`` without running the checker.
 """
 
 from __future__ import annotations
 
 import re
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Iterable, Protocol, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemods.apply import add_imports, apply_edits, overlaps
 from codemods.base import Candidate, Edit, Proposal, Rule
 from equivalence.kernel import Kernel, Outcome, Verdict
 from torchfix.source import SourceError, parse, read_bytes
 
-_SUPPRESSION = re.compile(r"#\s*torchfix:\s*ignore(?:\[([A-Z0-9, ]+)\])?", re.I)
+_SUPPRESSION = re.compile(r"#\s*torchfix:\s*ignore(?:\[([A-Za-z0-9, ]*)\])?", re.I)
+OVERLAP_REASON = "overlaps another rewrite in this file; run torchfix again once that one is in"
+SUPPRESSED_REASON = "suppressed by a `# torchfix: ignore` comment"
 
 
 class CheckerLike(Protocol):
     def check(self, kernel: Kernel) -> Verdict: ...
 
 
+#: returns the run's checker; called only when a candidate actually needs checking, so a run
+#: with nothing to check never starts a worker (nor imports torch)
+CheckerFactory = Callable[[], CheckerLike]
+
+
 @dataclass(frozen=True)
 class RewriteRecord:
-    """What became of one proposal."""
+    """What became of one proposal (plain data: it crosses process boundaries and goes to JSON)."""
 
     rule: str
     path: str
     line: int
     column: int
     message: str
-    outcome: str
+    outcome: str  # an Outcome value: verified / rejected / unverified / skipped
     reason: str
+    #: the checker's verdict on the deciding candidate; None when nothing was checked
+    verdict: Verdict | None = None
+    #: description of the candidate whose edits were applied (None when nothing was applied)
     candidate: str | None = None
-    counterexample: str | None = None
-    examples: int = 0
-    devices: tuple[str, ...] = ()
+
+    @property
+    def counterexample(self) -> str | None:
+        if self.verdict is None or self.verdict.counterexample is None:
+            return None
+        return self.verdict.counterexample.render()
 
 
 @dataclass
 class FileResult:
+    """One file's outcome. ``path`` is the display path (relative to the working directory)."""
+
     path: str
     original: bytes | None = None
+    #: the rewritten bytes; None when nothing was accepted (or the file failed)
     new: bytes | None = None
+    #: one-line reason the file was not processed (unreadable, undecodable, unparsable, internal)
     error: str | None = None
+    #: the error is a bug in torchfix (a rule or checker crashed, or the output did not parse)
+    internal: bool = False
     records: list[RewriteRecord] = field(default_factory=list)
 
     @property
@@ -56,50 +83,80 @@ class FileResult:
         return self.new is not None and self.original is not None and self.new != self.original
 
 
-def suppressed(source_lines: Sequence[str], line: int, code: str) -> bool:
-    """``# torchfix: ignore`` or ``# torchfix: ignore[TFV004,...]`` on the match's first line."""
-    if not 1 <= line <= len(source_lines):
-        return False
-    match = _SUPPRESSION.search(source_lines[line - 1])
-    if match is None:
-        return False
-    codes = match.group(1)
-    return codes is None or any(code.startswith(c.strip().upper()) for c in codes.split(",") if c.strip())
+def _suppressed(lines: Sequence[str], candidates: Iterable[int], code: str) -> bool:
+    """A ``# torchfix: ignore`` (all rules) or ``# torchfix: ignore[TFV004,TFV00]`` on a line."""
+    for line in candidates:
+        if not 1 <= line <= len(lines):
+            continue
+        match = _SUPPRESSION.search(lines[line - 1])
+        if match is None:
+            continue
+        codes = match.group(1)
+        if codes is None or any(code.startswith(c.strip().upper()) for c in codes.split(",") if c.strip()):
+            return True
+    return False
 
 
-def _judge(proposal: Proposal, checker: CheckerLike, unsafe: bool) -> tuple[str, str, Candidate | None, Verdict | None]:
-    """Climb the candidate ladder: the first verified candidate wins."""
+def _suppression_lines(wrapper: MetadataWrapper, lines: Sequence[str], proposal: Proposal) -> list[int]:
+    """Where a suppression comment for ``proposal`` may sit: the reported line, the anchor
+    statement's first line (a compound statement's header), a simple statement's last line
+    (its trailing comment), and a comment-only line right above the anchor."""
+    found = [proposal.line]
+    try:
+        position = wrapper.resolve(PositionProvider)[proposal.anchor]
+    except KeyError:  # an anchor outside the module (a rule bug): use the reported line only
+        return found
+    start, end = position.start.line, position.end.line
+    found.append(start)
+    if isinstance(proposal.anchor, cst.SimpleStatementLine):
+        found.append(end)
+    if start >= 2 and lines[start - 2].lstrip().startswith("#"):
+        found.append(start - 1)
+    return found
+
+
+def _judge(proposal: Proposal, checker: CheckerFactory, unsafe: bool) -> tuple[str, str, Candidate | None, Verdict | None]:
+    """Climb the ladder: (outcome, reason, candidate to apply or None, deciding verdict)."""
     first_rejection: Verdict | None = None
     unverified: tuple[Candidate, str, Verdict | None] | None = None
     for candidate in proposal.candidates:
-        if candidate.unverifiable:
+        if candidate.unverifiable:  # rests on an opaque callable's behaviour: never checked
             unverified = unverified or (candidate, candidate.unverifiable, None)
             continue
-        verdict = checker.check(candidate.kernel)
+        verdict = checker().check(candidate.kernel)
         if verdict.outcome is Outcome.VERIFIED:
             return Outcome.VERIFIED.value, verdict.reason, candidate, verdict
         if verdict.outcome is Outcome.REJECTED:
             first_rejection = first_rejection or verdict
         elif unverified is None:
             unverified = (candidate, verdict.reason, verdict)
-    if unverified is not None and unsafe:
-        candidate, reason, verdict = unverified
-        return Outcome.UNVERIFIED.value, reason, candidate, verdict
     if first_rejection is not None:
         return Outcome.REJECTED.value, first_rejection.reason, None, first_rejection
     if unverified is not None:
-        return Outcome.UNVERIFIED.value, unverified[1], None, unverified[2]
-    return Outcome.UNVERIFIED.value, "no candidate rewrite", None, None
+        candidate, reason, verdict = unverified
+        # emitted only on explicit request (--unsafe)
+        return Outcome.UNVERIFIED.value, reason, candidate if unsafe else None, verdict
+    return Outcome.UNVERIFIED.value, "the rule offered no candidate rewrite", None, None
+
+
+def _overlaps_accepted(proposal: Proposal, accepted: Sequence[Edit]) -> bool:
+    return any(
+        overlaps(done.target, edit.target) for candidate in proposal.candidates for edit in candidate.edits for done in accepted
+    )
 
 
 def process_source(
     data: bytes,
     path: str,
     rules: Sequence[type[Rule]],
-    checker: Callable[[], CheckerLike],
+    checker: CheckerFactory,
     unsafe: bool = False,
 ) -> FileResult:
-    """Run ``rules`` over ``data``; ``checker`` is called (once) only if something needs checking."""
+    """Run ``rules`` over ``data`` (the bytes of the file shown as ``path``).
+
+    Files no rule can match (``Rule.might_match`` on the raw bytes) are not parsed at all -- the
+    cost of a bulk run is dominated by parsing -- so a syntax error in such a file goes unreported.
+    """
     result = FileResult(path, original=data)
     active = [rule for rule in rules if rule.might_match(data)]
     if not active:
@@ -109,54 +166,72 @@ def process_source(
     except SourceError as exc:
         result.error = str(exc)
         return result
+    # the module was parsed here and is not shared: no need for the wrapper's deep copy
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     lines = module.code.splitlines()
+    may_suppress = b"torchfix:" in data
     accepted: list[Edit] = []
     imports: list[str] = []
     for rule in active:
         for proposal in rule().propose(wrapper):
-            record = dict(rule=proposal.rule, path=path, line=proposal.line, column=proposal.column, message=proposal.message)
-            if suppressed(lines, proposal.line, proposal.rule):
-                result.records.append(RewriteRecord(**record, outcome=Outcome.SKIPPED.value, reason="suppressed by a `# torchfix: ignore` comment"))
+            base = dict(rule=proposal.rule, path=path, line=proposal.line, column=proposal.column, message=proposal.message)
+            if may_suppress and _suppressed(lines, _suppression_lines(wrapper, lines, proposal), proposal.rule):
+                result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=SUPPRESSED_REASON))
                 continue
             if proposal.skip_reason:
-                result.records.append(RewriteRecord(**record, outcome=Outcome.SKIPPED.value, reason=proposal.skip_reason))
+                result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=proposal.skip_reason))
                 continue
-            outcome, reason, candidate, verdict = _judge(proposal, checker(), unsafe)
-            counter = verdict.counterexample.render() if verdict is not None and verdict.counterexample else None
-            extra = dict(examples=verdict.examples if verdict else 0, devices=verdict.devices if verdict else ())
-            if candidate is not None and any(overlaps(e.target, new.target) for e in accepted for new in candidate.edits):
-                # the next run picks it up once the overlapping rewrite is in place
-                result.records.append(RewriteRecord(**record, outcome=Outcome.SKIPPED.value, reason="overlaps another rewrite in this run; run torchfix again", **extra))
+            # checked before verifying: a check costs seconds, and the loser would be dropped anyway
+            if _overlaps_accepted(proposal, accepted):
+                result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=OVERLAP_REASON))
                 continue
+            outcome, reason, candidate, verdict = _judge(proposal, checker, unsafe)
             if candidate is not None:
                 accepted.extend(candidate.edits)
                 imports.extend(candidate.imports)
             result.records.append(
-                RewriteRecord(**record, outcome=outcome, reason=reason, candidate=candidate.description if candidate else None, counterexample=counter, **extra)
+                RewriteRecord(
+                    **base, outcome=outcome, reason=reason, verdict=verdict,
+                    candidate=candidate.description if candidate is not None else None,
+                )
             )
     if accepted:
         new_module = add_imports(apply_edits(wrapper.module, accepted), imports)
         new = new_module.bytes
         try:
-            parse(new)  # output always parses, or the file is left alone
+            parse(new)  # the output always parses, or the file is left alone
         except SourceError as exc:
-            result.error = f"internal error: the rewritten file does not parse ({exc}); left unchanged"
+            result.error = f"internal error: the rewritten file does not parse ({exc}); file left unchanged"
+            result.internal = True
             return result
         result.new = new
     return result
 
 
+def _describe_crash(exc: BaseException) -> str:
+    """``Type: message (at file:line)`` -- where in torchfix it broke, for a bug report."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {message}{where}"
+
+
 def process_file(
-    path: Path,
+    path: Path | str,
     rules: Sequence[type[Rule]],
-    checker: Callable[[], CheckerLike],
+    checker_factory: CheckerFactory,
     unsafe: bool = False,
     display: str | None = None,
 ) -> FileResult:
+    """Read and process one file. Never raises for a bad file or a crash in a rule or the checker:
+    such failures come back as ``FileResult.error`` (``internal=True`` for crashes), so one bad
+    file never stops a bulk run. KeyboardInterrupt still propagates."""
     name = display or str(path)
     try:
-        data = read_bytes(path)
+        data = read_bytes(Path(path))
     except SourceError as exc:
         return FileResult(name, error=str(exc))
-    return process_source(data, name, rules, checker, unsafe)
+    try:
+        return process_source(data, name, rules, checker_factory, unsafe)
+    except Exception as exc:  # a bug in a rule, the applier or the checker, not in the user's file
+        return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True)

@@ -1,73 +1,136 @@
-"""The summary on stderr and the machine-readable JSON report."""
+"""What a run tells the user on stderr, and the machine-readable JSON report.
+
+Per-file lines are printed as each file finishes (a bulk run shows progress); the summary table
+comes at the end. The table is drawn with rich only when stderr is a terminal: logs and pipes get
+plain, stable text.
+"""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import IO, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Sequence, TextIO
 
 from torchfix.pipeline import FileResult
 
 OUTCOMES = ("verified", "rejected", "unverified", "skipped")
 
 
-def record_lines(results: Sequence[FileResult], verbose_verified: bool = True) -> list[str]:
-    """One line per proposal (and the counterexample under a rejection), in file order."""
+def record_lines(result: FileResult, show_verified: bool = True) -> list[str]:
+    """One line per proposal, plus the counterexample under a rejection, in file order.
+
+    ``path: error: reason`` for a file that failed; ``path:line:col: CODE outcome: ...`` for each
+    proposal: the message for a verified rewrite, the reason for the others.
+    """
     lines: list[str] = []
-    for result in results:
-        if result.error:
-            lines.append(f"{result.path}: error: {result.error}")
-        for r in result.records:
-            if r.outcome == "verified" and not verbose_verified:
-                continue
-            lines.append(f"{r.path}:{r.line}:{r.column}: {r.rule} {r.outcome}: {r.message}")
-            if r.outcome != "verified":
-                lines.append(f"    reason: {r.reason}")
-            if r.counterexample:
-                lines.append("    counterexample (shrunk):")
-                lines.extend("    " + text for text in r.counterexample.splitlines())
+    if result.error:
+        lines.append(f"{result.path}: error: {result.error}")
+    for r in result.records:
+        where = f"{r.path}:{r.line}:{r.column}: {r.rule}"
+        if r.outcome == "verified":
+            if show_verified:
+                lines.append(f"{where} verified: {r.message}" + (f" [{r.candidate}]" if r.candidate else ""))
+            continue
+        lines.append(f"{where} {r.outcome}: {r.reason}")
+        if r.outcome == "rejected" and r.verdict is not None and r.verdict.counterexample is not None:
+            lines.append("  counterexample (shrunk):")
+            lines.append(r.verdict.counterexample.render(indent="    "))
+        elif r.outcome == "unverified" and r.candidate:
+            lines.append(f"  emitted anyway (--unsafe): {r.candidate}")
     return lines
 
 
-def summary_table(results: Sequence[FileResult], seconds: float, written: int | None) -> str:
-    counts: Counter[tuple[str, str]] = Counter()
-    for result in results:
+@dataclass
+class Summary:
+    """Counts accumulated file by file, so results can be dropped once emitted."""
+
+    scanned: int = 0
+    rewritten: int = 0
+    failed: int = 0
+    internal: int = 0
+    written: int | None = None  # set by --apply
+    write_failed: int = 0
+    counts: Counter = field(default_factory=Counter)  # (rule, outcome) -> n
+
+    def add(self, result: FileResult) -> None:
+        self.scanned += 1
+        self.rewritten += result.changed
+        self.failed += bool(result.error)
+        self.internal += result.internal
         for r in result.records:
-            counts[(r.rule, r.outcome)] += 1
-    rules = sorted({rule for rule, _ in counts})
-    scanned = len(results)
-    failed = sum(1 for r in results if r.error)
-    changed = sum(1 for r in results if r.changed)
-    lines = [
-        f"{scanned} file{'s' if scanned != 1 else ''} scanned, {changed} with rewrites, {failed} failed"
-        + (f", {written} written" if written is not None else "")
-        + f" ({seconds:.1f}s)"
-    ]
-    if rules:
-        width = max(6, *(len(r) for r in rules))
-        lines.append(f"{'rule':<{width}}  " + "  ".join(f"{o:>10}" for o in OUTCOMES))
-        for rule in rules:
-            lines.append(f"{rule:<{width}}  " + "  ".join(f"{counts[(rule, o)]:>10}" for o in OUTCOMES))
-        totals = "  ".join(f"{sum(counts[(r, o)] for r in rules):>10}" for o in OUTCOMES)
-        lines.append(f"{'total':<{width}}  {totals}")
-    else:
+            self.counts[(r.rule, r.outcome)] += 1
+
+    def headline(self, seconds: float) -> str:
+        def plural(n: int, word: str) -> str:
+            return f"{n} {word}{'' if n == 1 else 's'}"
+
+        text = f"{plural(self.scanned, 'file')} scanned, {self.rewritten} rewritten, {self.failed} failed"
+        if self.written is not None:
+            text += f", {self.written} written"
+        if self.write_failed:
+            text += f", {self.write_failed} could not be written"
+        return text + f" ({seconds:.1f}s)"
+
+    def rows(self) -> list[tuple[str, list[int]]]:
+        rules = sorted({rule for rule, _ in self.counts})
+        rows = [(rule, [self.counts[(rule, o)] for o in OUTCOMES]) for rule in rules]
+        if len(rows) > 1:
+            rows.append(("total", [sum(row[1][i] for row in rows) for i in range(len(OUTCOMES))]))
+        return rows
+
+
+def summary_text(summary: Summary, seconds: float) -> str:
+    """The summary as plain text: a headline and a rule x outcome table."""
+    lines = [summary.headline(seconds)]
+    rows = summary.rows()
+    if not rows:
         lines.append("no rewrites proposed")
+        return "\n".join(lines)
+    width = max(6, *(len(rule) for rule, _ in rows))
+    lines.append(f"{'rule':<{width}}  " + "  ".join(f"{o:>10}" for o in OUTCOMES))
+    for rule, values in rows:
+        lines.append(f"{rule:<{width}}  " + "  ".join(f"{v:>10}" for v in values))
     return "\n".join(lines)
 
 
-def json_report(results: Sequence[FileResult], seconds: float) -> dict:
-    return {
-        "version": 1,
-        "seconds": round(seconds, 3),
-        "files": [
-            {
-                "path": r.path,
-                "changed": r.changed,
-                "error": r.error,
-            }
-            for r in results
-        ],
-        "rewrites": [
+def print_summary(summary: Summary, seconds: float, stream: TextIO) -> None:
+    """The summary on ``stream``: a rich table on a terminal, plain text otherwise."""
+    if not _isatty(stream):
+        stream.write(summary_text(summary, seconds) + "\n")
+        stream.flush()
+        return
+    from rich.console import Console  # only a terminal pays for importing rich
+    from rich.table import Table
+
+    console = Console(file=stream)
+    console.print(summary.headline(seconds))
+    rows = summary.rows()
+    if not rows:
+        console.print("no rewrites proposed")
+        return
+    table = Table(show_edge=False)
+    table.add_column("rule")
+    for outcome in OUTCOMES:
+        table.add_column(outcome, justify="right")
+    for rule, values in rows:
+        table.add_row(rule, *(str(v) for v in values))
+    console.print(table)
+
+
+def _isatty(stream: IO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def record_json(result: FileResult) -> list[dict]:
+    """The proposals of one file as JSON-ready dicts (stable keys: consumers script against them)."""
+    out = []
+    for rec in result.records:
+        verdict = rec.verdict
+        out.append(
             {
                 "rule": rec.rule,
                 "path": rec.path,
@@ -78,15 +141,17 @@ def json_report(results: Sequence[FileResult], seconds: float) -> dict:
                 "reason": rec.reason,
                 "fix": rec.candidate,
                 "counterexample": rec.counterexample,
-                "examples": rec.examples,
-                "devices": list(rec.devices),
+                "examples": verdict.examples if verdict else 0,
+                "devices": list(verdict.devices) if verdict else [],
             }
-            for r in results
-            for rec in r.records
-        ],
-    }
+        )
+    return out
 
 
-def write_json(results: Sequence[FileResult], seconds: float, stream: IO[str]) -> None:
-    json.dump(json_report(results, seconds), stream, indent=2)
+def json_report(files: Sequence[dict], rewrites: Sequence[dict], seconds: float) -> dict:
+    return {"version": 1, "seconds": round(seconds, 3), "files": list(files), "rewrites": list(rewrites)}
+
+
+def write_json(report: dict, stream: IO[str]) -> None:
+    json.dump(report, stream, indent=2)
     stream.write("\n")
