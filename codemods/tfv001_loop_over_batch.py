@@ -456,9 +456,10 @@ class LoopOverBatch(Rule):
 
     ## Example
     ```python
+    n, d = x.shape
     out = torch.zeros(n)
     for i in range(n):
-        out[i] = (x[i] * w).sum()
+        out[i] = x[i].norm()
 
     rows = []
     for r in x:
@@ -468,18 +469,22 @@ class LoopOverBatch(Rule):
 
     ## Use instead
     ```python
+    n, d = x.shape
     out = torch.zeros(n)
-    out[:n] = (x[:n] * w).sum(dim=-1)
+    out[:] = x[:n].norm(dim=-1)
 
     y = x / x.norm(dim=-1, keepdim=True)
     ```
     Dimensions shift by one (`dim=0` of a sample is `dim=1` of the batch; negative dims stay),
     and a reduction over the whole sample becomes one over the last dimension where the checker
-    shows the samples are vectors. Where it cannot (the ranks are not pinned, `w @ x[i]` with a
-    `w` of unknown rank), the rewrite is `torch.vmap` of the loop body, e.g.
-    `torch.vmap(lambda xi: (xi * w).sum())(x[:n])`, which is right for any rank. The output
-    keeps its dtype and identity: it is written in place (`out[:n] = ...`) as the loop did, and
-    inputs are sliced to the loop's extent (`x[:n]`, `x[:max(n, 0)]` where `n` may be negative).
+    shows the samples are vectors (`n, d = x.shape` pins the rank). Where it cannot (the ranks
+    are not pinned, `w @ x[i]` with a `w` of unknown rank), the rewrite is `torch.vmap` of the
+    loop body, e.g. `torch.vmap(lambda xi: (xi * w).sum())(x)`, which is right for any rank.
+    The output keeps its dtype and identity: it is written in place (`out[:] = ...`,
+    `out[:n] = ...`) as the loop did; inputs are sliced to the loop's extent (`x[:n]`,
+    `x[:max(n, 0)]` where `n` may be negative, `a[:len(b)]` for `zip`); and where an empty batch
+    would let the loop accept operands the batched expression cannot broadcast, the store is
+    guarded (`if n > 0:`), because the loop runs no iteration there.
 
     ## When it stays silent
     - The loop body is more than the one store (`out[i] = ...` / `res.append(...)`): a print,
@@ -514,7 +519,7 @@ class LoopOverBatch(Rule):
             def row_norms(x: torch.Tensor) -> torch.Tensor:
                 n, d = x.shape
                 out = torch.zeros(n)
-                out[:n] = x[:n].norm(dim=-1)
+                out[:] = x[:n].norm(dim=-1)
                 return out
             """,
             id="row-norms",
@@ -905,7 +910,7 @@ class LoopOverBatch(Rule):
         if match.kind == "out":
             # an empty batch runs no iteration, so the loop accepts invariant operands of any shape;
             # the batched expression would still broadcast them: guard it where the checker says so
-            modes += [(mode, True) for mode in self._modes(axes)[:1]]
+            modes += [(mode, True) for mode in self._modes(axes) if mode != "max0"]
         candidates: list[Candidate] = []
         for mode, guard in modes:
             batched = self._batched(match, mode, ctx, opaque_ok=bool(opaque))
@@ -936,7 +941,8 @@ class LoopOverBatch(Rule):
 
     def _modes(self, axes: list[_Axis]) -> list[str]:
         if all(a.index is None for a in axes):
-            return ["whole"]
+            # zip stops at the shorter tensor: slice each to the other's length
+            return ["whole", "sliced"] if any(len(a.elements) == 2 for a in axes) else ["whole"]
         if any(a.index and a.owner is None for a in axes):
             return ["plain", "max0"]
         return ["whole", "sliced"]
@@ -951,6 +957,11 @@ class LoopOverBatch(Rule):
         return text
 
     def _sample(self, axis: _Axis, name: str, mode: str) -> str:
+        if axis.index is None:
+            others = [t for t in axis.elements.values() if t != name]
+            if mode == "sliced" and len(axis.elements) == 2 and len(others) == 1:
+                return f"{name}[:len({others[0]})]"
+            return name
         bound = self._bound(axis, mode)
         if bound is None or (axis.owner == name) or (axis.owner is not None and mode == "whole"):
             return name
@@ -1013,7 +1024,7 @@ class LoopOverBatch(Rule):
             else:
                 for var, tensor in axis.elements.items():
                     params.append(var)
-                    args.append(tensor)
+                    args.append(self._sample(axis, tensor, mode))
             layers.append((params, args))
         text = _code(code)
         for params, args in reversed(layers):
