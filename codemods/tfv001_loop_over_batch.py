@@ -584,20 +584,25 @@ class LoopOverBatch(Rule):
             for finder in (self._out_loop, self._append_loop):
                 try:
                     match = finder(loop, ctx)
+                    if isinstance(match, _Match):
+                        self._loop_vars_dead_after(loop, match.axes, ctx)
+                        match = self._proposal(match, ctx)
                 except _NoMatch:
                     match = None
                 if match is not None:
-                    if isinstance(match, _Match) and len(match.axes) == 2:
-                        inner_loops.add(id(loop.body.body[0]))  # type: ignore[attr-defined]
-                    proposals.append(self._proposal(match, ctx) if isinstance(match, _Match) else match)
+                    if isinstance(loop.body, cst.IndentedBlock) and isinstance(loop.body.body[0], cst.For):
+                        inner_loops.add(id(loop.body.body[0]))
+                    proposals.append(match)
                     break
         for call in stacks:
             try:
                 match = self._stack_comprehension(call, ctx)
+                if isinstance(match, _Match):
+                    match = self._proposal(match, ctx)
             except _NoMatch:
                 match = None
             if match is not None:
-                proposals.append(self._proposal(match, ctx) if isinstance(match, _Match) else match)
+                proposals.append(match)
         proposals.sort(key=lambda p: (p.line, p.column))
         return proposals
 
@@ -611,6 +616,14 @@ class LoopOverBatch(Rule):
         line, col = self._position(node, ctx)
         message = "a loop computes one sample at a time: one batched expression does"
         return Proposal(CODE, message, line, col, node, (), reason, statement_code(ctx.module, node))
+
+    def _loop_vars_dead_after(self, loop: cst.For, axes: list[_Axis], ctx: _Context) -> None:
+        """The loop variables must not be read after the loop: the rewrite no longer binds them."""
+        loop_vars = set().union(*(a.variables for a in axes))
+        scope = enclosing_scope(loop, ctx.parents)
+        inside = sum(1 for n in name_nodes(loop) if n.value in loop_vars)
+        if sum(1 for n in name_nodes(scope) if n.value in loop_vars) != inside:
+            raise _NoMatch
 
     def _block(self, stmt: cst.CSTNode, ctx: _Context) -> list[cst.BaseStatement]:
         parent = ctx.parents.get(stmt)
@@ -904,8 +917,8 @@ class LoopOverBatch(Rule):
         snippet = statement_code(ctx.module, match.anchor)
         message = "a loop computes one sample at a time: one batched expression does"
         if builtin_calls:
-            return Proposal(CODE, message, line, col, match.anchor, (),
-                            f"the body calls `{builtin_calls[0]}` on per-sample values", snippet)
+            # host conversions (.item(), float()) are TFV002/TFV004's; in-place calls change inputs
+            raise _NoMatch
         modes = [(mode, False) for mode in self._modes(axes)]
         if match.kind == "out":
             # an empty batch runs no iteration, so the loop accepts invariant operands of any shape;

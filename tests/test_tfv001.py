@@ -160,3 +160,24 @@ def test_explain_has_ruff_sections():
     text = LoopOverBatch.explain()
     for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
         assert f"## {section}" in text
+
+
+def test_loop_variable_read_after_the_loop_stays():
+    source = """
+    import torch
+    def f(x: torch.Tensor):
+        out = torch.zeros(x.shape[0])
+        for i in range(x.shape[0]):
+            out[i] = x[i].sum()
+        return out, i
+    """
+    assert _proposals(source) == []
+
+
+def test_item_inside_the_body_is_left_to_other_rules():
+    source = """
+    import torch
+    def f(x: torch.Tensor):
+        return torch.stack([torch.tensor(x[i].item()) for i in range(len(x))])
+    """
+    assert _proposals(source) == []
