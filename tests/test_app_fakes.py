@@ -1,0 +1,188 @@
+"""Fake rules and a fake checker for the application tests (no torch, no worker processes).
+
+This module holds no tests; the ``test_app_*`` modules import it (tests/ is on sys.path).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from codemods.base import Candidate, Edit, Proposal, Rule
+from equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
+
+
+def verified(reason: str = "no counterexample in 60 examples on cpu") -> Verdict:
+    return Verdict(Outcome.VERIFIED, reason, examples=60, devices=("cpu",))
+
+
+def rejected(reason: str = "old and new differ") -> Verdict:
+    cex = Counterexample(inputs=(("x", "tensor([-1])"),), where="out", old="tensor([1])", new="tensor([2])")
+    return Verdict(Outcome.REJECTED, reason, counterexample=cex, examples=3, devices=("cpu",))
+
+
+def unverified(reason: str = "the old code never ran") -> Verdict:
+    return Verdict(Outcome.UNVERIFIED, reason)
+
+
+class FakeChecker:
+    """Judges kernels with ``decide(kernel)`` (default: everything verifies) and records them."""
+
+    def __init__(self, decide: Callable[[Kernel], Verdict] | None = None) -> None:
+        self.decide = decide or (lambda kernel: verified())
+        self.checked: list[Kernel] = []
+        self.closed = False
+
+    def check(self, kernel: Kernel) -> Verdict:
+        self.checked.append(kernel)
+        return self.decide(kernel)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def by_new_code(table: dict[str, Verdict], default: Verdict | None = None) -> Callable[[Kernel], Verdict]:
+    """A ``decide`` function keyed on the kernel's new snippet."""
+    return lambda kernel: table.get(kernel.new, default or verified())
+
+
+def _is_assign_one(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.SimpleStatementLine) or len(node.body) != 1:
+        return False
+    stmt = node.body[0]
+    return (
+        isinstance(stmt, cst.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0].target, cst.Name)
+        and isinstance(stmt.value, cst.Integer)
+        and stmt.value.value == "1"
+    )
+
+
+class _Collect(cst.CSTVisitor):
+    def __init__(self, want: Callable[[cst.CSTNode], bool]) -> None:
+        self.want = want
+        self.found: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.want(node):
+            self.found.append(node)
+        return True
+
+
+def find(module: cst.Module, want: Callable[[cst.CSTNode], bool]) -> list[cst.CSTNode]:
+    collector = _Collect(want)
+    module.visit(collector)
+    return collector.found
+
+
+class AssignOne(Rule):
+    """Proposes ``NAME = 1`` -> ``NAME = 2`` (ladder: ``= 2`` first, then ``= 3``)."""
+
+    code = "TFV901"
+    name = "assign-one"
+    summary = "A fake rule: `x = 1` becomes `x = 2`."
+    docs = """
+        ## What it does
+        Rewrites `x = 1` into `x = 2`.
+
+        ## When it stays silent
+        Never.
+    """
+    #: values tried, in ladder order
+    ladder: tuple[str, ...] = ("2",)
+    imports: tuple[str, ...] = ()
+    skip_reason: str | None = None
+    unverifiable: str | None = None
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
+        positions = wrapper.resolve(PositionProvider)
+        for node in find(wrapper.module, _is_assign_one):
+            assert isinstance(node, cst.SimpleStatementLine)
+            stmt = node.body[0]
+            assert isinstance(stmt, cst.Assign)
+            name = stmt.targets[0].target.value  # type: ignore[union-attr]
+            candidates = []
+            for value in self.ladder:
+                new_stmt = node.with_changes(body=[stmt.with_changes(value=cst.Integer(value))])
+                kernel = Kernel(
+                    old=f"{name} = 1", new=f"{name} = {value}", inputs=(InputSpec("unused", Kind.INT),), outputs=(name,)
+                )
+                candidates.append(
+                    Candidate(f"assign {value}", (Edit(node, new_stmt),), kernel, self.imports, self.unverifiable)
+                )
+            pos = positions[node].start
+            yield Proposal(
+                self.code, f"`{name} = 1` can be `{name} = 2`", pos.line, pos.column + 1, node,
+                tuple(candidates), self.skip_reason, snippet=f"{name} = 1",
+            )
+
+
+class WholeFunction(Rule):
+    """Proposes replacing every function holding ``x = 1`` with ``pass`` (overlaps AssignOne)."""
+
+    code = "TFV902"
+    name = "whole-function"
+    summary = "A fake rule that rewrites whole functions."
+    docs = "Fake."
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
+        positions = wrapper.resolve(PositionProvider)
+        for node in find(wrapper.module, lambda n: isinstance(n, cst.FunctionDef) and bool(find(n, _is_assign_one))):
+            replacement = cst.SimpleStatementLine([cst.Pass()])
+            kernel = Kernel(old="pass", new="pass", inputs=(), outputs=())
+            pos = positions[node].start
+            yield Proposal(
+                self.code, "whole function", pos.line, pos.column + 1, node,
+                (Candidate("pass", (Edit(node, replacement),), kernel),),
+            )
+
+
+class BrokenOutput(Rule):
+    """Replaces ``x = 1`` with a statement whose code does not parse (a buggy rule)."""
+
+    code = "TFV903"
+    name = "broken-output"
+    summary = "A buggy fake rule."
+    docs = "Fake."
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
+        for node in find(wrapper.module, _is_assign_one):
+            bad = cst.SimpleStatementLine([cst.Expr(cst.Name("def"))])
+            kernel = Kernel(old="pass", new="broken", inputs=(), outputs=())
+            yield Proposal(self.code, "broken", 1, 1, node, (Candidate("broken", (Edit(node, bad),), kernel),))
+
+
+class Crashing(Rule):
+    """Raises inside ``propose`` (a rule bug)."""
+
+    code = "TFV904"
+    name = "crashing"
+    summary = "A crashing fake rule."
+    docs = "Fake."
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
+        raise RuntimeError("kaboom")
+
+
+class NeverMatches(Rule):
+    """Says no file can match: the pipeline must not even parse."""
+
+    code = "TFV905"
+    name = "never"
+    summary = "Never matches."
+    docs = "Fake."
+
+    @classmethod
+    def might_match(cls, source: bytes) -> bool:
+        return False
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:  # pragma: no cover
+        raise AssertionError("propose called although might_match said no")
+
+
+def variant(base: type[AssignOne], **attrs: object) -> type[AssignOne]:
+    """A subclass of ``base`` with some class attributes changed (ladder, imports, ...)."""
+    return type(base.__name__ + "Variant", (base,), dict(attrs))

@@ -1,0 +1,166 @@
+"""The pipeline with fake rules and a fake checker: the ladder, outcomes, overlaps, imports,
+suppression, containment of buggy rules, and picklable results."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from equivalence.kernel import Outcome
+from test_app_fakes import (
+    AssignOne, BrokenOutput, Crashing, FakeChecker, NeverMatches, WholeFunction, by_new_code, rejected, unverified,
+    variant, verified,
+)
+from torchfix.pipeline import OVERLAP_REASON, SUPPRESSED_REASON, FileResult, process_file, process_source
+
+SRC = b"import torch\n\n\ndef f():\n    x = 1\n    return x\n"
+
+
+def run(data: bytes, rules, checker: FakeChecker | None = None, **kw) -> FileResult:  # noqa: ANN001
+    checker = checker or FakeChecker()
+    return process_source(data, "m.py", rules, lambda: checker, **kw)
+
+
+def test_verified_rewrite_is_applied_and_recorded():
+    checker = FakeChecker()
+    result = run(SRC, [AssignOne], checker)
+    assert result.changed and result.new == SRC.replace(b"x = 1", b"x = 2")
+    (record,) = result.records
+    assert (record.rule, record.path, record.line, record.column) == ("TFV901", "m.py", 5, 5)
+    assert record.outcome == "verified" and record.candidate == "assign 2" and record.verdict.ok
+    assert [k.new for k in checker.checked] == ["x = 2"]
+
+
+def test_ladder_takes_the_first_verified_candidate():
+    rule = variant(AssignOne, ladder=("2", "3", "4"))
+    checker = FakeChecker(by_new_code({"x = 2": rejected()}))
+    result = run(SRC, [rule], checker)
+    assert b"x = 3" in result.new
+    assert result.records[0].outcome == "verified" and result.records[0].candidate == "assign 3"
+    assert [k.new for k in checker.checked] == ["x = 2", "x = 3"], "the ladder stops at the first verified rung"
+
+
+def test_rejected_when_any_rung_is_refuted_else_unverified():
+    rule = variant(AssignOne, ladder=("2", "3"))
+    result = run(SRC, [rule], FakeChecker(by_new_code({"x = 2": unverified(), "x = 3": rejected("differs")})))
+    (record,) = result.records
+    assert not result.changed and record.outcome == "rejected" and record.reason == "differs"
+    assert record.verdict.counterexample is not None and "tensor([-1])" in record.counterexample
+    result = run(SRC, [rule], FakeChecker(lambda k: unverified("timed out")))
+    assert not result.changed and result.records[0].outcome == "unverified" and result.records[0].reason == "timed out"
+
+
+def test_unverified_candidates_are_emitted_only_when_unsafe():
+    rule = variant(AssignOne, unverifiable="rests on what model() does")
+    checker = FakeChecker()
+    result = run(SRC, [rule], checker)
+    assert not result.changed and result.records[0].outcome == "unverified"
+    assert result.records[0].reason == "rests on what model() does" and checker.checked == [], "never checked"
+    result = run(SRC, [rule], checker, unsafe=True)
+    assert result.changed and result.records[0].outcome == "unverified" and result.records[0].candidate == "assign 2"
+
+
+def test_skip_reason_is_reported_without_checking():
+    checker = FakeChecker()
+    result = run(SRC, [variant(AssignOne, skip_reason="the loop breaks")], checker)
+    assert not result.changed and checker.checked == []
+    (record,) = result.records
+    assert record.outcome == "skipped" and record.reason == "the loop breaks" and record.verdict is None
+
+
+def test_overlapping_proposals_keep_the_first_and_skip_the_later_unchecked():
+    checker = FakeChecker()
+    result = run(SRC, [AssignOne, WholeFunction], checker)
+    assert [(r.rule, r.outcome) for r in result.records] == [("TFV901", "verified"), ("TFV902", "skipped")]
+    assert result.records[1].reason == OVERLAP_REASON
+    assert len(checker.checked) == 1, "the overlapping proposal is not sent to the checker"
+    assert b"x = 2" in result.new and b"def f" in result.new
+    # the other order: the function rewrite wins, the inner statement is skipped
+    result = run(SRC, [WholeFunction, AssignOne], FakeChecker())
+    assert [(r.rule, r.outcome) for r in result.records] == [("TFV902", "verified"), ("TFV901", "skipped")]
+
+
+def test_a_rejected_proposal_does_not_block_an_overlapping_one():
+    result = run(SRC, [AssignOne, WholeFunction], FakeChecker(by_new_code({"x = 2": rejected()})))
+    assert [(r.rule, r.outcome) for r in result.records] == [("TFV901", "rejected"), ("TFV902", "verified")]
+
+
+def test_needed_imports_are_added_only_when_unbound():
+    rule = variant(AssignOne, imports=("torch",))
+    assert run(SRC, [rule]).new.count(b"import torch") == 1
+    bare = b"def f():\n    x = 1\n"
+    new = run(bare, [rule]).new
+    assert new.startswith(b"import torch\n") and b"x = 2" in new
+
+
+def test_suppression_comments():
+    for line in (b"    x = 1  # torchfix: ignore\n", b"    x = 1  # torchfix: ignore[TFV9]\n", b"    # torchfix: ignore[TFV901]\n    x = 1\n"):
+        data = b"def f():\n" + line
+        result = run(data, [AssignOne])
+        assert not result.changed and result.records[0].outcome == "skipped" and result.records[0].reason == SUPPRESSED_REASON
+    result = run(b"def f():\n    x = 1  # torchfix: ignore[TFV004]\n", [AssignOne])
+    assert result.changed, "a comment naming another rule does not suppress this one"
+
+
+def test_output_that_does_not_parse_is_an_internal_error_and_nothing_changes():
+    result = run(SRC, [BrokenOutput])
+    assert result.new is None and not result.changed and result.internal
+    assert result.error.startswith("internal error: the rewritten file does not parse")
+
+
+def test_a_crashing_rule_is_contained_to_its_file(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_bytes(SRC)
+    result = process_file(path, [Crashing], lambda: FakeChecker(), display="m.py")
+    assert result.internal and "RuntimeError: kaboom" in result.error and not result.changed
+    assert result.path == "m.py"
+
+
+def test_bad_files_are_errors_not_internal(tmp_path):
+    (tmp_path / "py2.py").write_bytes(b'print "hi"\nx = 1\n')
+    result = process_file(tmp_path / "py2.py", [AssignOne], lambda: FakeChecker())
+    assert result.error and "Python 2 syntax?" in result.error and not result.internal and not result.changed
+    (tmp_path / "dir.py").mkdir()
+    result = process_file(tmp_path / "dir.py", [AssignOne], lambda: FakeChecker())
+    assert result.error == "cannot read: is a directory"
+
+
+def test_the_checker_is_not_started_when_nothing_needs_checking():
+    calls = []
+
+    def factory():  # noqa: ANN202
+        calls.append(1)
+        return FakeChecker()
+
+    process_source(b"y = 5\n", "m.py", [AssignOne], factory)
+    process_source(SRC, "m.py", [NeverMatches], factory)
+    process_source(SRC, "m.py", [variant(AssignOne, skip_reason="no")], factory)
+    assert calls == []
+
+
+def test_might_match_false_means_no_parse():
+    result = process_source(b'print "py2"\n', "m.py", [NeverMatches], lambda: FakeChecker())
+    assert result.error is None and result.records == []
+
+
+def test_empty_file_is_fine():
+    result = run(b"", [AssignOne])
+    assert result.error is None and not result.changed
+
+
+def test_file_result_is_picklable():
+    result = run(SRC, [AssignOne], FakeChecker(by_new_code({"x = 2": rejected()})))
+    clone = pickle.loads(pickle.dumps(result))
+    assert clone == result and clone.records[0].verdict.outcome is Outcome.REJECTED
+
+
+@pytest.mark.parametrize("data", [SRC.replace(b"\n", b"\r\n"), b"\xef\xbb\xbf" + SRC, SRC.rstrip(b"\n")])
+def test_bytes_round_trip_outside_the_edit(data):
+    result = run(data, [AssignOne])
+    assert result.new == data.replace(b"x = 1", b"x = 2")
+
+
+def test_verdict_none_only_when_nothing_was_checked():
+    result = run(SRC, [AssignOne], FakeChecker(lambda k: verified("ok")))
+    assert result.records[0].verdict is not None and result.records[0].reason == "ok"
