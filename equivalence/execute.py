@@ -20,6 +20,9 @@ import torch
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 _ALLOWED_ROOTS = ("torch", "numpy", "math")
+#: what an ``import`` written in a kernel may name: the bound modules, plus two that only
+#: describe code (``python -m equivalence`` runs whole source files, which import them)
+_IMPORTABLE_ROOTS = _ALLOWED_ROOTS + ("__future__", "typing")
 _FORBIDDEN_BUILTINS = frozenset(
     {
         "open", "exec", "eval", "compile", "input", "breakpoint", "exit", "quit",
@@ -40,7 +43,7 @@ def _guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist
     import sys
 
     caller = sys._getframe(1)
-    if caller.f_code.co_filename in _KERNEL_FILES and level == 0 and name.split(".")[0] not in _ALLOWED_ROOTS:
+    if caller.f_code.co_filename in _KERNEL_FILES and level == 0 and name.split(".")[0] not in _IMPORTABLE_ROOTS:
         raise ImportError(f"kernels may not import {name!r}")
     return builtins.__import__(name, globals, locals, fromlist, level)
 
@@ -81,7 +84,7 @@ class Opaque:
         digest = hashlib.sha256(self._name.encode())
         for t in tensors:
             digest.update(str(tuple(t.shape)).encode() + str(t.dtype).encode())
-            digest.update(t.detach().cpu().double().nan_to_num(0.0, 1e300, -1e300).numpy().tobytes())
+            digest.update(repr(t.detach().cpu().double().nan_to_num(0.0, 1e300, -1e300).tolist()).encode())
         seed = int.from_bytes(digest.digest()[:8], "little") % (2**63)
         generator = torch.Generator().manual_seed(seed)
         values = torch.randn(first.shape, generator=generator, dtype=torch.float64)

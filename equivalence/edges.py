@@ -1,0 +1,118 @@
+"""A deterministic sweep of the inputs where rewrites usually break.
+
+Hypothesis explores at random, and how well it does on a given budget depends on its version and
+its seed. The boundary cases that refute most wrong rewrites are known in advance, so every check
+also runs them, whatever hypothesis does: empty and one-element sizes, NaN at the first and at the
+last position, values beyond int64, -0.0 and infinities, duplicate and negative indices, loop counts
+of -1 and 0. The sweep is a pure function of the kernel's signature: the same inputs on every
+machine and every hypothesis version.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import torch
+
+from equivalence.kernel import FLOAT_DTYPES, InputSpec, Kind
+from equivalence.values import Signature, Slot
+
+#: (name, size pool, step count): shapes draw their sizes from the pool in order
+_SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
+    ("empty", (0, 0, 0), 0),
+    ("single", (1, 1, 1), 1),
+    ("small", (3, 2, 1), 2),
+    ("square", (3, 3, 3), 3),
+)
+#: value fills for floating tensors
+_FLOAT_FILLS = ("ramp", "nan_last", "nan_first", "huge", "signed_zero_inf")
+#: value fills for integer tensors
+_INT_FILLS = ("ramp", "duplicates", "negative", "huge")
+
+
+def _shape(rank: int, pool: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(pool[i % len(pool)] for i in range(rank))
+
+
+def _float_values(fill: str, numel: int) -> list[float]:
+    base = [((i * 7) % 11 - 5) / 2 for i in range(numel)]  # -2.5 .. 2.5, varied, no zeros pattern
+    if numel == 0:
+        return base
+    if fill == "nan_last":
+        base[-1] = float("nan")
+    elif fill == "nan_first":
+        base[0] = float("nan")
+    elif fill == "huge":
+        base = [1e20 if i % 2 == 0 else -3e38 for i in range(numel)]
+    elif fill == "signed_zero_inf":
+        cycle = (-0.0, float("inf"), 0.0, float("-inf"))
+        base = [cycle[i % 4] for i in range(numel)]
+    return base
+
+
+def _int_values(fill: str, numel: int, spec: InputSpec, size: int) -> list[int]:
+    bound = max(size, 1)
+    if fill == "duplicates":
+        return [0] * numel
+    if fill == "negative" and not spec.nonnegative:
+        return [-(i % bound) - 1 for i in range(numel)]
+    if fill == "huge" and not spec.index:
+        return [2**40 if i % 2 == 0 else -(2**40) for i in range(numel)]
+    if spec.index or spec.nonnegative:
+        return [(i * 2) % bound for i in range(numel)]
+    return [(i * 3) % 7 - 3 for i in range(numel)]
+
+
+def _tensor(slot: Slot, spec: InputSpec, pool: tuple[int, ...], fill: str) -> torch.Tensor:
+    shape = _shape(slot.rank, pool)
+    numel = 1
+    for d in shape:
+        numel *= d
+    dtype = getattr(torch, slot.dtype)
+    if dtype == torch.bool:
+        return torch.tensor([i % 3 != 1 for i in range(numel)], dtype=torch.bool).reshape(shape)
+    if slot.dtype in FLOAT_DTYPES:
+        return torch.tensor(_float_values(fill, numel), dtype=torch.float64).to(dtype).reshape(shape)
+    values = _int_values(fill, numel, spec, max(pool))
+    info = torch.iinfo(dtype)
+    values = [min(max(v, info.min), info.max) for v in values]
+    return torch.tensor(values, dtype=torch.int64).to(dtype).reshape(shape)
+
+
+def _scalar(slot: Slot, spec: InputSpec, pool: tuple[int, ...], variant: int) -> Any:
+    if slot.kind is Kind.BOOL:
+        return variant % 2 == 0
+    if slot.kind is Kind.FLOAT:
+        return (0.5, -1.5, float("nan"), 0.0)[variant % 4]
+    if spec.count:
+        return (max(pool), -1, 0, max(pool) + 1, 1)[variant % 5]
+    return (2, -1, 0, 3)[variant % 4]
+
+
+def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
+    """The sweep's inputs for one admitted signature."""
+    slots = dict(signature)
+    has_float = any(s.kind is Kind.TENSOR and s.dtype in FLOAT_DTYPES for s in slots.values())
+    fills = _FLOAT_FILLS if has_float else _INT_FILLS
+    scalar_variants = 5 if any(s.count for s in specs) else 2
+    total = len(_SHAPES) * len(fills) * scalar_variants
+    # interleaved so that any prefix mixes shapes, fills and scalar values
+    for k in range(total):
+        _, pool, steps = _SHAPES[k % len(_SHAPES)]
+        fill = fills[(k // len(_SHAPES)) % len(fills)]
+        variant = k % scalar_variants
+        values: dict[str, Any] = {}
+        for spec in specs:
+            slot = slots[spec.name]
+            if slot.kind is Kind.OPAQUE:
+                continue
+            int_fill = fill if fill in _INT_FILLS else "ramp"
+
+            def one(step: int) -> Any:
+                if slot.kind is Kind.TENSOR:
+                    own = fill if slot.dtype in FLOAT_DTYPES else int_fill
+                    return _tensor(slot, spec, pool, own)
+                return _scalar(slot, spec, pool, variant + step)
+
+            values[spec.name] = [one(k) for k in range(steps)] if spec.per_step else one(0)
+        yield values
