@@ -1,0 +1,768 @@
+"""TFV005 elementwise-branch: an ``if``/``elif``/``else`` on tensor elements inside a loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from codemods.analysis import (
+    BUILTIN_NAMES,
+    LoopShape,
+    annotated_scalar,
+    comments_in,
+    dotted,
+    enclosing_scope,
+    infer_dtype_kind,
+    loop_shape,
+    module_facts,
+    name_nodes,
+    names_used,
+    statement_code,
+    tensor_evidence,
+)
+from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from equivalence.kernel import InputSpec, Kernel, Kind
+
+CODE = "TFV005"
+
+#: tensor methods that act element-wise, so a branch value batches by plain substitution
+_ELEMENTWISE_METHODS = frozenset(
+    {"abs", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+     "sigmoid", "relu", "neg", "square", "sign", "floor", "ceil", "round", "trunc", "frac", "reciprocal",
+     "clamp", "clip", "clamp_min", "clamp_max", "pow", "float", "double", "long", "int", "half", "bool",
+     "detach", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not", "exp2",
+     "erf", "mul", "add", "sub", "div", "maximum", "minimum", "logical_and", "logical_or"}
+)
+#: ``torch.<fn>(...)`` functions that act element-wise
+_ELEMENTWISE_TORCH = frozenset(
+    {"abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "neg",
+     "square", "sign", "floor", "ceil", "round", "trunc", "clamp", "clip", "pow", "isnan", "isinf",
+     "isfinite", "maximum", "minimum", "logical_not", "logical_and", "logical_or", "erf", "exp2"}
+)
+_ELEMENTWISE_FUNCTIONAL = frozenset({"relu", "sigmoid", "tanh", "softplus", "gelu", "silu", "elu", "leaky_relu"})
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+_COMPARE = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+_AUG_TO_BIN = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power,
+}
+#: a tensor accumulator's starting value: ``torch.zeros(())``, ``x.new_zeros(())`` ...
+_TENSOR_INIT_METHODS = frozenset({"new_zeros", "new_tensor", "new_full", "new_ones"})
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _atomic(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Name, cst.Call, cst.Subscript, cst.Attribute, cst.Integer, cst.Float)) or bool(
+        getattr(node, "lpar", None)
+    )
+
+
+def _wrap(text: str, atomic: bool) -> str:
+    return text if atomic else f"({text})"
+
+
+@dataclass
+class _Context:
+    module: cst.Module
+    parents: Mapping[cst.CSTNode, cst.CSTNode]
+    positions: Mapping[cst.CSTNode, object]
+    facts: ModuleFacts
+    torch: str
+    imports: tuple[str, ...]
+    module_names: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Match:
+    """A loop whose body is one element-wise ``if`` chain.
+
+    ``kind`` "assign": every branch writes ``target[i]``; ``values[k] is None`` keeps the element
+    (the chain has no ``else``). ``kind`` "accumulate": one ``if`` adding to the name ``target``.
+    ``conditions`` has one entry per ``if``/``elif``; ``values`` one more when there is an ``else``.
+    """
+
+    loop: cst.For
+    shape: LoopShape
+    branch: cst.If
+    kind: str
+    target: str
+    conditions: list[cst.BaseExpression]
+    values: list[cst.BaseExpression | None]
+    op: str = "="
+    reads: set[str] = field(default_factory=set)
+
+
+class ElementwiseBranch(Rule):
+    code = CODE
+    name = "elementwise-branch"
+    summary = "An `if`/`else` on tensor elements inside a Python loop: one Python branch per element."
+    docs = """
+    ## What it does
+    Finds loops over the elements of a tensor (`for i in range(len(x))`, `x.shape[0]`,
+    `x.size(0)`, `range(n)`, `range(0, n)`) whose whole body is one `if`/`elif`/`else` on element
+    values, and rewrites it into one tensor expression:
+
+    - `if x[i] > 0: y[i] = x[i] else: y[i] = a * x[i]` becomes
+      `y[:len(x)] = torch.where(x > 0, x, a * x)`; an `elif` chain becomes nested `torch.where`;
+    - a clamping chain (`if x[i] > hi: y[i] = hi elif x[i] < lo: y[i] = lo else: y[i] = x[i]`)
+      becomes `x.clamp(lo, hi)` where that is faithful (it is not when `lo > hi`), else nested
+      `torch.where`;
+    - masking (`if mask[i]: x[i] = 0`, `if x[i] < 0: x[i] = 0`) becomes one boolean-mask
+      assignment (`x[mask.bool()] = 0`, `x[x < 0] = 0`);
+    - conditional accumulation (`if keep[i]: total += v[i]`) becomes a masked reduction
+      (`total += v[keep.bool()].sum()`), and conditional counting (`if x[i] > t: count += 1`)
+      becomes `count += int((x > t).sum())`.
+
+    ## Why is this bad?
+    Each iteration indexes single elements, converts a 0-d tensor to a Python `bool` to take the
+    branch (a device sync on a GPU) and launches a kernel or two per element. The vectorized form
+    does the same work in a handful of kernels.
+
+    ## Example
+    ```python
+    for i in range(len(x)):
+        if x[i] > 0:
+            y[i] = x[i]
+        else:
+            y[i] = 0.01 * x[i]
+    ```
+
+    ## Use instead
+    ```python
+    y[:len(x)] = torch.where(x > 0, x, 0.01 * x)
+    ```
+    The rewrite keeps what the loop did, not just what it meant: the result is written into `y`
+    with slice assignment, which casts to `y`'s dtype as `y[i] = ...` did (`torch.where` alone
+    would promote); tensors are sliced to the loop's extent (`x[:n]`, `x[:max(n, 0)]` for a count
+    that may be negative); a bare element condition (`if mask[i]:`) tests truthiness, so an
+    integer or float mask becomes `mask.bool()` (indexing with a 0/1 integer tensor would gather
+    rows 0 and 1 instead); comparisons with NaN are false in both forms. A masked sum is
+    `v[mask].sum()`, never `(v * mask).sum()`, which turns `inf * 0` into NaN.
+
+    ## When it stays silent
+    - The loop body is anything but one `if` chain whose branches each write element `i` of the
+      same tensor (or add to one accumulator); a branch that prints, logs, draws random numbers,
+      writes another index (`y[i + 1]`) or reads another element (`y[i - 1]`: a recurrence).
+    - A condition does not depend on the element (`if flag:`).
+    - The loop can leave early (`break`, `return`) or its index is used after the loop.
+    - Nothing shows that an indexed name is a tensor (it could be a list or a numpy array);
+      annotate it `x: torch.Tensor`.
+    - A conditional sum starts from a Python number (`total = 0.0; ... total += v[i]`): the
+      result stays a Python float when nothing is selected and becomes a tensor otherwise, which
+      no single vectorized form reproduces; start from `total = torch.zeros(())`.
+    """
+    examples = (
+        Example(
+            """
+            import torch
+
+            def leaky(x: torch.Tensor, y: torch.Tensor, a: float) -> torch.Tensor:
+                for i in range(len(x)):
+                    if x[i] > 0:
+                        y[i] = x[i]
+                    else:
+                        y[i] = a * x[i]
+                return y
+            """,
+            """
+            import torch
+
+            def leaky(x: torch.Tensor, y: torch.Tensor, a: float) -> torch.Tensor:
+                y[:len(x)] = torch.where(x > 0, x, a * x)
+                return y
+            """,
+            id="where",
+        ),
+        Example(
+            """
+            import torch
+
+            def zero_negatives(x: torch.Tensor) -> torch.Tensor:
+                for i in range(x.shape[0]):
+                    if x[i] < 0:
+                        x[i] = 0
+                return x
+            """,
+            """
+            import torch
+
+            def zero_negatives(x: torch.Tensor) -> torch.Tensor:
+                x[x < 0] = 0
+                return x
+            """,
+            id="mask-in-place",
+        ),
+        Example(
+            """
+            import torch
+
+            def smooth(y: torch.Tensor) -> torch.Tensor:
+                for i in range(1, len(y)):
+                    if y[i] < y[i - 1]:
+                        y[i] = y[i - 1]
+                return y
+            """,
+            None,
+            id="recurrence",
+        ),
+    )
+
+    @classmethod
+    def might_match(cls, source: bytes) -> bool:
+        return b"for " in source and b"if " in source and b"range(" in source
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
+        module = wrapper.module
+        loops: list[cst.For] = []
+
+        class _Collect(cst.CSTVisitor):
+            def visit_For(self, node: cst.For) -> None:
+                loops.append(node)
+
+        module.visit(_Collect())
+        matches = [mt for mt in (self._match(loop) for loop in loops) if mt is not None]
+        if not matches:
+            return []  # metadata is the expensive part: resolve it only where a match is possible
+        facts = module_facts(module)
+        ctx = _Context(
+            module=module,
+            parents=wrapper.resolve(ParentNodeProvider),
+            positions=wrapper.resolve(PositionProvider),
+            facts=facts,
+            torch=facts.torch or "torch",
+            imports=() if facts.torch else ("torch",),
+            module_names={name for name, _ in facts.bindings},
+        )
+        proposals = [self._propose(mt, ctx) for mt in matches]
+        out = [p for p in proposals if p is not None]
+        out.sort(key=lambda p: (p.line, p.column))
+        return out
+
+    # ------------------------------------------------------------------ matching
+
+    def _match(self, loop: cst.For) -> _Match | None:
+        shape = loop_shape(loop)
+        if shape is None or shape.index is None:
+            return None
+        if not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
+            return None
+        branch = loop.body.body[0]
+        if not isinstance(branch, cst.If):
+            return None
+        conditions: list[cst.BaseExpression] = []
+        statements: list[cst.BaseSmallStatement | None] = []
+        node: cst.If | cst.Else | None = branch
+        while node is not None:
+            if isinstance(node, cst.If):
+                conditions.append(node.test)
+                statements.append(self._single(node.body))
+                node = node.orelse
+            else:
+                statements.append(self._single(node.body))
+                node = None
+        if any(s is None for s in statements):
+            return None
+        index = shape.index
+        kinds = set()
+        targets = set()
+        values: list[cst.BaseExpression | None] = []
+        op = "="
+        for small in statements:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                name = self._element_target(small.targets[0].target, index)
+                if name is None:
+                    return None
+                kinds.add("assign")
+                targets.add(name)
+                values.append(small.value)
+            elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+                if not isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)):
+                    return None
+                kinds.add("accumulate")
+                targets.add(small.target.value)
+                op = "+=" if isinstance(small.operator, cst.AddAssign) else "-="
+                values.append(small.value)
+            elif isinstance(small, cst.AugAssign) and type(small.operator) in _AUG_TO_BIN:
+                name = self._element_target(small.target, index)
+                if name is None:
+                    return None
+                kinds.add("assign")
+                targets.add(name)
+                binop = _AUG_TO_BIN[type(small.operator)]()
+                values.append(cst.BinaryOperation(small.target, binop, small.value.with_changes(
+                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if not _atomic(small.value) else small.value))
+            else:
+                return None
+        if len(kinds) != 1 or len(targets) != 1:
+            return None
+        kind, target = kinds.pop(), targets.pop()
+        if kind == "accumulate" and (len(conditions) != 1 or len(values) != 1):
+            return None
+        if len(values) == len(conditions):
+            values.append(None)  # no else: the element keeps its value
+        reads: set[str] = set()
+        for cond in conditions:
+            found = self._element_reads(cond, index)
+            if not found:
+                return None  # a condition on something else than the element: not this pattern
+            reads |= found
+        for value in values:
+            if value is None:
+                continue
+            found = self._element_reads(value, index, allow_none=True)
+            if found is None:
+                return None
+            reads |= found
+        exprs = [*conditions, *(v for v in values if v is not None)]
+        for expr in exprs:
+            if not self._elementwise(expr):
+                return None
+            # the target may be read only as its own element i (anything else is a recurrence)
+            if target in self._free_names(expr, index):
+                return None
+        if kind == "accumulate" and target in reads:
+            return None
+        if target == index or index in reads:
+            return None
+        return _Match(loop, shape, branch, kind, target, conditions, values, op, reads)
+
+    @staticmethod
+    def _single(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:
+        if isinstance(body, cst.SimpleStatementSuite):
+            return body.body[0] if len(body.body) == 1 else None
+        if isinstance(body, cst.IndentedBlock) and len(body.body) == 1:
+            stmt = body.body[0]
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+                return stmt.body[0]
+        return None
+
+    @staticmethod
+    def _element_target(target: cst.BaseExpression, index: str) -> str | None:
+        if (
+            isinstance(target, cst.Subscript)
+            and isinstance(target.value, cst.Name)
+            and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)
+            and isinstance(target.slice[0].slice.value, cst.Name)
+            and target.slice[0].slice.value.value == index
+        ):
+            return target.value.value
+        return None
+
+    def _element_reads(self, expr: cst.BaseExpression, index: str, allow_none: bool = False) -> set[str] | None:
+        """Names read as ``X[i]``; None when the index appears any other way."""
+        found: set[str] = set()
+        ok = True
+        outer = self
+
+        class _Uses(cst.CSTVisitor):
+            def visit_Subscript(self, node: cst.Subscript) -> bool:
+                name = outer._element_target(node, index)
+                if name is not None:
+                    found.add(name)
+                    return False
+                return True
+
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Name(self, node: cst.Name) -> None:
+                nonlocal ok
+                if node.value == index:
+                    ok = False
+
+        expr.visit(_Uses())
+        if not ok:
+            return None
+        return found
+
+    def _free_names(self, expr: cst.BaseExpression, index: str) -> set[str]:
+        """Names used outside ``X[i]`` element reads."""
+        inside: set[int] = set()
+        outer = self
+
+        class _Elements(cst.CSTVisitor):
+            def visit_Subscript(self, node: cst.Subscript) -> None:
+                if outer._element_target(node, index) is not None:
+                    inside.update(id(n) for n in name_nodes(node))
+
+        expr.visit(_Elements())
+        return {n.value for n in name_nodes(expr) if id(n) not in inside}
+
+    def _elementwise(self, expr: cst.BaseExpression) -> bool:
+        """Only arithmetic, comparisons, boolean logic and element-wise calls."""
+        ok = True
+
+        class _Check(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal ok
+                func = node.func
+                if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
+                    return
+                if isinstance(func, cst.Attribute):
+                    name = func.attr.value
+                    root = dotted(func.value)
+                    if root in ("torch", "th") or (root is not None and root.endswith(".functional")) or root == "F":
+                        if name in _ELEMENTWISE_TORCH or name in _ELEMENTWISE_FUNCTIONAL:
+                            return
+                        ok = False
+                        return
+                    if name in _ELEMENTWISE_METHODS:
+                        return
+                ok = False
+
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                nonlocal ok
+                if not isinstance(node.operator, _ARITHMETIC + (cst.BitAnd, cst.BitOr)):
+                    ok = False
+
+            def visit_Comparison(self, node: cst.Comparison) -> None:
+                nonlocal ok
+                if not all(isinstance(t.operator, _COMPARE) for t in node.comparisons):
+                    ok = False
+
+            def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+                nonlocal ok
+                if isinstance(node.operator, cst.BitInvert):
+                    ok = False
+
+            def visit_Lambda(self, node: cst.Lambda) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_IfExp(self, node: cst.IfExp) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_ListComp(self, node: cst.ListComp) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_Await(self, node: cst.Await) -> None:
+                nonlocal ok
+                ok = False
+
+            def visit_Yield(self, node: cst.Yield) -> None:
+                nonlocal ok
+                ok = False
+
+        expr.visit(_Check())
+        return ok
+
+    # ------------------------------------------------------------------ proposing
+
+    def _position(self, node: cst.CSTNode, ctx: _Context) -> tuple[int, int]:
+        pos = ctx.positions[node]
+        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
+
+    def _skip(self, mt: _Match, ctx: _Context, message: str, reason: str) -> Proposal:
+        line, col = self._position(mt.loop, ctx)
+        return Proposal(CODE, message, line, col, mt.loop, (), reason, statement_code(ctx.module, mt.loop))
+
+    def _modules(self, ctx: _Context) -> tuple[tuple[str, str], ...]:
+        bindings = list(ctx.facts.bindings)
+        if not ctx.facts.torch:
+            bindings.append(("torch", "torch"))
+        return tuple(dict.fromkeys(bindings))
+
+    def _used_outside(self, name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
+        inside = {id(n) for n in name_nodes(loop)}
+        other_loops: set[int] = set()
+
+        class _Rebinding(cst.CSTVisitor):
+            def visit_For(self, node: cst.For) -> None:
+                if node is not loop and name in names_used(node.target):
+                    other_loops.update(id(n) for n in name_nodes(node))
+
+        scope.visit(_Rebinding())
+        return any(
+            n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope)
+        )
+
+    def _tensor_init(self, mt: _Match, ctx: _Context) -> cst.SimpleStatementLine | None:
+        """``acc = torch.zeros(())`` (or ``x.new_zeros(())``...) before the loop, with nothing in
+        between touching ``acc``."""
+        parent = ctx.parents.get(mt.loop)
+        if not isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            return None
+        block = list(parent.body)
+        index = next(i for i, s in enumerate(block) if s is mt.loop)
+        for stmt in reversed(block[:index]):
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+                small = stmt.body[0]
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and small.targets[0].target.value == mt.target
+                ):
+                    value = small.value
+                    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                        root = dotted(value.func.value)
+                        if root == ctx.torch or value.func.attr.value in _TENSOR_INIT_METHODS:
+                            return stmt
+                    return None
+            if mt.target in names_used(stmt):
+                return None
+        return None
+
+    def _propose(self, mt: _Match, ctx: _Context) -> Proposal | None:
+        what = "a conditional sum" if mt.kind == "accumulate" else f"`{mt.target}`"
+        message = f"{what} is computed one element at a time with an `if`: one tensor expression does it"
+        scope = enclosing_scope(mt.loop, ctx.parents)
+        torch_names = {ctx.torch}
+        vectorized = sorted(mt.reads) + ([mt.target] if mt.kind == "assign" else [])
+        for name in dict.fromkeys(vectorized):
+            if not tensor_evidence(scope, name, torch_names):
+                return self._skip(
+                    mt, ctx, message,
+                    f"nothing shows that `{name}` is a tensor (it could be a list or a numpy array); "
+                    f"annotate it `{name}: torch.Tensor` to enable this rewrite",
+                )
+        index = mt.shape.index or ""
+        if self._used_outside(index, mt.loop, scope):
+            return self._skip(mt, ctx, message, f"the loop variable `{index}` is used outside the loop")
+        init: cst.SimpleStatementLine | None = None
+        if mt.kind == "accumulate":
+            value = mt.values[0]
+            assert value is not None
+            if self._element_reads(value, index):
+                init = self._tensor_init(mt, ctx)
+                if init is None:
+                    return self._skip(
+                        mt, ctx, message,
+                        f"`{mt.target}` does not start from a tensor just before the loop: a sum that starts "
+                        "from a Python number stays a number until the first selected element, which no "
+                        f"vectorized form reproduces; start from `{mt.target} = {ctx.torch}.zeros(())`",
+                    )
+            elif not (isinstance(value, cst.Integer) and value.value == "1"):
+                return None
+        forms = self._forms(mt)
+        extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]
+        candidates = [self._candidate(mt, form, extent, init, ctx) for form in forms for extent in extents]
+        candidates = [c for c in candidates if c is not None]
+        if not candidates:
+            return None
+        line, col = self._position(mt.loop, ctx)
+        return Proposal(CODE, message, line, col, mt.loop, tuple(candidates), None, statement_code(ctx.module, mt.loop))
+
+    def _forms(self, mt: _Match) -> list[str]:
+        if mt.kind == "accumulate":
+            value = mt.values[0]
+            return ["count"] if isinstance(value, cst.Integer) else ["masked_sum"]
+        forms = []
+        index = mt.shape.index or ""
+        if len(mt.conditions) == 1 and mt.values[1] is None and not self._element_reads(mt.values[0], index):
+            forms.append("mask")
+        if self._clamp_bounds(mt) is not None:
+            forms.append("clamp")
+        forms.append("where")
+        return forms
+
+    def _clamp_bounds(self, mt: _Match) -> tuple[str | None, str | None, str] | None:
+        """(lower, upper, X) for ``if X[i] > hi: T[i] = hi elif X[i] < lo: T[i] = lo else: T[i] = X[i]``."""
+        index = mt.shape.index or ""
+        last = mt.values[-1]
+        if last is None or mt.kind != "assign":
+            return None
+        source = self._element_target(last, index) if isinstance(last, cst.Subscript) else None
+        if source is None:
+            return None
+        lower = upper = None
+        for cond, value in zip(mt.conditions, mt.values):
+            if not isinstance(cond, cst.Comparison) or len(cond.comparisons) != 1 or value is None:
+                return None
+            op = cond.comparisons[0].operator
+            left, right = cond.left, cond.comparisons[0].comparator
+            if self._element_target(left, index) == source and isinstance(left, cst.Subscript):
+                bound, flipped = right, False
+            elif isinstance(right, cst.Subscript) and self._element_target(right, index) == source:
+                bound, flipped = left, True
+            else:
+                return None
+            if self._element_reads(bound, index) or _code(bound) != _code(value):
+                return None
+            if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+                side = "lower" if flipped else "upper"
+            elif isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+                side = "upper" if flipped else "lower"
+            else:
+                return None
+            if side == "upper":
+                if upper is not None:
+                    return None
+                upper = _code(bound)
+            else:
+                if lower is not None:
+                    return None
+                lower = _code(bound)
+        return lower, upper, source
+
+    # ------------------------------------------------------------------ building
+
+    def _candidate(
+        self, mt: _Match, form: str, extent: str, init: cst.SimpleStatementLine | None, ctx: _Context
+    ) -> Candidate | None:
+        torch = ctx.torch
+        shape = mt.shape
+        index = shape.index or ""
+        iter_args = mt.loop.iter.args  # type: ignore[attr-defined]
+        bound = _code(shape.extent) if shape.extent is not None else _code(iter_args[-1].value)
+        if shape.extent is not None and extent == "max0":
+            bound = f"max({bound}, 0)"
+
+        def whole(name: str) -> str:
+            # the loop touches only the first `extent` elements of every tensor but the one it measures
+            sliced = shape.extent is not None or name != shape.owner
+            return f"{name}[:{bound}]" if sliced else name
+
+        class _Vectorize(cst.CSTTransformer):
+            def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+                name = ElementwiseBranch._element_target(original, index)
+                if name is not None:
+                    return cst.parse_expression(whole(name))
+                return updated
+
+        def vec(expr: cst.BaseExpression) -> tuple[str, bool]:
+            new = expr.visit(_Vectorize())
+            assert isinstance(new, cst.BaseExpression)
+            return _code(new), _atomic(new)
+
+        def cond(expr: cst.BaseExpression) -> tuple[str, bool]:
+            """A bool tensor with the truth value the ``if`` gave each element."""
+            if isinstance(expr, cst.BooleanOperation):
+                left, right = cond(expr.left), cond(expr.right)
+                op = "&" if isinstance(expr.operator, cst.And) else "|"
+                text = f"{_wrap(*left)} {op} {_wrap(*right)}"
+                return (f"({text})", True) if expr.lpar else (text, False)
+            if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+                inner = cond(expr.expression)
+                return f"~{_wrap(*inner)}", True
+            if isinstance(expr, cst.Comparison) and len(expr.comparisons) > 1:
+                parts = []
+                left = expr.left
+                for comparison in expr.comparisons:
+                    pair = cst.Comparison(left=left, comparisons=[comparison.with_changes(
+                        comparator=comparison.comparator.with_changes(lpar=[], rpar=[])
+                        if not isinstance(comparison.comparator, cst.Comparison) else comparison.comparator)])
+                    parts.append(f"({vec(pair)[0]})")
+                    left = comparison.comparator
+                return " & ".join(parts), False
+            if isinstance(expr, cst.Comparison) or infer_dtype_kind(expr) == "bool":
+                return vec(expr)
+            text, atomic = vec(expr)
+            return f"{_wrap(text, atomic)}.bool()", True
+
+        target = mt.target
+        tgt = f"{target}[:]" if whole(target) == target else whole(target)
+        description = ""
+        if form == "mask":
+            c = cond(mt.conditions[0])[0]
+            value = mt.values[0]
+            assert value is not None
+            new = f"{whole(target)}[{c}] = {_code(value)}"
+            description = "boolean-mask assignment"
+        elif form == "clamp":
+            bounds = self._clamp_bounds(mt)
+            assert bounds is not None
+            lower, upper, source = bounds
+            if lower is not None and upper is not None:
+                args = f"{lower}, {upper}"
+            elif lower is not None:
+                args = f"min={lower}"
+            else:
+                args = f"max={upper}"
+            new = f"{tgt} = {whole(source)}.clamp({args})"
+            description = "clamp (holds when the lower bound is at most the upper one)"
+        elif form == "where":
+            text = None
+            for c_expr, v_expr in zip(reversed(mt.conditions), reversed(mt.values[:-1])):
+                if text is None:
+                    last = mt.values[-1]
+                    text = vec(last)[0] if last is not None else whole(target)
+                v = vec(v_expr)[0] if v_expr is not None else whole(target)
+                text = f"{torch}.where({cond(c_expr)[0]}, {v}, {text})"
+            new = f"{tgt} = {text}"
+            description = "torch.where, written into the target with slice assignment (keeps its dtype)"
+        elif form == "count":
+            c = cond(mt.conditions[0])
+            new = f"{target} {mt.op} int({_wrap(*c)}.sum())"
+            description = "count of the selected elements"
+        else:
+            c = cond(mt.conditions[0])[0]
+            value = mt.values[0]
+            assert value is not None
+            v = vec(value)
+            new = f"{target} {mt.op} {_wrap(*v)}[{c}].sum()"
+            description = "masked reduction"
+        if extent == "max0":
+            description += ", extent clamped at 0"
+        new_stmt = cst.parse_statement(new + "\n", config=ctx.module.config_for_parsing)
+        leading = list(mt.loop.leading_lines) + comments_in(mt.loop.with_changes(leading_lines=()))
+        new_stmt = new_stmt.with_changes(leading_lines=leading)
+        init_code = statement_code(ctx.module, init) if init is not None else ""
+        outputs: tuple[str, ...] = ()
+        note = (
+            f"the loop, verbatim; `{target}` is compared after the run (it is written in place); tensors "
+            "indexed by the loop variable are taken as vectors (one element per step)"
+        )
+        if mt.kind == "accumulate":
+            outputs = (target,)
+            note = f"the loop, verbatim{', after its tensor initializer' if init is not None else ''}"
+        kernel = Kernel(
+            old=init_code + statement_code(ctx.module, mt.loop),
+            new=init_code + statement_code(ctx.module, new_stmt),
+            inputs=self._inputs(mt, init, form, ctx),
+            outputs=outputs,
+            modules=self._modules(ctx),
+            reorders_float_reduction=form == "masked_sum",
+            note=note,
+        )
+        imports = ctx.imports if f"{torch}." in new else ()
+        return Candidate(description, (Edit(mt.loop, new_stmt),), kernel, imports)
+
+    def _inputs(
+        self, mt: _Match, init: cst.SimpleStatementLine | None, form: str, ctx: _Context
+    ) -> tuple[InputSpec, ...]:
+        index = mt.shape.index
+        used = names_used(mt.loop.iter) | names_used(mt.branch) | (names_used(init) if init is not None else set())
+        exclude = {index}
+        if init is not None:
+            exclude.add(mt.target)
+        free = sorted(n for n in used - exclude if n not in BUILTIN_NAMES and n not in ctx.module_names)
+        tensors = set(mt.reads) | ({mt.target} if mt.kind == "assign" else set())
+        extent = mt.shape.extent.value if isinstance(mt.shape.extent, cst.Name) else None
+        scope = enclosing_scope(mt.loop, ctx.parents)
+        specs = []
+        for name in free:
+            if name in tensors:
+                # element-wise: a tensor indexed by the loop variable holds one element per step
+                # (a mask assignment writes whole rows of a target of any rank); conditions used
+                # bare (`if mask[i]:`) draw bool, integer and float masks alike
+                whole_rows = form == "mask" and name == mt.target and name not in mt.reads
+                specs.append(InputSpec(name, Kind.TENSOR) if whole_rows else InputSpec(name, Kind.TENSOR, ranks=(1,)))
+            elif name == mt.shape.owner:
+                specs.append(InputSpec(name, Kind.TENSOR))
+            elif name == extent:
+                specs.append(InputSpec(name, Kind.INT, count=True))
+            else:
+                # an `int`/`float`/`bool` annotation narrows what the checker draws
+                scalar = annotated_scalar(scope, name)
+                specs.append(InputSpec(name, Kind(scalar) if scalar else Kind.ANY))
+        return tuple(specs)
