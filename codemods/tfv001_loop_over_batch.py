@@ -923,7 +923,12 @@ class LoopOverBatch(Rule):
         if match.kind == "out":
             # an empty batch runs no iteration, so the loop accepts invariant operands of any shape;
             # the batched expression would still broadcast them: guard it where the checker says so
-            modes += [(mode, True) for mode in self._modes(axes) if mode != "max0"]
+            guarded = [(mode, True) for mode in self._modes(axes) if mode != "max0"]
+            operands = names_used(match.expr) - loop_vars - ctx.module_names - BUILTIN_NAMES
+            # with two operands or more an empty batch almost always lets the loop accept shapes
+            # that do not broadcast: guard from the start rather than count on the checker to
+            # draw that degenerate input
+            modes = guarded if len(operands) > 1 else modes + guarded
         candidates: list[Candidate] = []
         for mode, guard in modes:
             batched = self._batched(match, mode, ctx, opaque_ok=bool(opaque))
@@ -934,8 +939,6 @@ class LoopOverBatch(Rule):
             reason = None
             if opaque:
                 reason = f"assumes `{opaque[0]}` treats samples independently"
-                if guard:
-                    continue
             candidates.append(self._candidate(match, mode, guard, batched, "batched expression", ctx, reason))
         if not opaque:
             for mode, guard in modes:
