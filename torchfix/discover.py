@@ -57,7 +57,7 @@ def _enclosing_ignores(start: Path) -> list[_Ignore]:
     the git repository holding ``start``, and that repository's ``.git/info/exclude``."""
     current = Path(os.path.abspath(start))  # lexical, like the walked paths
     chain: list[Path] = []
-    for directory in current.parents:
+    for directory in [current, *current.parents]:
         chain.append(directory)
         if (directory / ".git").exists():
             break
@@ -68,7 +68,8 @@ def _enclosing_ignores(start: Path) -> list[_Ignore]:
     exclude = _load_ignore(root / ".git" / "info" / "exclude", root)
     if exclude is not None:
         found.append(exclude)
-    for directory in reversed(chain):  # outermost first, as git reads them
+    # outermost first, as git reads them; ``start``'s own .gitignore is read by the walk
+    for directory in reversed(chain[1:]):
         ignore = _load_ignore(directory / ".gitignore", directory)
         if ignore is not None:
             found.append(ignore)

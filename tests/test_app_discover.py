@@ -1,0 +1,92 @@
+"""File discovery: explicit files, walked directories, skipped folders, .gitignore, symlinks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from torchfix.discover import DiscoveryError, discover
+
+
+def touch(root: Path, *rels: str) -> None:
+    for rel in rels:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+
+
+def rels(root: Path, found: list[Path]) -> list[str]:
+    return [os.path.relpath(p, root).replace(os.sep, "/") for p in found]
+
+
+@pytest.fixture
+def chdir(tmp_path, monkeypatch):  # noqa: ANN001, ANN201
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_walk_is_sorted_and_skips_caches_envs_and_hidden(chdir):
+    touch(
+        chdir, "b.py", "a.py", "pkg/z.py", "pkg/a.py", "notes.txt", "stub.pyi",
+        ".git/x.py", ".hidden/x.py", "__pycache__/x.py", "venv/x.py", ".venv/x.py", "env/x.py",
+        "lib/site-packages/x.py", "build/x.py", "dist/x.py", "node_modules/x.py", "myenv/x.py",
+    )
+    (chdir / "myenv" / "pyvenv.cfg").write_text("home = /usr\n")
+    assert rels(chdir, discover(["."])) == ["a.py", "b.py", "pkg/a.py", "pkg/z.py"]
+
+
+def test_explicit_files(chdir):
+    touch(chdir, "venv/x.py", "types.pyi", "notes.txt", "build/y.py")
+    (chdir / ".gitignore").write_text("build/\n")
+    found = discover(["venv/x.py", "types.pyi", "build/y.py"])
+    assert rels(chdir, found) == ["venv/x.py", "types.pyi", "build/y.py"], "naming a file is asking for it"
+    with pytest.raises(DiscoveryError, match="not a Python file"):
+        discover(["notes.txt"])
+    with pytest.raises(DiscoveryError, match="no such file"):
+        discover(["missing.py"])
+
+
+def test_gitignore_in_the_tree_and_above_it(chdir):
+    (chdir / ".git").mkdir()
+    (chdir / ".gitignore").write_text("generated/\n*_pb2.py\n")
+    touch(chdir, "src/generated/g.py", "src/msg_pb2.py", "src/keep.py", "src/sub/local.py", "src/sub/other.py")
+    (chdir / "src" / "sub" / ".gitignore").write_text("local.py\n")
+    assert rels(chdir, discover(["."])) == ["src/keep.py", "src/sub/other.py"]
+    # walking a subdirectory still honours the repository's root .gitignore
+    assert rels(chdir, discover(["src"])) == ["src/keep.py", "src/sub/other.py"]
+
+
+def test_gitignore_negation_and_info_exclude(chdir):
+    (chdir / ".git" / "info").mkdir(parents=True)
+    (chdir / ".git" / "info" / "exclude").write_text("scratch.py\n")
+    (chdir / ".gitignore").write_text("gen_*.py\n!gen_keep.py\n")
+    touch(chdir, "gen_a.py", "gen_keep.py", "scratch.py", "main.py")
+    assert rels(chdir, discover(["."])) == ["gen_keep.py", "main.py"]
+
+
+def test_exclude_option(chdir):
+    touch(chdir, "a.py", "tests/t.py", "pkg/legacy/old.py")
+    assert rels(chdir, discover(["."], ["tests/", "legacy"])) == ["a.py"]
+
+
+def test_symlinked_directories_are_not_followed_and_files_are_deduplicated(chdir):
+    touch(chdir, "real/m.py", "outside/o.py")
+    (chdir / "real" / "loop").symlink_to(chdir, target_is_directory=True)
+    (chdir / "real" / "out").symlink_to(chdir / "outside", target_is_directory=True)
+    (chdir / "real" / "alias.py").symlink_to(chdir / "real" / "m.py")
+    assert rels(chdir, discover(["real"])) == ["real/alias.py"], "alias.py and m.py are one file"
+    assert len(discover(["real", "real/m.py", "./real"])) == 1
+
+
+def test_symlinked_directory_named_explicitly_is_walked(chdir):
+    touch(chdir, "outside/o.py")
+    (chdir / "link").symlink_to(chdir / "outside", target_is_directory=True)
+    assert rels(chdir, discover(["link"])) == ["link/o.py"]
+
+
+def test_dangling_symlink_named_explicitly(chdir):
+    (chdir / "dead.py").symlink_to(chdir / "nowhere.py")
+    with pytest.raises(DiscoveryError, match="dangling"):
+        discover(["dead.py"])
