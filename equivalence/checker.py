@@ -19,6 +19,9 @@ from typing import Any
 
 from equivalence.kernel import Kernel, Outcome, Verdict
 
+#: ``Checker(cache_dir=...)``'s default: resolve from the environment (``equivalence.cache``)
+DEFAULT_CACHE: Any = object()
+
 
 @dataclass(frozen=True)
 class CheckSettings:
@@ -58,6 +61,8 @@ def merge_verdicts(verdicts: list[Verdict]) -> Verdict:
     )
 
 
+_TRANSIENT = ("the check timed out", "the checker worker died", "the check ran out of memory")
+
 #: importing torch and hypothesis in a fresh worker, on a slow machine
 _STARTUP_SECONDS = 120.0
 
@@ -75,14 +80,35 @@ def _scratch_dir() -> str:
     return path
 
 
-class Checker:
-    """Checks kernels in a boxed worker process; caches verdicts by kernel content."""
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/statm") as handle:
+            pages = int(handle.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
-    def __init__(self, settings: CheckSettings | None = None) -> None:
+
+class Checker:
+    """Checks kernels in a boxed worker process; caches verdicts by kernel content.
+
+    ``cache_dir``: where verdicts persist between runs (``equivalence.cache``). Left out, the
+    environment decides (``TORCHFIX_CACHE_DIR``, ``TORCHFIX_NO_CACHE``, off under pytest); None
+    turns the persistent cache off. Verdicts are also remembered in memory for the checker's life.
+    """
+
+    def __init__(self, settings: CheckSettings | None = None, cache_dir: Any = DEFAULT_CACHE) -> None:
+        from equivalence.cache import VerdictCache, default_cache_dir
+
         self.settings = settings or CheckSettings()
         self._process: Any = None
         self._conn: Connection | None = None
         self._cache: dict[tuple[str, CheckSettings], Verdict] = {}
+        directory = default_cache_dir() if cache_dir is DEFAULT_CACHE else cache_dir
+        self.disk_cache = VerdictCache(directory) if directory else None
+        #: checks actually run in the worker (not answered from a cache)
+        self.checks_run = 0
+        self._last_failure = Verdict(Outcome.UNVERIFIED, "the checker worker died")
 
     def _start(self) -> None:
         # A fresh interpreter (not multiprocessing's spawn, which re-imports the caller's
@@ -90,7 +116,7 @@ class Checker:
         parent, child = socket.socketpair()
         env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=_package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""))
         process = subprocess.Popen(
-            [sys.executable, "-m", "equivalence.worker", str(child.fileno()), str(self.settings.memory_mb)],
+            [sys.executable, "-m", "equivalence.worker", str(child.fileno()), str(self._address_space_mb())],
             pass_fds=(child.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -112,32 +138,70 @@ class Checker:
             self._conn.close()
         self._process, self._conn = None, None
 
+    def _address_space_mb(self) -> int:
+        # CUDA reserves far more address space than it uses: with a GPU in play the worker runs
+        # without RLIMIT_AS and the parent watches its resident memory instead
+        return 0 if any(d != "cpu" for d in self.settings.devices) else self.settings.memory_mb
+
     def check(self, kernel: Kernel) -> Verdict:
         key = (kernel.key(), self.settings)
         if key in self._cache:
             return self._cache[key]
-        verdict = self._check_boxed(kernel)
+        if self.disk_cache is not None:
+            stored = self.disk_cache.get(kernel, self.settings)
+            if stored is not None:
+                self._cache[key] = stored
+                return stored
+        verdict = self._check_boxed((kernel, self.settings))
+        self.checks_run += 1
         # a timeout or crash may be load-dependent: do not remember it
-        if not verdict.reason.startswith(("the check timed out", "the checker worker died")):
+        if not verdict.reason.startswith(_TRANSIENT):
             self._cache[key] = verdict
+            if self.disk_cache is not None:
+                self.disk_cache.put(kernel, self.settings, verdict)
         return verdict
 
-    def _check_boxed(self, kernel: Kernel) -> Verdict:
+    def replay(self, kernel: Kernel, witness: str, device: str = "cpu") -> Verdict:
+        """Judge ``kernel`` on the exact inputs of a witness (``Counterexample.witness``)."""
+        return self._check_boxed(("replay", kernel, self.settings, witness, device))
+
+    def _check_boxed(self, message: Any) -> Verdict:
         if self._process is None or self._process.poll() is not None:
             self._stop()
             self._start()
         assert self._conn is not None
         try:
-            self._conn.send((kernel, self.settings))
-            if not self._conn.poll(self.settings.timeout):
-                self._stop()
-                return Verdict(Outcome.UNVERIFIED, f"the check timed out after {self.settings.timeout:.0f}s")
+            self._conn.send(message)
+            if not self._wait(self.settings.timeout):
+                return self._last_failure
             verdict = self._conn.recv()
         except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
             code = self._process.poll() if self._process is not None else None
             self._stop()
             return Verdict(Outcome.UNVERIFIED, f"the checker worker died (exit code {code})")
         return verdict
+
+    def _wait(self, timeout: float) -> bool:
+        """Wait for the worker's answer; kill it on timeout or when it outgrows its memory."""
+        import time
+
+        assert self._conn is not None
+        deadline = time.monotonic() + timeout
+        limit = self.settings.memory_mb
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._stop()
+                self._last_failure = Verdict(Outcome.UNVERIFIED, f"the check timed out after {timeout:.0f}s")
+                return False
+            if self._conn.poll(min(remaining, 0.2)):
+                return True
+            if limit and self._process is not None and _rss_mb(self._process.pid) > limit:
+                self._stop()
+                self._last_failure = Verdict(
+                    Outcome.UNVERIFIED, f"the checker worker died (out of memory: over {limit} MiB resident)"
+                )
+                return False
 
     def close(self) -> None:
         if self._conn is not None and self._process is not None and self._process.poll() is None:

@@ -9,7 +9,7 @@ the new code reorders a floating reduction, and then by the reduction length and
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -31,12 +31,17 @@ class Tolerance:
 
     ``length`` is the longest reduction the example could contain; ``scale`` the largest sum of
     absolute finite values of any floating input (the classic bound on a reordered sum's error is
-    ``length * eps * sum(|x_i|)``).
+    ``length * eps * sum(|x_i|)``). When ``scale`` reaches the dtype's largest finite value, a
+    partial sum may overflow in one order and not in the other: positions where either result is
+    not finite are then not compared (NaN positions included -- ``inf - inf`` depends on the
+    order). Every widening used is recorded in ``events`` so that the verdict can say so.
     """
 
     reordered: bool = False
     length: int = 0
     scale: float = 0.0
+    #: (dtype name, rtol, atol, overflow) for each widening actually applied
+    events: set = field(default_factory=set, compare=False, hash=False)
 
     def for_dtype(self, dtype: torch.dtype) -> tuple[float, float]:
         rtol, atol = _DEFAULT_TOLERANCES.get(dtype, (1e-7, 1e-7))
@@ -45,6 +50,15 @@ class Tolerance:
             rtol += self.length * eps
             atol += 2 * self.length * eps * self.scale
         return rtol, atol
+
+    def may_overflow(self, dtype: torch.dtype) -> bool:
+        if not (self.reordered and self.length > 1) or not dtype.is_floating_point:
+            return False
+        return self.scale * (1 + self.length * torch.finfo(dtype).eps) >= torch.finfo(dtype).max
+
+    def _record(self, dtype: torch.dtype, rtol: float, atol: float, overflow: bool) -> None:
+        if self.reordered and self.length > 1:
+            self.events.add((str(dtype).replace("torch.", ""), rtol, atol, overflow, self.length))
 
 
 @dataclass(frozen=True)
@@ -117,8 +131,18 @@ def _compare_floats(old: float, new: float, where: str, tol: Tolerance) -> Diffe
     if old == new:
         return None
     rtol, atol = tol.for_dtype(torch.float64)
+    overflow = tol.may_overflow(torch.float64)
+    tol._record(torch.float64, rtol, atol, overflow)
+    if overflow and (math.isinf(old) or math.isinf(new)):
+        return None
     if math.isinf(old) or math.isinf(new) or abs(old - new) > atol + rtol * abs(old):
-        return Difference(where, repr(old), repr(new), f"abs error {abs(old - new):.3g} > tolerance (rtol={rtol:.3g}, atol={atol:.3g})")
+        rel = abs(old - new) / abs(old) if old else float("inf")
+        return Difference(
+            where,
+            repr(old),
+            repr(new),
+            f"abs error {abs(old - new):.3g}, rel error {rel:.3g} > tolerance (rtol={rtol:.3g}, atol={atol:.3g})",
+        )
     return None
 
 
@@ -133,17 +157,26 @@ def _compare_tensors(
         return Difference(where, short(old), short(new), f"device: old {old.device}, new {new.device}")
     if old.requires_grad != new.requires_grad:
         return Difference(
-            where, short(old), short(new), f"requires_grad: old {old.requires_grad}, new {new.requires_grad}"
+            where,
+            short(old),
+            short(new),
+            f"requires_grad: old {old.requires_grad}, new {new.requires_grad}"
+            + (" (the new code cuts the gradient, e.g. with .detach())" if old.requires_grad else ""),
         )
     a = old.detach().cpu()
     b = new.detach().cpu()
     if a.is_floating_point() or a.is_complex():
         rtol, atol = tol.for_dtype(a.dtype)
+        overflow = tol.may_overflow(a.dtype) if a.is_floating_point() else False
+        if a.numel():
+            tol._record(a.dtype, rtol, atol, overflow)
         wide_a = a.to(torch.complex128 if a.is_complex() else torch.float64)
         wide_b = b.to(wide_a.dtype)
         nan_a, nan_b = torch.isnan(wide_a), torch.isnan(wide_b)
         close = torch.isclose(wide_a, wide_b, rtol=rtol, atol=atol, equal_nan=True)
         bad = ~close | (nan_a != nan_b)
+        if overflow:
+            bad &= torch.isfinite(wide_a) & torch.isfinite(wide_b)
         if bool(bad.any()):
             pos = tuple(int(i) for i in bad.nonzero()[0]) if a.dim() else ()
             va, vb = wide_a[pos].item(), wide_b[pos].item()
@@ -163,7 +196,15 @@ def _compare_tensors(
     if not torch.equal(a, b):
         bad = a != b
         pos = tuple(int(i) for i in bad.nonzero()[0]) if a.dim() else ()
+        if a.dtype == torch.bool:
+            extra = f"; {int(bad.sum())} of {a.numel()} elements differ"
+        else:
+            err = (a.to(torch.float64) - b.to(torch.float64)).abs()
+            extra = f"; max abs error {float(err.max()):.3g}, {int(bad.sum())} of {a.numel()} elements differ (exact dtype)"
         return Difference(
-            where, short(old), short(new), f"first difference at index {list(pos)}: old {a[pos].item()!r}, new {b[pos].item()!r}"
+            where,
+            short(old),
+            short(new),
+            f"first difference at index {list(pos)}: old {a[pos].item()!r}, new {b[pos].item()!r}{extra}",
         )
     return None

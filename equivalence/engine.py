@@ -5,9 +5,11 @@ This module runs untrusted snippets; call it only inside a boxed worker (``equiv
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +18,8 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
+from equivalence.edges import edge_inputs
+from equivalence.edges import edge_inputs
 from equivalence.compare import Difference, Tolerance, compare, short
 from equivalence.execute import base_namespace, run_snippet
 from equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
@@ -23,6 +27,8 @@ from equivalence.values import (
     Signature,
     candidate_signatures,
     describe,
+    decode_inputs,
+    encode_inputs,
     inputs_strategy,
     render_value,
     sample_nonempty,
@@ -30,6 +36,8 @@ from equivalence.values import (
 
 #: fewer compared examples than this (the old code raising on the rest) is not evidence enough
 MIN_EXAMPLES = 8
+#: inputs of the deterministic edge sweep per check, spread over the admitted signatures
+EDGE_BUDGET = 160
 SIGNATURE_LIMIT = 48
 ADMISSION_TRIES = 4
 
@@ -39,6 +47,12 @@ class EngineSettings:
     examples: int = 60
     seed: int = 0
     device: str = "cpu"
+    #: re-run the new code under ``torch.use_deterministic_algorithms(True)`` when the results
+    #: hold integer tensors (scatter counts must be exact); None: on every device but the CPU
+    deterministic: bool | None = None
+
+    def rerun_deterministic(self) -> bool:
+        return self.device != "cpu" if self.deterministic is None else self.deterministic
 
 
 class _Refuted(Exception):
@@ -52,6 +66,17 @@ class _Stats:
     compared: int = 0
     old_raised: int = 0
     signatures_seen: set[str] = field(default_factory=set)
+    #: the old code's errors while admitting signatures, to explain an empty domain
+    old_errors: Counter = field(default_factory=Counter)
+    #: widenings applied: (dtype, rtol, atol, overflow, length)
+    widenings: set = field(default_factory=set)
+    grad_compared: int = 0
+    grad_inputs: set[str] = field(default_factory=set)
+    deterministic_runs: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+_OLD_RAISED = object()
 
 
 def _to_device(value: Any, device: str) -> Any:
@@ -71,16 +96,20 @@ def _tolerance(kernel: Kernel, inputs: dict[str, Any]) -> Tolerance:
     tensors: list[torch.Tensor] = []
     for value in inputs.values():
         tensors += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, torch.Tensor)]
+    # a loop over per-step tensors reduces across the steps too
+    steps = max((len(v) for v in inputs.values() if isinstance(v, list)), default=1)
     for t in tensors:
-        length = max(length, t.numel())
+        length = max(length, t.numel() * max(steps, 1))
         if t.is_floating_point():
             finite = t.detach().double()[torch.isfinite(t.detach().double())]
             scale = max(scale, float(finite.abs().sum()) if finite.numel() else 0.0)
+    if steps > 1:
+        scale *= steps
     return Tolerance(True, length, scale)
 
 
-def compare_runs(kernel: Kernel, old: Any, new: Any, inputs: dict[str, Any]) -> Difference | None:
-    tol = _tolerance(kernel, inputs)
+def compare_runs(kernel: Kernel, old: Any, new: Any, inputs: dict[str, Any], tol: Tolerance | None = None) -> Difference | None:
+    tol = tol if tol is not None else _tolerance(kernel, inputs)
     for name in kernel.outputs:
         diff = compare(old.outputs[name], new.outputs[name], name, tol)
         if diff:
@@ -88,56 +117,309 @@ def compare_runs(kernel: Kernel, old: Any, new: Any, inputs: dict[str, Any]) -> 
     for spec in kernel.inputs:
         if spec.kind is Kind.OPAQUE or spec.name in kernel.outputs:
             continue
+        if spec.name not in old.inputs_after:
+            continue
         diff = compare(old.inputs_after[spec.name], new.inputs_after[spec.name], f"input {spec.name} after the run", tol)
         if diff:
             return diff
     return None
 
 
-def _counterexample(inputs: dict[str, Any], diff: Difference, seed_value: int) -> Counterexample:
+def _counterexample(inputs: dict[str, Any], diff: Difference, seed_value: int, device: str = "cpu") -> Counterexample:
     rendered = []
     for name, value in inputs.items():
         text = render_value(value)
         if isinstance(value, torch.Tensor):
-            text += f"  # shape {list(value.shape)}"
+            text += f"  # shape {list(value.shape)}, {str(value.dtype).replace('torch.', '')}, {value.device}"
+        elif isinstance(value, list) and value and isinstance(value[0], torch.Tensor):
+            text += f"  # {len(value)} tensors, shape {list(value[0].shape)}, {str(value[0].dtype).replace('torch.', '')}, {value[0].device}"
         rendered.append((name, text))
-    return Counterexample(tuple(rendered), diff.where, diff.old, diff.new, diff.detail, seed_value)
+    try:
+        witness = encode_inputs(inputs, device=device, seed=seed_value)
+    except TypeError:
+        witness = ""
+    return Counterexample(tuple(rendered), diff.where, diff.old, diff.new, diff.detail, seed_value, witness, device)
+
+
+# ----------------------------------------------------------------------------- gradients
+
+
+def _is_float_tensor(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_floating_point()
+
+
+def _grad_names(inputs: dict[str, Any]) -> list[str]:
+    names = []
+    for name, value in inputs.items():
+        if _is_float_tensor(value) or (isinstance(value, list) and value and all(_is_float_tensor(v) for v in value)):
+            names.append(name)
+    return names
+
+
+def _requiring_grad(inputs: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    out = dict(inputs)
+    for name in names:
+        value = inputs[name]
+        if isinstance(value, list):
+            out[name] = [v.detach().clone().requires_grad_(True) for v in value]
+        else:
+            out[name] = value.detach().clone().requires_grad_(True)
+    return out
+
+
+def _leaves(run: Any, names: list[str]) -> list[tuple[str, torch.Tensor]]:
+    leaves = []
+    for name in names:
+        value = run.inputs_after[name]
+        if isinstance(value, list):
+            leaves += [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            leaves.append((name, value))
+    return leaves
+
+
+def _differentiable_outputs(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value] if value.requires_grad and value.is_floating_point() else []
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _differentiable_outputs(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _differentiable_outputs(v)]
+    return []
+
+
+def _weighted_sum(outputs: list[torch.Tensor], seed_value: int) -> torch.Tensor:
+    """A random (but for old and new the same) weighted sum of all differentiable outputs."""
+    generator = torch.Generator().manual_seed(seed_value)
+    total = None
+    for out in outputs:
+        weights = torch.randn(out.shape, generator=generator, dtype=torch.float64).to(out.device)
+        term = (weights * out.double()).sum()
+        total = term if total is None else total + term
+    assert total is not None
+    return total
+
+
+def _gradient_leg(
+    kernel: Kernel, old_code: Any, new_code: Any, base: dict[str, Any], inputs: dict[str, Any],
+    tol: Tolerance, seed_value: int, stats: _Stats,
+) -> Difference | None:
+    names = _grad_names(inputs)
+    if not names:
+        return None
+    g_inputs = _requiring_grad(inputs, names)
+    old = run_snippet(old_code, kernel, base, g_inputs)
+    if old.error is not None:
+        return None  # e.g. an in-place write into a leaf: the old code is not differentiable here
+    new = run_snippet(new_code, kernel, base, g_inputs)
+    if new.error is not None:
+        return Difference(
+            "the new code's run on inputs that require grad",
+            "ran without error",
+            f"raised {type(new.error).__name__}: {str(new.error)[:200]}",
+            "the old code accepts inputs that require grad, the new code raises",
+        )
+    diff = compare_runs(kernel, old, new, g_inputs, tol)
+    if diff is not None:
+        return Difference(diff.where + " (inputs requiring grad)", diff.old, diff.new, diff.detail)
+    old_outs = [t for name in kernel.outputs for t in _differentiable_outputs(old.outputs[name])]
+    if not old_outs:
+        return None  # the old code is not differentiable: nothing to compare
+    new_outs = [t for name in kernel.outputs for t in _differentiable_outputs(new.outputs[name])]
+    old_leaves, new_leaves = _leaves(old, names), _leaves(new, names)
+    try:
+        old_grads = torch.autograd.grad(
+            _weighted_sum(old_outs, seed_value), [t for _, t in old_leaves], allow_unused=True
+        )
+    except RuntimeError:
+        return None  # no backward for the old code here
+    try:
+        new_grads = torch.autograd.grad(
+            _weighted_sum(new_outs, seed_value), [t for _, t in new_leaves], allow_unused=True
+        ) if new_outs else [None] * len(new_leaves)
+    except RuntimeError as exc:
+        return Difference("the gradient", "computed", f"backward raised {type(exc).__name__}: {str(exc)[:200]}")
+    for (label, leaf), g_old, g_new in zip(old_leaves, old_grads, new_grads):
+        g_old = torch.zeros_like(leaf) if g_old is None else g_old
+        g_new = torch.zeros_like(leaf) if g_new is None else g_new
+        diff = compare(g_old, g_new, f"gradient w.r.t. {label} (of a random weighted sum of the outputs)", tol)
+        if diff is not None:
+            return diff
+        stats.grad_inputs.add(label.split("[")[0])
+    stats.grad_compared += 1
+    return None
+
+
+# ----------------------------------------------------------------------------- one example
+
+
+def _has_integer_tensor(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return not value.is_floating_point() and not value.is_complex()
+    if isinstance(value, (list, tuple)):
+        return any(_has_integer_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_integer_tensor(v) for v in value.values())
+    return False
+
+
+def judge_example(
+    kernel: Kernel, old_code: Any, new_code: Any, base: dict[str, Any], inputs: dict[str, Any],
+    config: EngineSettings, stats: _Stats,
+) -> Any:
+    """_OLD_RAISED, a Difference, or None when old and new agree on ``inputs``."""
+    old = run_snippet(old_code, kernel, base, inputs)
+    if old.error is not None:
+        return _OLD_RAISED
+    new = run_snippet(new_code, kernel, base, inputs)
+    if new.error is not None:
+        return Difference(
+            "the new code's run",
+            "ran without error",
+            f"raised {type(new.error).__name__}: {str(new.error)[:200]}",
+            "the old code accepts this input, the new code raises",
+        )
+    tol = _tolerance(kernel, inputs)
+    diff = compare_runs(kernel, old, new, inputs, tol)
+    if diff is None and config.rerun_deterministic() and (
+        any(_has_integer_tensor(v) for v in old.outputs.values())
+        or any(_has_integer_tensor(v) for v in old.inputs_after.values())
+    ):
+        previous = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True)
+        try:
+            det = run_snippet(new_code, kernel, base, inputs)
+        finally:
+            torch.use_deterministic_algorithms(previous)
+        stats.deterministic_runs += 1
+        if det.error is not None:
+            if "determinis" in str(det.error):
+                note = f"the new code has no deterministic implementation on {config.device}: {str(det.error)[:120]}"
+                if note not in stats.notes:
+                    stats.notes.append(note)
+            else:
+                return Difference(
+                    "the new code's run under torch.use_deterministic_algorithms(True)",
+                    "ran without error",
+                    f"raised {type(det.error).__name__}: {str(det.error)[:200]}",
+                )
+        else:
+            diff = compare_runs(kernel, old, det, inputs, tol)
+            if diff is not None:
+                diff = Difference(diff.where + " (under torch.use_deterministic_algorithms(True))", diff.old, diff.new, diff.detail)
+    if diff is None and kernel.gradients:
+        diff = _gradient_leg(kernel, old_code, new_code, base, inputs, tol, config.seed, stats)
+    stats.widenings |= tol.events
+    return diff
 
 
 def admit_signatures(
-    kernel: Kernel, old_code: Any, base: dict[str, Any], rng: random.Random, device: str
+    kernel: Kernel, old_code: Any, base: dict[str, Any], rng: random.Random, device: str,
+    errors: Counter | None = None,
 ) -> list[Signature]:
     specs = list(kernel.inputs)
     admitted = []
     for signature in candidate_signatures(specs, SIGNATURE_LIMIT, rng):
         for _ in range(ADMISSION_TRIES):
             inputs = _to_device(sample_nonempty(specs, signature, rng), device)
-            if run_snippet(old_code, kernel, base, inputs).error is None:
+            error = run_snippet(old_code, kernel, base, inputs).error
+            if error is None:
                 admitted.append(signature)
                 break
+            if errors is not None:
+                errors[f"{type(error).__name__}: {str(error)[:160]}"] += 1
     return admitted
+
+
+def _notes(kernel: Kernel, stats: _Stats) -> list[str]:
+    notes = []
+    if kernel.reorders_float_reduction:
+        widest: dict[str, tuple[float, float, int]] = {}
+        overflowed: set[str] = set()
+        for dtype, rtol, atol, overflow, length in stats.widenings:
+            r, a, n = widest.get(dtype, (0.0, 0.0, 0))
+            widest[dtype] = (max(r, rtol), max(a, atol), max(n, length))
+            if overflow:
+                overflowed.add(dtype)
+        if widest:
+            parts = [f"{d}: up to rtol={r:.3g}, atol={a:.3g} (reductions of up to {n} elements)" for d, (r, a, n) in sorted(widest.items())]
+            notes.append(
+                "float tolerance widened beyond assert_close's defaults because the new code sums in "
+                "another order (by reduction length x eps x input scale): " + "; ".join(parts)
+            )
+        else:
+            notes.append("reorders_float_reduction is set, but no floating result was compared: tolerance not widened")
+        if overflowed:
+            notes.append(
+                "on examples whose partial sums may overflow " + ", ".join(sorted(overflowed))
+                + ", only positions finite in both results were compared (overflow depends on the summation order)"
+            )
+    if kernel.gradients:
+        if stats.grad_compared:
+            notes.append(
+                f"gradients compared on {stats.grad_compared} examples, w.r.t. "
+                + (", ".join(sorted(stats.grad_inputs)) or "no input")
+            )
+        else:
+            notes.append("gradients requested, but the old code was differentiable on no example")
+    if stats.deterministic_runs:
+        notes.append(f"integer results re-checked under torch.use_deterministic_algorithms(True) on {stats.deterministic_runs} examples")
+    notes += stats.notes
+    return notes
+
+
+def _compile(kernel: Kernel) -> tuple[Any, Any]:
+    return compile(kernel.old, "<old>", "exec"), compile(kernel.new, "<new>", "exec")
 
 
 def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     """Try to refute ``kernel``; a verdict, never an exception (but for bugs in the checker)."""
     started = time.perf_counter()
     try:
-        old_code = compile(kernel.old, "<old>", "exec")
-        new_code = compile(kernel.new, "<new>", "exec")
+        old_code, new_code = _compile(kernel)
     except SyntaxError as exc:
         return Verdict(Outcome.UNVERIFIED, f"kernel does not compile: {exc}")
     base = base_namespace(kernel)
     rng = random.Random(config.seed)
     specs = list(kernel.inputs)
     spec_by_name = {s.name: s for s in specs}
-    admitted = admit_signatures(kernel, old_code, base, rng, config.device)
+    stats = _Stats()
+    admitted = admit_signatures(kernel, old_code, base, rng, config.device, stats.old_errors)
     if not admitted:
+        why = ""
+        if stats.old_errors:
+            (common, _), = stats.old_errors.most_common(1)
+            why = f"; the old code raised {common}"
         return Verdict(
             Outcome.UNVERIFIED,
-            "found no input on which the old code runs (it may depend on names the checker cannot build)",
+            "found no input on which the old code runs (it may depend on names the checker cannot build)" + why,
             devices=(config.device,),
         )
-    stats = _Stats()
+
+    # a deterministic sweep of the usual breaking points first (equivalence.edges): the same
+    # inputs whatever hypothesis's version or luck
+    per_signature = max(4, min(40, (2 * config.examples) // len(admitted)))
+    for signature in admitted:
+        for k, edge in enumerate(edge_inputs(specs, signature)):
+            if k >= per_signature:
+                break
+            inputs = _to_device(edge, config.device)
+            result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
+            if result is _OLD_RAISED:
+                stats.old_raised += 1
+                continue
+            stats.signatures_seen.add(describe(signature, spec_by_name))
+            if result is not None:
+                cex = _counterexample(inputs, result, config.seed, config.device)
+                return Verdict(
+                    Outcome.REJECTED,
+                    f"counterexample: {cex.where} differs",
+                    cex,
+                    stats.compared,
+                    (config.device,),
+                    tuple(sorted(stats.signatures_seen)),
+                )
+            stats.compared += 1
 
     @settings(
         max_examples=config.examples,
@@ -153,28 +435,33 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     def explore(data: st.DataObject) -> None:
         signature = data.draw(st.sampled_from(admitted), label="signature")
         inputs = _to_device(data.draw(inputs_strategy(specs, signature), label="inputs"), config.device)
-        old = run_snippet(old_code, kernel, base, inputs)
-        if old.error is not None:
+        result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
+        if result is _OLD_RAISED:
             stats.old_raised += 1
             return
         stats.signatures_seen.add(describe(signature, spec_by_name))
-        new = run_snippet(new_code, kernel, base, inputs)
-        if new.error is not None:
-            diff = Difference(
-                "the new code's run",
-                "ran without error",
-                f"raised {type(new.error).__name__}: {str(new.error)[:200]}",
-                "the old code accepts this input, the new code raises",
-            )
-            raise _Refuted(_counterexample(inputs, diff, config.seed))
-        diff = compare_runs(kernel, old, new, inputs)
-        if diff is not None:
-            raise _Refuted(_counterexample(inputs, diff, config.seed))
+        if result is not None:
+            raise _Refuted(_counterexample(inputs, result, config.seed, config.device))
         stats.compared += 1
+
+    def sweep() -> None:
+        """The deterministic edge cases first (equivalence/edges.py), whatever hypothesis does."""
+        per_signature = max(8, EDGE_BUDGET // len(admitted))
+        for signature in admitted:
+            for raw in itertools.islice(edge_inputs(specs, signature), per_signature):
+                inputs = _to_device(raw, config.device)
+                result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
+                if result is _OLD_RAISED:
+                    continue
+                stats.signatures_seen.add(describe(signature, spec_by_name))
+                if result is not None:
+                    raise _Refuted(_counterexample(inputs, result, config.seed, config.device))
+                stats.compared += 1
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
+            sweep()
             explore()
         except _Refuted as refuted:
             return Verdict(
@@ -188,9 +475,7 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         except HypothesisException as exc:  # pragma: no cover - defensive
             return Verdict(Outcome.UNVERIFIED, f"checker error: {exc}", devices=(config.device,))
 
-    notes = []
-    if kernel.reorders_float_reduction:
-        notes.append("float tolerance widened by the reduction length: the new code sums in another order")
+    notes = _notes(kernel, stats)
     if stats.compared < MIN_EXAMPLES:
         return Verdict(
             Outcome.UNVERIFIED,
@@ -198,6 +483,7 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             examples=stats.compared,
             devices=(config.device,),
             signatures=tuple(sorted(stats.signatures_seen)),
+            notes=tuple(notes),
         )
     elapsed = time.perf_counter() - started
     return Verdict(
@@ -211,4 +497,24 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     )
 
 
-__all__ = ["EngineSettings", "check_kernel", "compare_runs", "short", "InputSpec"]
+def replay_kernel(kernel: Kernel, witness: str, config: EngineSettings) -> Verdict:
+    """Run old and new once on the exact inputs of a stored witness and judge them."""
+    try:
+        old_code, new_code = _compile(kernel)
+    except SyntaxError as exc:
+        return Verdict(Outcome.UNVERIFIED, f"kernel does not compile: {exc}")
+    base = base_namespace(kernel)
+    inputs = decode_inputs(witness, config.device)
+    stats = _Stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
+    if result is _OLD_RAISED:
+        return Verdict(Outcome.UNVERIFIED, "the old code raises on the witness: it is outside the old code's domain", devices=(config.device,))
+    if result is not None:
+        cex = _counterexample(inputs, result, config.seed, config.device)
+        return Verdict(Outcome.REJECTED, f"counterexample: {cex.where} differs (replayed)", cex, 1, (config.device,))
+    return Verdict(Outcome.VERIFIED, "old and new agree on the witness", None, 1, (config.device,), (), tuple(_notes(kernel, stats)))
+
+
+__all__ = ["EngineSettings", "check_kernel", "replay_kernel", "judge_example", "compare_runs", "short", "InputSpec"]

@@ -84,6 +84,12 @@ class Kernel:
     reorders_float_reduction: bool = False
     #: free-text note shown with the verdict (why the kernel abstracts what it abstracts)
     note: str = ""
+    #: also compare gradients: floating tensor inputs are made to require grad and, where the
+    #: old code is differentiable, the gradients of a random weighted sum of the outputs with
+    #: respect to each of them must agree (and an output the old code leaves differentiable must
+    #: stay so: a ``.detach()`` that kills a gradient is refuted). Off by default: rewrites of
+    #: ``.item()`` code drop the graph on purpose, as the old code did.
+    gradients: bool = False
 
     def key(self) -> str:
         """A content hash: equal kernels get equal verdicts, so verdicts can be cached."""
@@ -109,9 +115,17 @@ class Counterexample:
     new: str
     detail: str = ""
     seed: int | None = None
+    #: the exact inputs, as JSON (``equivalence.values.encode_inputs``), so that the example can
+    #: be replayed bit for bit (``python -m equivalence ... --replay FILE``)
+    witness: str = ""
+    #: the device the example ran on
+    device: str = ""
 
     def render(self, indent: str = "  ") -> str:
-        lines = [f"{indent}inputs:"]
+        lines = []
+        if self.seed is not None or self.device:
+            lines.append(f"{indent}seed: {self.seed}   device: {self.device or 'cpu'}")
+        lines.append(f"{indent}inputs:")
         lines += [f"{indent}  {name} = {value}" for name, value in self.inputs]
         lines.append(f"{indent}{self.where} differs:")
         lines.append(f"{indent}  old: {self.old}")

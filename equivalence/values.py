@@ -117,7 +117,9 @@ def element_strategy(spec: InputSpec, dtype: str, pool: tuple[int, ...] = ()) ->
     if dtype == "bool":
         return st.booleans()
     if dtype in FLOAT_DTYPES:
-        return _float_values(64 if dtype == "float64" else 32)
+        # float16 draws half-precision values (its own boundaries: 65504, subnormals); bfloat16
+        # has float32's range and rounds on the cast
+        return _float_values({"float64": 64, "float16": 16}.get(dtype, 32))
     if spec.index and pool:
         # indices within the sizes in play (negative ones too), so that most examples index
         # in range and duplicates are common; one step outside now and then
@@ -221,6 +223,78 @@ def sample_nonempty(specs: list[InputSpec], signature: Signature, rng: random.Ra
             continue
         values[spec.name] = [one(spec, slot) for _ in range(steps)] if spec.per_step else one(spec, slot)
     return values
+
+
+# ----------------------------------------------------------------------------- witnesses
+
+
+def _encode_number(v: float) -> Any:
+    # repr keeps -0.0, inf and nan exactly; JSON numbers would not
+    return repr(float(v))
+
+
+def encode_value(value: Any) -> Any:
+    """A JSON-able form of one input that decodes to the same bits."""
+    if isinstance(value, torch.Tensor):
+        t = value.detach().cpu()
+        flat = t.reshape(-1)
+        if t.is_floating_point():
+            data = [_encode_number(v) for v in flat.double().tolist()]
+        else:
+            data = flat.tolist()
+        return {
+            "tensor": {
+                "dtype": str(t.dtype).replace("torch.", ""),
+                "shape": list(t.shape),
+                "device": value.device.type,
+                "requires_grad": bool(value.requires_grad),
+                "data": data,
+            }
+        }
+    if isinstance(value, bool):
+        return {"bool": value}
+    if isinstance(value, int):
+        return {"int": value}
+    if isinstance(value, float):
+        return {"float": _encode_number(value)}
+    if isinstance(value, (list, tuple)):
+        return {"list": [encode_value(v) for v in value]}
+    if value is None:
+        return {"none": None}
+    raise TypeError(f"cannot encode a {type(value).__name__} input")
+
+
+def decode_value(data: Any, device: str | None = None) -> Any:
+    (tag, body), = data.items()
+    if tag == "tensor":
+        dtype = getattr(torch, body["dtype"])
+        if dtype.is_floating_point:
+            t = torch.tensor([float(v) for v in body["data"]], dtype=torch.float64).to(dtype)
+        else:
+            t = torch.tensor(body["data"], dtype=torch.int64 if dtype != torch.bool else torch.bool).to(dtype)
+        t = t.reshape(body["shape"]).to(device or body["device"])
+        return t.requires_grad_(bool(body.get("requires_grad")))
+    if tag == "bool":
+        return bool(body)
+    if tag == "int":
+        return int(body)
+    if tag == "float":
+        return float(body)
+    if tag == "list":
+        return [decode_value(v, device) for v in body]
+    return None
+
+
+def encode_inputs(inputs: dict[str, Any], **meta: Any) -> str:
+    import json
+
+    return json.dumps({**meta, "inputs": {k: encode_value(v) for k, v in inputs.items()}})
+
+
+def decode_inputs(text: str, device: str | None = None) -> dict[str, Any]:
+    import json
+
+    return {k: decode_value(v, device) for k, v in json.loads(text)["inputs"].items()}
 
 
 def render_value(value: Any) -> str:

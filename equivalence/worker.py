@@ -25,10 +25,12 @@ def serve(conn: Connection, memory_mb: int) -> None:
         except (ImportError, ValueError, OSError):  # pragma: no cover - not on every platform
             pass
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # cuBLAS needs this to honour torch.use_deterministic_algorithms(True)
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     import torch
 
     torch.set_num_threads(1)
-    from equivalence.engine import EngineSettings, check_kernel
+    from equivalence.engine import EngineSettings, check_kernel, replay_kernel
 
     # the parent times checks from here on, not the imports
     conn.send("ready")
@@ -40,6 +42,15 @@ def serve(conn: Connection, memory_mb: int) -> None:
             return
         if message is None:
             return
+        if message[0] == "replay":
+            _, kernel, settings, witness, device = message
+            try:
+                conn.send(replay_kernel(kernel, witness, EngineSettings(settings.examples, settings.seed, device)))
+            except MemoryError:
+                conn.send(Verdict(Outcome.UNVERIFIED, "the check ran out of memory"))
+            except Exception as exc:
+                conn.send(Verdict(Outcome.UNVERIFIED, f"checker error: {type(exc).__name__}: {exc}"))
+            continue
         kernel, settings = message
         verdicts = []
         try:

@@ -1,0 +1,124 @@
+"""Two Python functions -> one verification kernel (for ``python -m equivalence``).
+
+The function sources are *parsed* here (to read the parameters) and never run in this process:
+each snippet carries its whole source file, which the boxed worker executes in its restricted
+namespace (imports of torch, numpy, math and typing only), then calls the function:
+
+    from __future__ import annotations
+    _tf_args = (x, w)          # the generated inputs, captured before the module's globals
+    <the file's source>
+    result = f(*_tf_args)
+
+Parameters annotated ``int``/``float``/``bool`` get values of that type; ``torch.Tensor``
+(``Tensor``) ones get tensors; unannotated ones (or other annotations) get Kind.ANY -- Python
+numbers or tensors, as the old function's own domain decides.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from equivalence.kernel import InputSpec, Kernel, Kind
+
+
+class UsageError(Exception):
+    """Bad command-line input: a missing file or function, mismatched parameters."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: Kind
+    keyword_only: bool = False
+
+
+def _kind(annotation: ast.expr | None) -> Kind:
+    if annotation is None:
+        return Kind.ANY
+    text = ast.unparse(annotation).strip("'\"")
+    if text == "int":
+        return Kind.INT
+    if text == "float":
+        return Kind.FLOAT
+    if text == "bool":
+        return Kind.BOOL
+    if text in ("torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"):
+        return Kind.TENSOR
+    return Kind.ANY
+
+
+def find_function(source: str, name: str, label: str) -> ast.FunctionDef:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise UsageError(f"{label}: syntax error: {exc}") from None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            if isinstance(node, ast.AsyncFunctionDef):
+                raise UsageError(f"{label}: {name} is async; only plain functions can be checked")
+            return node  # the last definition wins at run time; the first is fine for parameters
+    raise UsageError(f"{label}: no top-level function named {name!r}")
+
+
+def parameters(func: ast.FunctionDef, label: str) -> list[Param]:
+    args = func.args
+    if args.vararg or args.kwarg:
+        raise UsageError(f"{label}: *args / **kwargs parameters are not supported")
+    params = [Param(a.arg, _kind(a.annotation)) for a in args.posonlyargs + args.args]
+    params += [Param(a.arg, _kind(a.annotation), keyword_only=True) for a in args.kwonlyargs]
+    return params
+
+
+def _strip_future(source: str) -> str:
+    """Drop ``from __future__`` imports (the snippet puts ``annotations`` first itself)."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            for i in range(node.lineno - 1, node.end_lineno or node.lineno):
+                lines[i] = "\n"
+    return "".join(lines)
+
+
+def _snippet(source: str, func: str, params: list[Param]) -> str:
+    positional = [p.name for p in params if not p.keyword_only]
+    keyword = [p.name for p in params if p.keyword_only]
+    args = "(" + "".join(f"{n}, " for n in positional) + ")"
+    kwargs = "{" + ", ".join(f"{n!r}: {n}" for n in keyword) + "}"
+    return (
+        "from __future__ import annotations\n"
+        f"_tf_args, _tf_kwargs = {args}, {kwargs}\n"
+        + _strip_future(source).rstrip("\n")
+        + f"\nresult = {func}(*_tf_args, **_tf_kwargs)\n"
+    )
+
+
+def kernel_from_functions(
+    old_source: str, old_name: str, new_source: str, new_name: str,
+    gradients: bool = True, old_label: str = "old", new_label: str = "new",
+) -> Kernel:
+    old_func = find_function(old_source, old_name, old_label)
+    new_func = find_function(new_source, new_name, new_label)
+    params = parameters(old_func, old_label)
+    new_params = parameters(new_func, new_label)
+    if [p.name for p in new_params if p.keyword_only] != [p.name for p in params if p.keyword_only] or len(
+        new_params
+    ) != len(params):
+        raise UsageError(
+            f"{old_label}:{old_name}({', '.join(p.name for p in params)}) and "
+            f"{new_label}:{new_name}({', '.join(p.name for p in new_params)}) take different parameters"
+        )
+    for p in params:
+        if p.name in ("result", "_tf_args", "_tf_kwargs"):
+            raise UsageError(f"parameter name {p.name!r} is reserved")
+    inputs = tuple(InputSpec(p.name, p.kind) for p in params)
+    return Kernel(
+        _snippet(old_source, old_name, params),
+        _snippet(new_source, new_name, params),
+        inputs,
+        ("result",),
+        reorders_float_reduction=False,
+        note=f"{old_label}:{old_name} vs {new_label}:{new_name}",
+        gradients=gradients,
+    )
