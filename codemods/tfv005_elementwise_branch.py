@@ -15,6 +15,7 @@ from codemods.analysis import (
     comments_in,
     dotted,
     enclosing_scope,
+    find_init,
     infer_dtype_kind,
     loop_shape,
     module_facts,
@@ -495,6 +496,26 @@ class ElementwiseBranch(Rule):
             n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope)
         )
 
+    @staticmethod
+    def _alias_annotated(scope: cst.CSTNode, name: str, ctx: _Context) -> bool:
+        """A parameter annotated with the module's own torch alias (``x: th.Tensor``)."""
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        params = scope.params
+        return any(
+            p.name.value == name and p.annotation is not None
+            and dotted(p.annotation.annotation) == f"{ctx.torch}.Tensor"
+            for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+        )
+
+    def _number_init(self, mt: _Match, ctx: _Context) -> cst.SimpleStatementLine | None:
+        """``count = 0`` before the loop, with nothing in between touching ``count``."""
+        parent = ctx.parents.get(mt.loop)
+        if not isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            return None
+        found = find_init(list(parent.body), mt.loop, mt.target)
+        return found[0] if found is not None else None
+
     def _tensor_init(self, mt: _Match, ctx: _Context) -> cst.SimpleStatementLine | None:
         """``acc = torch.zeros(())`` (or ``x.new_zeros(())``...) before the loop, with nothing in
         between touching ``acc``."""
@@ -529,7 +550,7 @@ class ElementwiseBranch(Rule):
         torch_names = {ctx.torch}
         vectorized = sorted(mt.reads) + ([mt.target] if mt.kind == "assign" else [])
         for name in dict.fromkeys(vectorized):
-            if not tensor_evidence(scope, name, torch_names):
+            if not (tensor_evidence(scope, name, torch_names) or self._alias_annotated(scope, name, ctx)):
                 return self._skip(
                     mt, ctx, message,
                     f"nothing shows that `{name}` is a tensor (it could be a list or a numpy array); "
@@ -551,7 +572,9 @@ class ElementwiseBranch(Rule):
                         "from a Python number stays a number until the first selected element, which no "
                         f"vectorized form reproduces; start from `{mt.target} = {ctx.torch}.zeros(())`",
                     )
-            elif not (isinstance(value, cst.Integer) and value.value == "1"):
+            elif isinstance(value, cst.Integer) and value.value == "1":
+                init = self._number_init(mt, ctx)
+            else:
                 return None
         forms = self._forms(mt)
         extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]

@@ -1,0 +1,8 @@
+# `import torch as th`: the rewrite spells torch.where with the module's own alias.
+# bench: relu_into(x=float32[n], y=float32[n])
+import torch as th
+
+
+def relu_into(x: th.Tensor, y: th.Tensor) -> th.Tensor:
+    y[:x.size(0)] = th.where(x > 0, x, 0)
+    return y

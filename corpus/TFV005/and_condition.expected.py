@@ -1,0 +1,8 @@
+# A compound condition with `and`: becomes `&` of element-wise comparisons.
+# bench: band_pass(x=float32[n], y=float32[n], lo=float, hi=float)
+import torch
+
+
+def band_pass(x: torch.Tensor, y: torch.Tensor, lo: float, hi: float) -> torch.Tensor:
+    y[:len(x)] = torch.where((x > lo) & (x < hi), x, 0.0)
+    return y

@@ -1,0 +1,14 @@
+# Piecewise function with an elif chain becomes nested torch.where.
+# bench: piecewise(x=float32[n], out=float32[n])
+import torch
+
+
+def piecewise(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    for i in range(x.shape[0]):
+        if x[i] < -1:
+            out[i] = -1 - x[i] * 0.5
+        elif x[i] < 1:
+            out[i] = x[i] * x[i]
+        else:
+            out[i] = 2 * x[i] - 1
+    return out

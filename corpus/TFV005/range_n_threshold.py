@@ -1,0 +1,12 @@
+# The loop runs over range(n): n may be smaller than the tensors, or negative.
+# bench: threshold(x=float32[n], y=float32[n], n=int[n], t=float)
+import torch
+
+
+def threshold(x: torch.Tensor, y: torch.Tensor, n: int, t: float) -> torch.Tensor:
+    for i in range(n):
+        if x[i] >= t:
+            y[i] = 1.0
+        else:
+            y[i] = 0.0
+    return y

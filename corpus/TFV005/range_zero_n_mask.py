@@ -1,0 +1,10 @@
+# range(0, n) spelling with an in-place mask: the write must stay inside the first n elements.
+# bench: clear_head(x=float32[n], keep=bool[n], n=int[n])
+import torch
+
+
+def clear_head(x: torch.Tensor, keep: torch.Tensor, n: int) -> torch.Tensor:
+    for i in range(0, n):
+        if not keep[i]:
+            x[i] = 0.0
+    return x

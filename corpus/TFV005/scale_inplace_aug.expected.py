@@ -1,0 +1,8 @@
+# In-place scaling of selected elements with an augmented assignment on the element.
+# bench: damp(x=float32[n], mask=bool[n], factor=float)
+import torch
+
+
+def damp(x: torch.Tensor, mask: torch.Tensor, factor: float) -> torch.Tensor:
+    x[:] = torch.where(mask[:x.size(0)].bool(), x * factor, x)
+    return x
