@@ -103,7 +103,7 @@ def print_summary(summary: Summary, seconds: float, stream: TextIO) -> None:
     from rich.console import Console  # only a terminal pays for importing rich
     from rich.table import Table
 
-    console = Console(file=stream)
+    console = Console(file=stream, highlight=False, markup=False)
     console.print(summary.headline(seconds))
     rows = summary.rows()
     if not rows:
