@@ -1,0 +1,174 @@
+"""TFV005: corpus cases (before -> after, traps unchanged), the rule's examples, and refutations
+the checker must find for plausible but wrong vectorizations."""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+
+import libcst as cst
+import pytest
+from conftest import corpus_cases
+from libcst.metadata import MetadataWrapper
+from rewrite_helper import rewrite
+
+from codemods.tfv005_elementwise_branch import ElementwiseBranch
+from equivalence.kernel import Outcome
+
+CASES = corpus_cases("TFV005")
+
+
+@pytest.fixture(scope="module")
+def checker():
+    from equivalence.checker import Checker, CheckSettings
+
+    with Checker(CheckSettings(examples=60)) as instance:
+        yield instance
+
+
+def _proposal(source: str):
+    (proposal,) = ElementwiseBranch().propose(MetadataWrapper(cst.parse_module(textwrap.dedent(source))))
+    return proposal
+
+
+def test_corpus_has_enough_cases():
+    positives = [c for c in CASES if not c.name.startswith("trap_")]
+    traps = [c for c in CASES if c.name.startswith("trap_")]
+    assert len(positives) >= 12 and len(traps) >= 6
+    for case in positives:
+        assert case.with_name(case.stem + ".expected.py").exists(), case.name
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_corpus_case(case, checker):
+    before = case.read_bytes()
+    assert before.startswith(b"# ")
+    result = rewrite(before, [ElementwiseBranch], checker)
+    if case.name.startswith("trap_"):
+        assert result.source == before, "a trap was rewritten"
+        assert all(outcome is not Outcome.VERIFIED for _, outcome, _ in result.proposals)
+    else:
+        expected = case.with_name(case.stem + ".expected.py").read_bytes()
+        assert result.source == expected
+        assert any(outcome is Outcome.VERIFIED for _, outcome, _ in result.proposals)
+
+
+@pytest.mark.parametrize("example", ElementwiseBranch.examples, ids=[e.id for e in ElementwiseBranch.examples])
+def test_rule_examples(example, checker):
+    before, after = example.dedented()
+    result = rewrite(before.encode(), [ElementwiseBranch], checker)
+    assert result.source.decode() == (after if after is not None else before)
+
+
+MASKED_SUM = """
+import torch
+def f(v: torch.Tensor, keep: torch.Tensor):
+    total = torch.zeros(())
+    for i in range(len(v)):
+        if keep[i]:
+            total += v[i]
+    return total
+"""
+
+
+def test_checker_rejects_multiplying_by_the_mask(checker):
+    """`(v * keep).sum()` turns inf * 0 into NaN (and NaN * 0 stays NaN) where keep is false."""
+    proposal = _proposal(MASKED_SUM)
+    kernel = proposal.candidates[0].kernel
+    assert checker.check(kernel).ok
+    wrong = dataclasses.replace(kernel, new=kernel.new.replace(
+        "total += v[keep[:len(v)].bool()].sum()", "total += (v * keep[:len(v)]).sum()"))
+    assert wrong.new != kernel.new
+    verdict = checker.check(wrong)
+    assert verdict.outcome is Outcome.REJECTED
+    assert verdict.counterexample is not None
+
+
+def test_checker_rejects_an_integer_mask_used_as_an_index(checker):
+    """`if mask[i]:` tests truthiness; indexing with a 0/1 integer tensor gathers rows 0 and 1."""
+    proposal = _proposal(
+        """
+        import torch
+        def f(x: torch.Tensor, mask: torch.Tensor):
+            for i in range(len(x)):
+                if mask[i]:
+                    x[i] = 0
+        """
+    )
+    kernel = proposal.candidates[0].kernel
+    assert "x[mask[:len(x)].bool()] = 0" in kernel.new
+    wrong = dataclasses.replace(kernel, new=kernel.new.replace(".bool()", ""))
+    assert checker.check(wrong).outcome is Outcome.REJECTED
+
+
+def test_range_n_ladder_rejects_plain_slice_then_clamps(checker):
+    proposal = _proposal(
+        """
+        import torch
+        def f(x: torch.Tensor, y: torch.Tensor, n: int):
+            for i in range(n):
+                if x[i] > 0:
+                    y[i] = x[i]
+                else:
+                    y[i] = 0.0
+        """
+    )
+    plain, clamped = proposal.candidates
+    verdict = checker.check(plain.kernel)
+    assert verdict.outcome is Outcome.REJECTED
+    assert "max(n, 0)" in clamped.kernel.new and checker.check(clamped.kernel).ok
+
+
+def test_clamp_chain_with_parameter_bounds_is_not_clamp(checker):
+    """`x.clamp(lo, hi)` gives hi everywhere when lo > hi; the loop does not."""
+    proposal = _proposal(
+        """
+        import torch
+        def f(x: torch.Tensor, y: torch.Tensor, lo, hi):
+            for i in range(len(x)):
+                if x[i] > hi:
+                    y[i] = hi
+                elif x[i] < lo:
+                    y[i] = lo
+                else:
+                    y[i] = x[i]
+        """
+    )
+    first, *rest = proposal.candidates
+    assert "clamp(lo, hi)" in first.kernel.new
+    assert checker.check(first.kernel).outcome is Outcome.REJECTED
+    assert any("torch.where" in c.kernel.new for c in rest)
+
+
+def test_old_code_is_in_the_kernel_verbatim():
+    proposal = _proposal(MASKED_SUM)
+    kernel = proposal.candidates[0].kernel
+    assert kernel.old == "total = torch.zeros(())\nfor i in range(len(v)):\n    if keep[i]:\n        total += v[i]\n"
+    assert kernel.outputs == ("total",)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "if x[i] > 0:\n    y[i] = x[i]\n    print(i)",  # two statements in a branch
+        "if x[i] > 0:\n    y[i] = x[i]\nelse:\n    z[i] = x[i]",  # two targets
+        "if x[i] > 0:\n    y[i] = x[i + 1]",  # reads another element
+        "if x[i] > y[0]:\n    y[i] = x[i]",  # reads an element the loop writes
+        "if x[i] > 0:\n    y[i] = x[i].item()",  # not element-wise
+    ],
+)
+def test_not_this_pattern(body):
+    source = "import torch\ndef f(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor):\n" \
+        "    for i in range(len(x)):\n" + textwrap.indent(body, "        ") + "\n"
+    assert list(ElementwiseBranch().propose(MetadataWrapper(cst.parse_module(source)))) == []
+
+
+def test_explain_has_ruff_sections():
+    text = ElementwiseBranch.explain()
+    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
+        assert f"## {section}" in text
+
+
+def test_might_match():
+    assert ElementwiseBranch.might_match(b"for i in range(n):\n    if x[i]:\n        y[i] = 0\n")
+    assert not ElementwiseBranch.might_match(b"x = 1\n")
