@@ -146,6 +146,8 @@ class ElementwiseBranch(Rule):
     integer or float mask becomes `mask.bool()` (indexing with a 0/1 integer tensor would gather
     rows 0 and 1 instead); comparisons with NaN are false in both forms. A masked sum is
     `v[mask].sum()`, never `(v * mask).sum()`, which turns `inf * 0` into NaN.
+    The check takes tensors indexed by the loop variable as vectors (one element per step); a
+    mask assignment (`x[mask.bool()] = 0`) is also checked against targets of any rank.
 
     ## When it stays silent
     - The loop body is anything but one `if` chain whose branches each write element `i` of the
