@@ -1,0 +1,12 @@
+# Columns grown along dim=1: the dim is kept in the final concatenation.
+# bench: poly_features(x=float32[n], degree=int[4])
+import torch
+
+
+def poly_features(x, degree):
+    feats = torch.ones(x.shape[0], 1)
+    feats_parts = []
+    for k in range(1, degree + 1):
+        feats_parts.append((x ** k).unsqueeze(1))
+    feats = torch.cat([feats, *feats_parts], dim=1)
+    return feats

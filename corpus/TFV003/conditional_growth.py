@@ -1,0 +1,13 @@
+# Only the rows that pass a test are appended; break on a sentinel is fine.
+# bench: positives(x=float32[n,6])
+import torch
+
+
+def positives(x: torch.Tensor) -> torch.Tensor:
+    picked = x.new_zeros((0, x.shape[1]))
+    for i in range(x.shape[0]):
+        if x[i].sum() > 0:
+            picked = torch.cat([picked, x[i:i + 1]])
+        if torch.isnan(x[i]).any():
+            break
+    return picked

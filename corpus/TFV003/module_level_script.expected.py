@@ -1,0 +1,11 @@
+# Module-level script code with a comment above the loop.
+import torch
+
+data = torch.arange(12.0).reshape(6, 2)
+result = torch.empty(0, 2)
+# scale each row by its index
+result_parts = []
+for idx in range(data.shape[0]):
+    result_parts.append(data[idx:idx + 1] * idx)
+result = torch.cat([result, *result_parts], dim=0)
+print(result.shape)

@@ -1,0 +1,200 @@
+"""TFV003: corpus cases (before -> after, traps unchanged), the rule's own examples, and kernels
+the checker must refute."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from conftest import corpus_cases
+from libcst.metadata import MetadataWrapper
+from rewrite_helper import rewrite
+
+from codemods.tfv003_cat_in_loop import CatInLoop
+from equivalence.kernel import Kernel, Outcome
+
+CASES = corpus_cases("TFV003")
+
+
+def test_corpus_has_enough_cases():
+    positives = [c for c in CASES if not c.name.startswith("trap_")]
+    traps = [c for c in CASES if c.name.startswith("trap_")]
+    assert len(positives) >= 12 and len(traps) >= 6
+    for case in CASES:
+        assert case.read_text().startswith("# "), f"{case.name}: the first line names the scenario"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_corpus_case(case, checker):
+    before = case.read_bytes()
+    result = rewrite(before, [CatInLoop], checker)
+    if case.name.startswith("trap_"):
+        assert result.source == before, "a trap was rewritten"
+        assert all(outcome is not Outcome.VERIFIED for _, outcome, _ in result.proposals)
+    else:
+        expected = case.with_name(case.stem + ".expected.py").read_bytes()
+        assert result.source == expected
+        # idempotence: the rewritten code offers nothing more to this rule
+        again = rewrite(result.source, [CatInLoop], checker)
+        assert again.source == result.source
+        assert not again.proposals
+
+
+@pytest.mark.parametrize("example", CatInLoop.examples, ids=[e.id for e in CatInLoop.examples])
+def test_rule_examples(example, checker):
+    before, after = example.dedented()
+    result = rewrite(before.encode(), [CatInLoop], checker)
+    assert result.source.decode() == (after if after is not None else before)
+
+
+def _proposals(source: str):
+    return list(CatInLoop().propose(MetadataWrapper(cst.parse_module(textwrap.dedent(source)))))
+
+
+def _kernel(source: str) -> Kernel:
+    (proposal,) = _proposals(source)
+    assert proposal.skip_reason is None
+    (candidate,) = proposal.candidates
+    return candidate.kernel
+
+
+_GROW = """
+import torch
+def f(x: torch.Tensor):
+    out = torch.empty(0, 3)
+    for i in range(len(x)):
+        out = torch.cat([out, x[i:i + 1]], dim=0)
+    return out
+"""
+
+
+def test_kernel_old_is_the_original_code_and_the_rewrite_verifies(checker):
+    kernel = _kernel(_GROW)
+    assert "out = torch.cat([out, x[i:i + 1]], dim=0)\n" in kernel.old
+    assert kernel.new.endswith("out = torch.cat([out, *out_parts], dim=0)\n")
+    assert kernel.outputs == ("out",)
+    assert checker.check(kernel).ok
+
+
+def test_checker_refutes_dropping_the_initial_value(checker):
+    """`torch.cat(parts)` raises when the loop runs zero times, and loses the start's dtype."""
+    kernel = _kernel(_GROW)
+    wrong = Kernel(
+        old=kernel.old,
+        new=kernel.new.replace("torch.cat([out, *out_parts], dim=0)", "torch.cat(out_parts, dim=0)"),
+        inputs=kernel.inputs,
+        outputs=kernel.outputs,
+        modules=kernel.modules,
+    )
+    assert wrong.new != kernel.new
+    verdict = checker.check(wrong)
+    assert verdict.outcome is Outcome.REJECTED
+
+
+def test_checker_refutes_the_wrong_dim(checker):
+    kernel = _kernel(
+        """
+        import torch
+        def f(x, n):
+            feats = torch.ones(n, 1)
+            for k in range(3):
+                feats = torch.cat([feats, x * k], dim=1)
+            return feats
+        """
+    )
+    assert kernel.new.endswith("feats = torch.cat([feats, *feats_parts], dim=1)\n")
+    assert checker.check(kernel).ok
+    wrong = Kernel(
+        old=kernel.old,
+        new=kernel.new.replace("*feats_parts], dim=1)", "*feats_parts], dim=0)"),
+        inputs=kernel.inputs,
+        outputs=kernel.outputs,
+        modules=kernel.modules,
+    )
+    assert checker.check(wrong).outcome is Outcome.REJECTED
+
+
+def test_none_form_keeps_none_for_zero_steps_and_refutes_a_missing_guard(checker):
+    kernel = _kernel(
+        """
+        import torch
+        def f(chunks):
+            out = None
+            for c in chunks:
+                if out is None:
+                    out = c
+                else:
+                    out = torch.cat([out, c])
+            return out
+        """
+    )
+    assert kernel.new.endswith("out = torch.cat(out_parts) if out_parts else None\n")
+    assert checker.check(kernel).ok
+    wrong = Kernel(
+        old=kernel.old,
+        new=kernel.new.replace(" if out_parts else None", ""),
+        inputs=kernel.inputs,
+        outputs=kernel.outputs,
+        modules=kernel.modules,
+    )
+    assert checker.check(wrong).outcome is Outcome.REJECTED
+
+
+def test_random_pieces_keep_their_order(checker):
+    source = """
+    import torch
+    def noise(n, d):
+        out = torch.empty(0, d)
+        for _ in range(n):
+            out = torch.cat([out, torch.randn(1, d)])
+        return out
+    """
+    kernel = _kernel(source)
+    assert kernel.old.startswith("torch.manual_seed(0)\n")
+    result = rewrite(textwrap.dedent(source).encode(), [CatInLoop], checker)
+    assert "out_parts.append(torch.randn(1, d))" in result.source.decode()
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("out = torch.cat([out, y])\n        print(len(out))", "elsewhere inside the loop"),
+        ("out = torch.cat([out, y])\n        y.mul_(2)", "changed in place"),
+        ("out = torch.cat([out, y])\n        if y.sum() < 0:\n            return None", "`return`"),
+        ("out = torch.cat([out, y], dim=y.dim() - 1)", "change from step to step"),
+    ],
+    ids=["read", "in-place", "return", "step-dependent-dim"],
+)
+def test_preconditions_skip_with_a_reason(body, reason):
+    source = f"""
+import torch
+def f(ys):
+    out = torch.empty(0, 2)
+    for y in ys:
+        {body}
+    return out
+"""
+    (proposal,) = _proposals(source)
+    assert proposal.skip_reason is not None and reason in proposal.skip_reason
+    assert not proposal.candidates
+
+
+def test_other_concatenations_are_not_matches():
+    assert not _proposals(
+        """
+        import torch
+        def f(ys, base):
+            for y in ys:
+                z = torch.cat([base, y])
+                w = torch.stack([y, y])
+                h = torch.cat([y, base])
+            return z, w, h
+        """
+    )
+
+
+def test_explain_has_ruff_sections():
+    text = CatInLoop.explain()
+    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
+        assert f"## {section}" in text
