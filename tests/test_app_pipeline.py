@@ -99,6 +99,8 @@ def test_suppression_comments():
         data = b"def f():\n" + line
         result = run(data, [AssignOne])
         assert not result.changed and result.records[0].outcome == "skipped" and result.records[0].reason == SUPPRESSED_REASON
+    result = run(b"\x0c\ny = '\x0b'\ndef f():\n    x = 1  # torchfix: ignore\n", [AssignOne])
+    assert not result.changed, "form feeds and vertical tabs do not shift line numbers"
     result = run(b"def f():\n    x = 1  # torchfix: ignore[TFV004]\n", [AssignOne])
     assert result.changed, "a comment naming another rule does not suppress this one"
 

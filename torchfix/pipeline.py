@@ -27,6 +27,7 @@ from codemods.base import Candidate, Edit, Proposal, Rule
 from equivalence.kernel import Kernel, Outcome, Verdict
 from torchfix.source import SourceError, parse, read_bytes
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SUPPRESSION = re.compile(r"#\s*torchfix:\s*ignore(?:\[([A-Za-z0-9, ]*)\])?", re.I)
 OVERLAP_REASON = "overlaps another rewrite in this file; run torchfix again once that one is in"
 SUPPRESSED_REASON = "suppressed by a `# torchfix: ignore` comment"
@@ -168,7 +169,8 @@ def process_source(
         return result
     # the module was parsed here and is not shared: no need for the wrapper's deep copy
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    lines = module.code.splitlines()
+    # line numbers as LibCST counts them (\n, \r\n, \r); str.splitlines() also splits at \f etc.
+    lines = _LINE_BREAK.split(module.code)
     may_suppress = b"torchfix:" in data
     accepted: list[Edit] = []
     imports: list[str] = []
