@@ -15,6 +15,7 @@ from codemods.analysis import (
     assigned_names,
     comments_in,
     dotted,
+    enclosing_scope,
     escaping_control_flow,
     module_facts,
     name_nodes,
@@ -163,7 +164,8 @@ class _Context:
     facts: ModuleFacts
     bindings: dict[str, str]
     module_names: set[str] = field(default_factory=set)
-    taken: set[str] = field(default_factory=set)
+    #: names taken in a scope (by id): the parts list must not clash with any of them
+    taken: dict[int, set[str]] = field(default_factory=dict)
 
 
 class CatInLoop(Rule):
@@ -292,7 +294,7 @@ class CatInLoop(Rule):
 
         class _Collect(cst.CSTVisitor):
             def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-                if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) and isinstance(node.body[0].value, cst.Call):
+                if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) and isinstance(node.body[0].value, (cst.Call, cst.IfExp)):
                     assigns.append(node)
 
         module.visit(_Collect())
@@ -305,7 +307,6 @@ class CatInLoop(Rule):
             facts=facts,
             bindings=bindings,
             module_names=set(bindings),
-            taken={n.value for n in name_nodes(module)} | assigned_names(module),
         )
         proposals: list[Proposal] = []
         groups: dict[int, list[_Plan]] = {}
@@ -355,15 +356,8 @@ class CatInLoop(Rule):
 
     # ------------------------------------------------------------------ matching
 
-    def _grow_call(self, stmt: cst.CSTNode, ctx: _Context) -> tuple[str, cst.Call, list[cst.BaseExpression]] | None:
-        """``(name, call, parts)`` for ``name = F([name, *parts], ...)`` with F a concatenation."""
-        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
-            return None
-        assign = stmt.body[0]
-        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
-            return None
-        name = assign.targets[0].target.value
-        call = assign.value
+    def _grow_parts(self, name: str, call: cst.BaseExpression, ctx: _Context) -> list[cst.BaseExpression] | None:
+        """The pieces of ``F([name, *pieces], ...)`` with F a concatenation, else None."""
         if not isinstance(call, cst.Call) or self._resolve(call.func, ctx) not in _GROWERS or not call.args:
             return None
         first, rest = call.args[0], call.args[1:]
@@ -378,17 +372,31 @@ class CatInLoop(Rule):
             return None
         if not m.matches(seq.elements[0].value, m.Name(name)):
             return None
-        parts = [e.value for e in seq.elements[1:]]
-        # the growing value must appear only as the target and the first piece
-        if _count(stmt, name) != 2:
-            return None
-        return name, call, parts
+        return [e.value for e in seq.elements[1:]]
 
     def _match(self, stmt: cst.SimpleStatementLine, ctx: _Context) -> _Match | None:
-        grown = self._grow_call(stmt, ctx)
-        if grown is None:
+        assign = stmt.body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
             return None
-        name, call, parts = grown
+        name = assign.targets[0].target.value
+        value = assign.value
+        if isinstance(value, cst.IfExp):
+            # `name = F([name, E]) if name is not None else E` (or the `is None` spelling)
+            test = value.test
+            if not (isinstance(test, cst.Comparison) and self._is_none_test(test, name)):
+                return None
+            is_not = isinstance(test.comparisons[0].operator, cst.IsNot)
+            call, first = (value.body, value.orelse) if is_not else (value.orelse, value.body)
+            parts = self._grow_parts(name, call, ctx)
+            if parts is None or len(parts) != 1 or _code(first) != _code(parts[0]) or _count(stmt, name) != 3:
+                return None
+            return _Match(name, stmt, call, parts, True)  # type: ignore[arg-type]
+        parts = self._grow_parts(name, value, ctx)
+        # the growing value must appear only as the target and the first piece
+        if parts is None or _count(stmt, name) != 2:
+            return None
+        call = value
+        assert isinstance(call, cst.Call)
         # the None-initial form: `if name is None: name = E else: name = F([name, E])`
         block = ctx.parents.get(stmt)
         owner = ctx.parents.get(block) if isinstance(block, cst.IndentedBlock) else None
@@ -401,11 +409,14 @@ class CatInLoop(Rule):
                 return None  # some other shape of None handling: leave it alone
         return _Match(name, stmt, call, parts, False)
 
-    def _tests_none(self, node: cst.If, name: str) -> bool:
+    def _is_none_test(self, test: cst.BaseExpression, name: str) -> bool:
         return m.matches(
-            node.test,
+            test,
             m.Comparison(left=m.Name(name), comparisons=[m.ComparisonTarget(operator=m.Is() | m.IsNot(), comparator=m.Name("None"))]),
         )
+
+    def _tests_none(self, node: cst.If, name: str) -> bool:
+        return self._is_none_test(node.test, name)
 
     def _none_form(self, node: cst.If, stmt: cst.SimpleStatementLine, name: str, parts: list[cst.BaseExpression]) -> bool:
         if not self._tests_none(node, name) or not isinstance(node.orelse, cst.Else):
@@ -580,11 +591,19 @@ class CatInLoop(Rule):
 
     # ------------------------------------------------------------------ the rewrite
 
-    def _fresh(self, base: str, ctx: _Context) -> str:
+    def _fresh(self, base: str, scope: cst.CSTNode, ctx: _Context) -> str:
+        """``base``, or ``base2``, ``base3``... : a name nothing in the scope uses (attribute names
+        and nested scopes included, to stay on the safe side; at module level, the whole module)."""
+        taken = ctx.taken.get(id(scope))
+        if taken is None:
+            taken = {n.value for n in m.findall(scope, m.Name()) if isinstance(n, cst.Name)}
+            if isinstance(scope, cst.FunctionDef):
+                taken |= {n for n, _ in ctx.facts.bindings}
+            ctx.taken[id(scope)] = taken
         candidate, k = base, 2
-        while candidate in ctx.taken or candidate in BUILTIN_NAMES:
+        while candidate in taken or candidate in BUILTIN_NAMES:
             candidate, k = f"{base}{k}", k + 1
-        ctx.taken.add(candidate)
+        taken.add(candidate)
         return candidate
 
     def _final_value(self, plan: _Plan) -> cst.BaseExpression:
@@ -615,13 +634,18 @@ class CatInLoop(Rule):
         plans.sort(key=lambda p: self._position(p.match.unit, ctx))
         config = ctx.module.config_for_parsing
         for plan in plans:
-            plan.parts_name = self._fresh(f"{plan.match.name}_parts", ctx)
+            plan.parts_name = self._fresh(f"{plan.match.name}_parts", enclosing_scope(loop, ctx.parents), ctx)
         replace: dict[int, cst.BaseStatement] = {}
         for plan in plans:
             unit = plan.match.unit
             stmt = cst.parse_statement(self._append_code(plan) + "\n", config=config)
-            comments = comments_in(unit.with_changes(leading_lines=())) if plan.match.none_form else []
-            replace[id(unit)] = stmt.with_changes(leading_lines=[*unit.leading_lines, *comments])
+            assert isinstance(stmt, cst.SimpleStatementLine)
+            if isinstance(unit, cst.SimpleStatementLine):
+                # the same line, so a trailing comment stays where it was
+                replace[id(unit)] = unit.with_changes(body=stmt.body)
+            else:
+                comments = comments_in(unit.with_changes(leading_lines=()))
+                replace[id(unit)] = stmt.with_changes(leading_lines=[*unit.leading_lines, *comments])
 
         class _Swap(cst.CSTTransformer):
             def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
@@ -659,18 +683,19 @@ class CatInLoop(Rule):
         loop = plans[0].loop
         loop_assigned = assigned_names(loop)
         grown = {p.match.name for p in plans}
-        abstracted: dict[int, str] = {}
+        abstracted: dict[str, str] = {}
         notes = ["the inits and the concatenations, over per-step values of what they read; the rest of the loop is untouched"]
         for plan in plans:
             for k, part in enumerate(plan.match.parts):
                 if self._needs_abstraction(part, loop_assigned, ctx):
-                    abstracted[id(part)] = f"{plan.match.name}_piece{k}"
+                    abstracted.setdefault(_code(part), f"{plan.match.name}_piece{k}")
         if abstracted:
             notes.append("pieces that use objects the checker cannot build are abstracted into per-step values")
 
         class _Abstract(cst.CSTTransformer):
             def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
-                name = abstracted.get(id(original))
+                # by code, so both spellings of the piece in the None-initial form are abstracted
+                name = abstracted.get(_code(original)) if isinstance(original, cst.BaseExpression) else None
                 return cst.Name(name) if name else updated
 
         def kernel_code(node: cst.CSTNode) -> str:
@@ -683,7 +708,7 @@ class CatInLoop(Rule):
         old_body = "".join(kernel_code(p.match.unit) for p in plans)
         new_body = ""
         for plan in plans:
-            parts = [cst.Name(abstracted[id(x)]) if id(x) in abstracted else x for x in plan.match.parts]
+            parts = [cst.Name(abstracted[_code(x)]) if _code(x) in abstracted else x for x in plan.match.parts]
             new_body += self._append_code(_Plan(_Match(plan.match.name, plan.match.unit, plan.match.call, parts, False), loop, None, plan.parts_name)) + "\n"
         read: set[str] = set()
         pieces: set[str] = set(abstracted.values())
