@@ -24,7 +24,10 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import click
 
+from equivalence.checker import CheckSettings  # stdlib-only module: cheap, and no torch
 from torchfix import __version__
+
+_DEFAULTS = CheckSettings()
 
 if TYPE_CHECKING:
     from codemods.base import Rule
@@ -61,7 +64,7 @@ def known_codes() -> list[str]:
 
 def make_checker(examples: int | None, seed: int | None, timeout: float | None) -> CheckerLike:
     """The checker of a run. Called at most once, when the first candidate needs checking."""
-    from equivalence.checker import Checker, CheckSettings, available_devices
+    from equivalence.checker import Checker, available_devices
 
     # options left unset keep the checker's own defaults (one source of truth)
     given = {"examples": examples, "seed": seed, "timeout": timeout}
@@ -120,9 +123,9 @@ def _err(line: str) -> None:
 @click.option("--exclude", metavar="GLOB", multiple=True, help="Skip walked paths matching this gitignore-style pattern.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
 @click.option("--unsafe", is_flag=True, help="Also emit rewrites the checker could not verify (reported unverified).")
-@click.option("--examples", type=click.IntRange(min=1), default=None, help="Generated examples per check [checker default: 100].")
-@click.option("--seed", type=int, default=None, help="Seed of the checker's input generation [default: 0].")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds one check may take [default: 30].")
+@click.option("--examples", type=click.IntRange(min=1), default=None, help=f"Generated examples per check [default: {_DEFAULTS.examples}].")
+@click.option("--seed", type=int, default=None, help=f"Seed of the checker's input generation [default: {_DEFAULTS.seed}].")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help=f"Seconds one check may take [default: {_DEFAULTS.timeout:g}].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="stdout: the diff (text) or a JSON report.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Also write the JSON report to this file.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors on stderr: no per-rewrite lines, no summary.")
