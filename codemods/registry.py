@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from codemods.base import Rule
+from codemods.tfv001_loop_over_batch import LoopOverBatch
 from codemods.tfv002_comprehension import ComprehensionOverTensor
+from codemods.tfv003_cat_in_loop import CatInLoop
 from codemods.tfv004_item_accumulator import ItemAccumulator
+from codemods.tfv005_elementwise_branch import ElementwiseBranch
 from codemods.tfv006_index_accumulation import IndexAccumulation
 
-ALL_RULES: list[type[Rule]] = sorted([ComprehensionOverTensor, ItemAccumulator, IndexAccumulation], key=lambda r: r.code)
+ALL_RULES: list[type[Rule]] = sorted(
+    [LoopOverBatch, ComprehensionOverTensor, CatInLoop, ItemAccumulator, ElementwiseBranch, IndexAccumulation], key=lambda r: r.code,
+)
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 
 

@@ -23,6 +23,10 @@ _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
     ("single", (1, 1, 1), 1),
     ("small", (3, 2, 1), 2),
     ("square", (3, 3, 3), 3),
+    # an empty batch with non-empty trailing sizes: the loop runs zero times and accepts
+    # operands whose trailing sizes disagree, where a broadcast expression raises
+    ("empty_batch", (0, 2, 3), 0),
+    ("empty_inner", (2, 0, 3), 1),
 )
 #: value fills for floating tensors
 _FLOAT_FILLS = ("ramp", "nan_last", "nan_first", "huge", "signed_zero_inf")
@@ -30,8 +34,8 @@ _FLOAT_FILLS = ("ramp", "nan_last", "nan_first", "huge", "signed_zero_inf")
 _INT_FILLS = ("ramp", "duplicates", "negative", "huge")
 
 
-def _shape(rank: int, pool: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(pool[i % len(pool)] for i in range(rank))
+def _shape(rank: int, pool: tuple[int, ...], offset: int = 0) -> tuple[int, ...]:
+    return tuple(pool[(i + offset) % len(pool)] for i in range(rank))
 
 
 def _float_values(fill: str, numel: int) -> list[float]:
@@ -63,8 +67,9 @@ def _int_values(fill: str, numel: int, spec: InputSpec, size: int) -> list[int]:
     return [(i * 3) % 7 - 3 for i in range(numel)]
 
 
-def _tensor(slot: Slot, spec: InputSpec, pool: tuple[int, ...], fill: str) -> torch.Tensor:
-    shape = _shape(slot.rank, pool)
+def _tensor(slot: Slot, spec: InputSpec, pool: tuple[int, ...], fill: str, offset: int = 0) -> torch.Tensor:
+    # the first (batch) dimension is shared; trailing ones rotate per input so they can disagree
+    shape = _shape(slot.rank, pool)[:1] + _shape(max(slot.rank - 1, 0), pool, 1 + offset)
     numel = 1
     for d in shape:
         numel *= d
@@ -102,16 +107,17 @@ def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
         fill = fills[(k // len(_SHAPES)) % len(fills)]
         variant = k % scalar_variants
         values: dict[str, Any] = {}
-        for spec in specs:
+        for position, spec in enumerate(specs):
             slot = slots[spec.name]
             if slot.kind is Kind.OPAQUE:
                 continue
+            offset = position if k % 2 else 0  # half the sweep keeps shapes aligned
             int_fill = fill if fill in _INT_FILLS else "ramp"
 
             def one(step: int) -> Any:
                 if slot.kind is Kind.TENSOR:
                     own = fill if slot.dtype in FLOAT_DTYPES else int_fill
-                    return _tensor(slot, spec, pool, own)
+                    return _tensor(slot, spec, pool, own, offset)
                 return _scalar(slot, spec, pool, variant + step)
 
             values[spec.name] = [one(k) for k in range(steps)] if spec.per_step else one(0)
