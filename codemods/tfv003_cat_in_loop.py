@@ -231,9 +231,12 @@ class CatInLoop(Rule):
       the concatenation copied it at the time.
     - The call's other arguments change from step to step or make calls.
     - A nested function reads the growing name, or (at module level) any function of the module
-      does.
+      does, or the name is declared `global` / `nonlocal`.
     With the `None`-initial form and exactly one step, the old code leaves the piece itself in
     `out` while the new code leaves a copy: equal values, but no longer the same object.
+    The pieces must be new tensors each step, as model outputs and expressions are; a callee that
+    hands back the same buffer every time (a CUDA-graph replay's static output) would leave the
+    list holding that buffer n times -- clone such outputs, or suppress the rule there.
     """
     examples = (
         Example(
@@ -481,6 +484,12 @@ class CatInLoop(Rule):
                 chosen, ctx, message,
                 "the concatenation sits in a `with` block inside the loop; the final concatenation would run outside it",
             )
+        for decl in m.findall(scope, m.Global() | m.Nonlocal()):
+            if any(n.name.value == name for n in decl.names):  # type: ignore[attr-defined]
+                word = "global" if isinstance(decl, cst.Global) else "nonlocal"
+                return self._skip(
+                    chosen, ctx, message, f"`{name}` is declared {word}: code elsewhere may read it while the loop runs"
+                )
         if any(n.value == name for n in self._nested_scope_names(scope, ctx)):
             return self._skip(chosen, ctx, message, f"a nested function or comprehension reads `{name}`")
         if isinstance(scope, cst.Module) and any(name in names_used(fn) for fn in self._functions(scope)):
@@ -785,8 +794,16 @@ class CatInLoop(Rule):
         )
 
     def _needs_abstraction(self, part: cst.BaseExpression, loop_assigned: set[str], ctx: _Context) -> bool:
-        """A piece reads an object the checker cannot build (``self.model(x)``), or reads no
-        loop-dependent name at all except through such objects."""
+        """A piece reads an object the checker cannot build: an attribute a tensor lacks
+        (``self.model(x)``, ``batch.x``) or a string key (``batch["image"]``)."""
+        for sub in m.findall(part, m.Subscript()):
+            assert isinstance(sub, cst.Subscript)
+            if any(
+                isinstance(e.slice, cst.Index)
+                and isinstance(e.slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+                for e in sub.slice
+            ):
+                return True
         for node in m.findall(part, m.Attribute()):
             assert isinstance(node, cst.Attribute)
             base = node.value
