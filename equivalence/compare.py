@@ -155,7 +155,9 @@ def _compare_tensors(
         return Difference(where, short(old), short(new), f"shape: old {list(old.shape)}, new {list(new.shape)}")
     if old.device != new.device:
         return Difference(where, short(old), short(new), f"device: old {old.device}, new {new.device}")
-    if old.requires_grad != new.requires_grad:
+    # a new result that is differentiable where the old one was not refines it (the old code has
+    # no gradient there to agree with); the reverse loses a gradient
+    if old.requires_grad and not new.requires_grad:
         return Difference(
             where,
             short(old),

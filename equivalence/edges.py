@@ -75,6 +75,11 @@ def _tensor(slot: Slot, spec: InputSpec, pool: tuple[int, ...], fill: str, offse
         numel *= d
     dtype = getattr(torch, slot.dtype)
     if dtype == torch.bool:
+        # uniform masks matter: a loop whose branch never runs never touches what it would index
+        if fill in ("nan_first", "negative"):
+            return torch.ones(shape, dtype=torch.bool)
+        if fill in ("huge", "duplicates"):
+            return torch.zeros(shape, dtype=torch.bool)
         return torch.tensor([i % 3 != 1 for i in range(numel)], dtype=torch.bool).reshape(shape)
     if slot.dtype in FLOAT_DTYPES:
         return torch.tensor(_float_values(fill, numel), dtype=torch.float64).to(dtype).reshape(shape)

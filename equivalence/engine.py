@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from equivalence.edges import edge_inputs
+from equivalence import edges as _edges
 from equivalence.edges import edge_inputs
+from equivalence import edges as _edges
 from equivalence.compare import Difference, Tolerance, compare, short
 from equivalence.execute import base_namespace, run_snippet
 from equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
@@ -313,6 +315,10 @@ def judge_example(
     return diff
 
 
+def edge_cycle() -> int:
+    return len(_edges._SHAPES) * max(len(_edges._FLOAT_FILLS), len(_edges._INT_FILLS))
+
+
 def admit_signatures(
     kernel: Kernel, old_code: Any, base: dict[str, Any], rng: random.Random, device: str,
     errors: Counter | None = None,
@@ -398,7 +404,8 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
 
     # a deterministic sweep of the usual breaking points first (equivalence.edges): the same
     # inputs whatever hypothesis's version or luck
-    per_signature = max(4, min(40, (2 * config.examples) // len(admitted)))
+    # every shape x fill combination at least once per signature, more when the budget allows
+    per_signature = max(edge_cycle(), min(80, (2 * config.examples) // len(admitted)))
     for signature in admitted:
         for k, edge in enumerate(edge_inputs(specs, signature)):
             if k >= per_signature:

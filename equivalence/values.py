@@ -105,11 +105,20 @@ def _float_values(width: int) -> st.SearchStrategy[float]:
     )
 
 
+#: integers where float32 / int32 arithmetic stops being exact (2**24 + 1 is the first integer a
+#: float32 cannot hold); drawn now and then for plain integer data, never for indices or counts
+_INT_SPECIALS = (2**24 + 1, -(2**24 + 1), 2**31 - 1, -(2**31), 2**53 + 1)
+
+
 def _int_values(spec: InputSpec, dtype: str) -> st.SearchStrategy[int]:
     if dtype == "uint8" or spec.nonnegative:
         return st.integers(0, MAX_DIM + 1)
     if spec.index:
         return st.integers(-(MAX_DIM + 1), MAX_DIM + 1)
+    if dtype in ("int64", "int32"):
+        info = torch.iinfo(getattr(torch, dtype))
+        specials = tuple(min(max(v, info.min), info.max) for v in _INT_SPECIALS)
+        return st.one_of(st.integers(-8, 8), st.integers(-8, 8), st.integers(-8, 8), st.sampled_from(specials))
     return st.integers(-8, 8)
 
 
