@@ -58,6 +58,9 @@ def test_corpus_case(case, checker):
         assert b"# bench: " in before
         expected = case.with_name(case.stem + ".expected.py").read_bytes()
         assert result.source == expected
+        if expected == before:
+            # the checker refutes every rung of the ladder here: it must say so with a counterexample
+            assert any(o is Outcome.REJECTED and v and v.counterexample for _, o, v in result.proposals)
         again = rewrite(result.source, checker)
         assert again.source == result.source
 

@@ -5,4 +5,4 @@ import torch.nn.functional as F
 
 
 def pair_cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return torch.vmap(lambda u, v: F.cosine_similarity(u, v, dim=0))(a[:len(b)], b[:len(a)])
+    return torch.stack([F.cosine_similarity(u, v, dim=0) for u, v in zip(a, b)])

@@ -4,5 +4,9 @@ import torch
 
 
 def band_pass(x: torch.Tensor, y: torch.Tensor, lo: float, hi: float) -> torch.Tensor:
-    y[:len(x)] = torch.where((x > lo) & (x < hi), x, 0.0)
+    for i in range(len(x)):
+        if x[i] > lo and x[i] < hi:
+            y[i] = x[i]
+        else:
+            y[i] = 0.0
     return y

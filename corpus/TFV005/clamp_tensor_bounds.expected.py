@@ -4,5 +4,11 @@ import torch
 
 
 def box(x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    y[:] = torch.where(x[:len(y)] > hi[:len(y)], hi[:len(y)], torch.where(x[:len(y)] < lo[:len(y)], lo[:len(y)], x[:len(y)]))
+    for i in range(len(y)):
+        if x[i] > hi[i]:
+            y[i] = hi[i]
+        elif x[i] < lo[i]:
+            y[i] = lo[i]
+        else:
+            y[i] = x[i]
     return y

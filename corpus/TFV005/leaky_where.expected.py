@@ -4,5 +4,9 @@ import torch
 
 
 def leaky(x: torch.Tensor, y: torch.Tensor, a: float) -> torch.Tensor:
-    y[:len(x)] = torch.where(x > 0, x, a * x)
+    for i in range(len(x)):
+        if x[i] > 0:
+            y[i] = x[i]
+        else:
+            y[i] = a * x[i]
     return y

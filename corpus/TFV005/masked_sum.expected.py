@@ -5,5 +5,7 @@ import torch
 
 def kept_total(v: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
     total = torch.zeros(())
-    total += v[keep[:len(v)].bool()].sum()
+    for i in range(len(v)):
+        if keep[i]:
+            total += v[i]
     return total

@@ -4,5 +4,7 @@ import torch
 
 
 def clear_head(x: torch.Tensor, keep: torch.Tensor, n: int) -> torch.Tensor:
-    x[:max(n, 0)] = torch.where(~keep[:max(n, 0)].bool(), 0.0, x[:max(n, 0)])
+    for i in range(0, n):
+        if not keep[i]:
+            x[i] = 0.0
     return x

@@ -4,5 +4,7 @@ import torch
 
 
 def damp(x: torch.Tensor, mask: torch.Tensor, factor: float) -> torch.Tensor:
-    x[:] = torch.where(mask[:x.size(0)].bool(), x * factor, x)
+    for i in range(x.size(0)):
+        if mask[i]:
+            x[i] *= factor
     return x

@@ -4,5 +4,9 @@ import torch
 
 
 def pick_larger(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-    out[:a.shape[0]] = torch.where(a >= b[:a.shape[0]], a, b[:a.shape[0]])
+    for i in range(a.shape[0]):
+        if a[i] >= b[i]:
+            out[i] = a[i]
+        else:
+            out[i] = b[i]
     return out
