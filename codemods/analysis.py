@@ -16,6 +16,18 @@ import libcst.matchers as m
 from codemods.base import ModuleFacts
 
 _WHITELISTED_ROOTS = ("torch", "numpy", "math")
+
+#: tensor methods that act element-wise on their receiver: a per-element expression built from
+#: them batches by substituting the whole tensor for the element (no in-place methods here)
+ELEMENTWISE_METHODS = frozenset(
+    {"abs", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+     "sigmoid", "relu", "neg", "square", "sign", "floor", "ceil", "round", "trunc", "frac", "reciprocal",
+     "clamp", "clip", "pow", "float", "double", "long", "int", "half", "bool", "detach", "cpu", "eq", "ne",
+     "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not", "exp2", "erf", "mul", "add", "sub",
+     "div", "maximum", "minimum"}
+)
+#: torch.nn.functional activations that act element-wise
+ELEMENTWISE_FUNCTIONAL = frozenset({"relu", "sigmoid", "tanh", "softplus", "gelu", "silu", "elu", "leaky_relu"})
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 

@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from codemods.analysis import (
+    ELEMENTWISE_METHODS,
     BUILTIN_NAMES,
     assigned_names,
     comments_in,
@@ -26,14 +27,7 @@ from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV001"
 
-#: methods that act element-wise on their receiver (loop-invariant arguments only)
-_ELEMENTWISE_METHODS = frozenset(
-    {"abs", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
-     "sigmoid", "relu", "neg", "square", "sign", "floor", "ceil", "round", "trunc", "frac", "reciprocal",
-     "clamp", "clip", "pow", "float", "double", "long", "int", "half", "bool", "eq", "ne", "lt", "le", "gt",
-     "ge", "isnan", "isinf", "isfinite", "logical_not", "exp2", "erf", "mul", "add", "sub", "div",
-     "maximum", "minimum", "nan_to_num"}
-)
+_ELEMENTWISE_METHODS = (ELEMENTWISE_METHODS - {"cpu", "detach"}) | {"nan_to_num"}  # no device moves in a batched body
 #: torch.* / F.* functions that act element-wise on all their tensor arguments
 _ELEMENTWISE_FUNCTIONS = frozenset(
     {"abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "sign",

@@ -9,6 +9,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from codemods.analysis import (
+    ELEMENTWISE_FUNCTIONAL,
+    ELEMENTWISE_METHODS,
     BUILTIN_NAMES,
     LoopShape,
     assigned_names,
@@ -32,15 +34,8 @@ from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV004"
 
-#: per-element calls that act element-wise, so the loop body batches by plain substitution
-_ELEMENTWISE_METHODS = frozenset(
-    {"abs", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
-     "sigmoid", "relu", "neg", "square", "sign", "floor", "ceil", "round", "trunc", "frac", "reciprocal",
-     "clamp", "clip", "pow", "float", "double", "long", "int", "half", "bool", "detach", "cpu", "eq", "ne",
-     "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not", "abs_", "exp2", "erf", "mul",
-     "add", "sub", "div", "maximum", "minimum"}
-)
-_ELEMENTWISE_FUNCTIONAL = frozenset({"relu", "sigmoid", "tanh", "softplus", "gelu", "silu", "elu", "leaky_relu"})
+_ELEMENTWISE_METHODS = ELEMENTWISE_METHODS
+_ELEMENTWISE_FUNCTIONAL = ELEMENTWISE_FUNCTIONAL
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
 
