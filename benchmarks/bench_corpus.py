@@ -30,6 +30,8 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
+#: a size at which one old call takes longer than this (x3 repeats) is skipped, not timed
+MAX_SECONDS = 20.0
 HEADER = re.compile(r"^#\s*bench:\s*(\w+)\((.*)\)\s*$")
 SPEC = re.compile(r"^(\w+)\[([^\]]*)\](?:<([^>]*)>)?$")
 
@@ -82,14 +84,16 @@ def discover(rules: list[str] | None) -> list[Case]:
             continue
         after = before.with_name(before.stem + ".expected.py")
         header = next((HEADER.match(line) for line in before.read_text().splitlines()[:5] if HEADER.match(line)), None)
-        if header is None or not after.exists():
-            continue
+        if header is None or not after.exists() or after.read_bytes() == before.read_bytes():
+            continue  # not runnable, or the checker refuted the rewrite: nothing to time
         func, args = header.group(1), _split_args(header.group(2))
         cases.append(Case(rule, before.stem, func, args, _load(before, func), _load(after, func)))
     return cases
 
 
 def make_input(spec: str, n: int, device: str, generator: torch.Generator) -> Any:
+    if spec in ("int", "float"):  # the size itself
+        return n if spec == "int" else float(n)
     match = SPEC.match(spec)
     if not match:
         raise ValueError(f"bad bench spec {spec!r}")
@@ -128,11 +132,14 @@ def time_pair(case: Case, n: int, device: str, budget: float) -> tuple[float, fl
         sync()
         return time.perf_counter() - start
 
-    for fn in (case.old, case.new):  # warm-up (and first-call allocations)
-        once(fn)
+    first_old = once(case.old)  # warm-up (and first-call allocations)
+    once(case.new)
+    if first_old * 3 > MAX_SECONDS:
+        raise TimeoutError(f"the old code takes {first_old:.1f}s per call at this size: skipped")
     old_times, new_times = [], []
     started = time.perf_counter()
-    while len(old_times) < 5 or (time.perf_counter() - started < budget and len(old_times) < 200):
+    minimum = 5 if first_old < 1.0 else 2
+    while len(old_times) < minimum or (time.perf_counter() - started < budget and len(old_times) < 200):
         old_times.append(once(case.old))
         new_times.append(once(case.new))
     return statistics.median(old_times), statistics.median(new_times)
@@ -158,9 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     for case in cases:
         for device in devices:
+            previous: tuple[int, float] | None = None
             for n in sizes:
+                # a nested loop grows quadratically: predict before running one call
+                if previous is not None and previous[1] * (n / previous[0]) ** 2 > MAX_SECONDS:
+                    print(f"{case.rule + '/' + case.name:<40} {device:<4} {n:>5}  skipped: old code predicted "
+                          f"> {MAX_SECONDS:.0f}s per call")
+                    continue
                 try:
                     old, new = time_pair(case, n, device, args.budget)
+                    previous = (n, old)
                 except Exception as exc:  # a case that cannot run at this size is reported, not fatal
                     print(f"{case.rule + '/' + case.name:<40} {device:<4} {n:>5}  error: {type(exc).__name__}: {exc}")
                     continue
