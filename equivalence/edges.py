@@ -32,6 +32,11 @@ _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
 _FLOAT_FILLS = ("ramp", "nan_last", "nan_first", "huge", "signed_zero_inf")
 #: value fills for integer tensors
 _INT_FILLS = ("ramp", "duplicates", "negative", "huge")
+#: the integer fill used beside each float fill (duplicate indices meet plain finite values, so
+#: that a lost accumulation shows instead of drowning in a NaN)
+_INT_FILL_BESIDE_FLOATS = {
+    "ramp": "duplicates", "nan_last": "ramp", "nan_first": "negative", "huge": "huge", "signed_zero_inf": "duplicates",
+}
 
 
 def _shape(rank: int, pool: tuple[int, ...], offset: int = 0) -> tuple[int, ...]:
@@ -117,7 +122,9 @@ def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
             if slot.kind is Kind.OPAQUE:
                 continue
             offset = position if k % 2 else 0  # half the sweep keeps shapes aligned
-            int_fill = fill if fill in _INT_FILLS else "ramp"
+            # beside floating data, integer tensors (indices) still cycle through their own
+            # fills -- duplicates and negatives above all -- one per float fill
+            int_fill = fill if fill in _INT_FILLS else _INT_FILL_BESIDE_FLOATS.get(fill, "ramp")
 
             def one(step: int) -> Any:
                 if slot.kind is Kind.TENSOR:
