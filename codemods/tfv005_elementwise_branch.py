@@ -592,7 +592,8 @@ class ElementwiseBranch(Rule):
     def _forms(self, mt: _Match) -> list[str]:
         if mt.kind == "accumulate":
             value = mt.values[0]
-            return ["count"] if isinstance(value, cst.Integer) else ["masked_sum"]
+            # the fallback casts each element into the accumulator's dtype first, as `total += v[i]` does
+            return ["count"] if isinstance(value, cst.Integer) else ["masked_sum", "masked_sum_cast"]
         forms = []
         index = mt.shape.index or ""
         if len(mt.conditions) == 1 and mt.values[1] is None and not self._element_reads(mt.values[0], index):
@@ -600,6 +601,15 @@ class ElementwiseBranch(Rule):
         if self._clamp_bounds(mt) is not None:
             forms.append("clamp")
         forms.append("where")
+        # dtype-faithful fallback: each branch written with its own mask, so each branch value is
+        # cast into the target on its own as `y[i] = value` does (torch.where promotes them together)
+        forms.append("branches")
+        if (
+            forms[0] == "mask" and mt.shape.extent is not None
+            and self._element_reads(mt.values[0], index) == set()  # type: ignore[arg-type]
+        ):
+            # `range(n)` with a mask: the loop indexes the target only where the branch runs
+            forms.append("index_fill")
         return forms
 
     def _clamp_bounds(self, mt: _Match) -> tuple[str | None, str | None, str] | None:
@@ -731,6 +741,24 @@ class ElementwiseBranch(Rule):
             c = cond(mt.conditions[0])
             new = f"{target} {mt.op} int({_wrap(*c)}.sum())"
             description = "count of the selected elements"
+        elif form == "branches":
+            new = "\n".join(self._branch_lines(mt, whole(target), cond, vec, ctx))
+            description = "one boolean-mask assignment per branch (casts each branch into the target on its own)"
+        elif form == "index_fill":
+            c = cond(mt.conditions[0])
+            value = mt.values[0]
+            assert value is not None
+            names = names_used(enclosing_scope(mt.loop, ctx.parents)) | ctx.module_names | set(BUILTIN_NAMES)
+            mask = next(n for n in (f"{target}_mask{k or ''}" for k in range(100)) if n not in names)
+            new = f"{mask} = {c[0]}\n{target}.index_fill_(0, {mask}.nonzero().squeeze(1), {_code(value)})"
+            description = "index_fill_ at the selected positions (indexes the target only where the branch runs)"
+        elif form == "masked_sum_cast":
+            c = cond(mt.conditions[0])[0]
+            value = mt.values[0]
+            assert value is not None
+            v = vec(value)
+            new = f"{target} {mt.op} {_wrap(*v)}[{c}].to({target}.dtype).sum()"
+            description = "masked reduction in the accumulator's dtype"
         else:
             c = cond(mt.conditions[0])[0]
             value = mt.values[0]
@@ -740,9 +768,11 @@ class ElementwiseBranch(Rule):
             description = "masked reduction"
         if extent == "max0":
             description += ", extent clamped at 0"
-        new_stmt = cst.parse_statement(new + "\n", config=ctx.module.config_for_parsing)
+        new_module = cst.parse_module(new + "\n", config=ctx.module.config_for_parsing)
+        new_stmts = list(new_module.body)
         leading = list(mt.loop.leading_lines) + comments_in(mt.loop.with_changes(leading_lines=()))
-        new_stmt = new_stmt.with_changes(leading_lines=leading)
+        new_stmts[0] = new_stmts[0].with_changes(leading_lines=leading)
+        new_stmt = new_stmts[0]
         init_code = statement_code(ctx.module, init) if init is not None else ""
         outputs: tuple[str, ...] = ()
         note = (
@@ -754,7 +784,7 @@ class ElementwiseBranch(Rule):
             note = f"the loop, verbatim{', after its tensor initializer' if init is not None else ''}"
         kernel = Kernel(
             old=init_code + statement_code(ctx.module, mt.loop),
-            new=init_code + statement_code(ctx.module, new_stmt),
+            new=init_code + "".join(statement_code(ctx.module, stmt) for stmt in new_stmts),
             inputs=self._inputs(mt, init, form, ctx),
             outputs=outputs,
             modules=self._modules(ctx),
@@ -762,7 +792,73 @@ class ElementwiseBranch(Rule):
             note=note,
         )
         imports = ctx.imports if f"{torch}." in new else ()
-        return Candidate(description, (Edit(mt.loop, new_stmt),), kernel, imports)
+        replacement: cst.CSTNode | cst.FlattenSentinel = (
+            new_stmt if len(new_stmts) == 1 else cst.FlattenSentinel(new_stmts)
+        )
+        return Candidate(description, (Edit(mt.loop, replacement),), kernel, imports)
+
+    def _branch_lines(self, mt: _Match, view: str, cond, vec, ctx: _Context) -> list[str]:  # noqa: ANN001
+        """``y[:n][m_k] = v_k[m_k]`` per branch, after computing every mask and every branch value
+        but the first from the unmodified inputs (the target may be one of them, or share memory
+        with one). ``m_k`` holds where branch ``k`` is the first whose condition holds."""
+        index = mt.shape.index or ""
+        scope = enclosing_scope(mt.loop, ctx.parents)
+        taken = names_used(scope) | ctx.module_names | set(BUILTIN_NAMES)
+
+        def fresh(base: str) -> str:
+            name, k = base, 1
+            while name in taken:
+                k += 1
+                name = f"{base}_{k}"
+            taken.add(name)
+            return name
+
+        target = mt.target
+        chain = len(mt.conditions) > 1
+        branches = len(mt.values) if mt.values[-1] is not None else len(mt.conditions)
+        masks: list[str] = []
+        lines: list[str] = []
+        for k in range(branches):
+            name = fresh(f"{target}_mask{k + 1}" if chain else f"{target}_mask")
+            if k < len(mt.conditions):
+                text = cond(mt.conditions[k])[0]
+                if target in self._element_reads(mt.conditions[k], index) and not isinstance(
+                    mt.conditions[k], (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)
+                ):
+                    text = f"{text}.clone()"  # `y.bool()` is `y` itself for a bool `y`, which the writes change
+                if k == 0:
+                    lines.append(f"{name} = {text}")
+                else:
+                    rest = f"({text})" if not cond(mt.conditions[k])[1] else text
+                    lines.append(f"{name} = ~{masks[-1]} & {rest}" if k == 1 else
+                                 f"{name} = ~({' | '.join(masks)}) & {rest}")
+                masks.append(name)
+            else:
+                # the else branch: where no condition held
+                if len(masks) == 1:
+                    masks.append(f"~{masks[0]}")
+                else:
+                    lines.append(f"{name} = ~({' | '.join(masks)})")
+                    masks.append(name)
+        values: list[str] = []
+        for k in range(branches):
+            value = mt.values[k]
+            assert value is not None
+            text, atomic = vec(value)
+            if self._element_reads(value, index):
+                if k > 0 and self._element_target(value, index) is None:
+                    # computed before the first write; a plain element read needs no copy: the
+                    # masks are disjoint, so the writes before never touch what it reads
+                    name = fresh(f"{target}_value{k + 1}" if chain else f"{target}_else")
+                    lines.append(f"{name} = {text}")
+                    text, atomic = name, True
+                # mask assignment wants the target's dtype: cast as `y[i] = v` does
+                values.append(f"{_wrap(text, atomic)}[{masks[k]}].to({target}.dtype)")
+            else:
+                values.append(text)  # loop-invariant: assigned as is, broadcast as `y[i] = v` does
+        for k in range(branches):
+            lines.append(f"{view}[{masks[k]}] = {values[k]}")
+        return lines
 
     def _inputs(
         self, mt: _Match, init: cst.SimpleStatementLine | None, form: str, ctx: _Context
@@ -782,7 +878,7 @@ class ElementwiseBranch(Rule):
                 # element-wise: a tensor indexed by the loop variable holds one element per step
                 # (a mask assignment writes whole rows of a target of any rank); conditions used
                 # bare (`if mask[i]:`) draw bool, integer and float masks alike
-                whole_rows = form == "mask" and name == mt.target and name not in mt.reads
+                whole_rows = form in ("mask", "index_fill") and name == mt.target and name not in mt.reads
                 specs.append(InputSpec(name, Kind.TENSOR) if whole_rows else InputSpec(name, Kind.TENSOR, ranks=(1,)))
             elif name == mt.shape.owner:
                 specs.append(InputSpec(name, Kind.TENSOR))

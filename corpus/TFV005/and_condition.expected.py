@@ -4,9 +4,7 @@ import torch
 
 
 def band_pass(x: torch.Tensor, y: torch.Tensor, lo: float, hi: float) -> torch.Tensor:
-    for i in range(len(x)):
-        if x[i] > lo and x[i] < hi:
-            y[i] = x[i]
-        else:
-            y[i] = 0.0
+    y_mask = (x > lo) & (x < hi)
+    y[:len(x)][y_mask] = x[y_mask].to(y.dtype)
+    y[:len(x)][~y_mask] = 0.0
     return y

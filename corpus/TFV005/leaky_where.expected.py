@@ -4,9 +4,8 @@ import torch
 
 
 def leaky(x: torch.Tensor, y: torch.Tensor, a: float) -> torch.Tensor:
-    for i in range(len(x)):
-        if x[i] > 0:
-            y[i] = x[i]
-        else:
-            y[i] = a * x[i]
+    y_mask = x > 0
+    y_else = a * x
+    y[:len(x)][y_mask] = x[y_mask].to(y.dtype)
+    y[:len(x)][~y_mask] = y_else[~y_mask].to(y.dtype)
     return y

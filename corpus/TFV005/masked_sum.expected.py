@@ -5,7 +5,5 @@ import torch
 
 def kept_total(v: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
     total = torch.zeros(())
-    for i in range(len(v)):
-        if keep[i]:
-            total += v[i]
+    total += v[keep[:len(v)].bool()].to(total.dtype).sum()
     return total

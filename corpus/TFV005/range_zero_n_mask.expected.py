@@ -4,7 +4,6 @@ import torch
 
 
 def clear_head(x: torch.Tensor, keep: torch.Tensor, n: int) -> torch.Tensor:
-    for i in range(0, n):
-        if not keep[i]:
-            x[i] = 0.0
+    x_mask = ~keep[:max(n, 0)].bool()
+    x.index_fill_(0, x_mask.nonzero().squeeze(1), 0.0)
     return x

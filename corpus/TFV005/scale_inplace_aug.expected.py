@@ -4,7 +4,6 @@ import torch
 
 
 def damp(x: torch.Tensor, mask: torch.Tensor, factor: float) -> torch.Tensor:
-    for i in range(x.size(0)):
-        if mask[i]:
-            x[i] *= factor
+    x_mask = mask[:x.size(0)].bool()
+    x[x_mask] = (x * factor)[x_mask].to(x.dtype)
     return x

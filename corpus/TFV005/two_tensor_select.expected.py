@@ -4,9 +4,7 @@ import torch
 
 
 def pick_larger(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-    for i in range(a.shape[0]):
-        if a[i] >= b[i]:
-            out[i] = a[i]
-        else:
-            out[i] = b[i]
+    out_mask = a >= b[:a.shape[0]]
+    out[:a.shape[0]][out_mask] = a[out_mask].to(out.dtype)
+    out[:a.shape[0]][~out_mask] = b[:a.shape[0]][~out_mask].to(out.dtype)
     return out
