@@ -149,6 +149,23 @@ class ElementwiseBranch(Rule):
     The check takes tensors indexed by the loop variable as vectors (one element per step); a
     mask assignment (`x[mask.bool()] = 0`) is also checked against targets of any rank.
 
+    Where the tensors may be integers, `torch.where` is not faithful (see below) and the rewrite
+    falls back to one boolean-mask assignment per branch. The condition and the branch values are
+    computed from the unmodified inputs first (the target may be one of them), then each branch
+    writes only its own elements, cast into `y`'s dtype on its own as `y[i] = ...` does:
+    ```python
+    y_mask = x > 0
+    y_else = a * x
+    y[:len(x)][y_mask] = x[y_mask].to(y.dtype)
+    y[:len(x)][~y_mask] = y_else[~y_mask].to(y.dtype)
+    ```
+    An `elif` chain gets one mask per branch (`m2 = ~m1 & c2`, `m3 = ~(m1 | m2)`); a branch value
+    that reads no element (`0.0`) is assigned as is. A mask under `range(n)`, where the loop
+    indexes the target only where the branch runs, becomes
+    `x.index_fill_(0, x_mask.nonzero().squeeze(1), 0.0)`; a masked sum into a tensor
+    accumulator casts the elements first, as `total += v[i]` does:
+    `total += v[keep.bool()].to(total.dtype).sum()`.
+
     ## When it stays silent
     - The loop body is anything but one `if` chain whose branches each write element `i` of the
       same tensor (or add to one accumulator); a branch that prints, logs, draws random numbers,
@@ -160,8 +177,9 @@ class ElementwiseBranch(Rule):
     - The checker refutes the `torch.where` form whenever the tensors may be integers: one branch
       that is a float expression promotes the whole `torch.where` to float32, which rounds int32
       values beyond 2**24, while the loop assigns each branch separately. Nothing in a function
-      signature says `x` is floating, so such loops are reported `rejected` with the
-      counterexample; masks (`x[x < 0] = 0`), clamps and integer counts still verify.
+      signature says `x` is floating, so such loops get the per-branch mask assignments above
+      instead; a loop is reported `rejected` (with the counterexample) only when that fallback is
+      refuted too, e.g. a branch value that broadcasts to another shape than the condition.
     - A conditional sum starts from a Python number (`total = 0.0; ... total += v[i]`): the
       result stays a Python float when nothing is selected and becomes a tensor otherwise, which
       no single vectorized form reproduces; start from `total = torch.zeros(())`.
@@ -179,11 +197,19 @@ class ElementwiseBranch(Rule):
                         y[i] = a * x[i]
                 return y
             """,
-            # refuted: for int32 data beyond 2**24, `a * x` promotes the whole torch.where to
-            # float32 and `y[i] = x[i]` does not, so the rewrite is not emitted unless the
-            # checker can see the tensors are floating (see "When it stays silent")
-            None,
-            id="where-refuted-on-int-data",
+            # torch.where is refuted: for int32 data beyond 2**24, `a * x` promotes the whole
+            # torch.where to float32 and `y[i] = x[i]` does not; the per-branch fallback verifies
+            """
+            import torch
+
+            def leaky(x: torch.Tensor, y: torch.Tensor, a: float) -> torch.Tensor:
+                y_mask = x > 0
+                y_else = a * x
+                y[:len(x)][y_mask] = x[y_mask].to(y.dtype)
+                y[:len(x)][~y_mask] = y_else[~y_mask].to(y.dtype)
+                return y
+            """,
+            id="where-falls-back-per-branch",
         ),
         Example(
             """

@@ -129,10 +129,71 @@ def test_range_n_ladder_rejects_plain_slice_then_clamps(checker):
                     y[i] = 0.0
         """
     )
-    plain, clamped = (_floats_only(c.kernel) for c in proposal.candidates)
+    plain, clamped = (_floats_only(c.kernel) for c in proposal.candidates[:2])
     verdict = checker.check(plain)
     assert verdict.outcome is Outcome.REJECTED
     assert "max(n, 0)" in clamped.new and checker.check(clamped).ok
+
+
+LEAKY = """
+import torch
+def f(x: torch.Tensor, y: torch.Tensor, a: float):
+    for i in range(len(x)):
+        if x[i] > 0:
+            y[i] = x[i]
+        else:
+            y[i] = a * x[i]
+"""
+
+
+def test_where_refuted_on_int_data_then_per_branch_masks_verify(checker):
+    """`a * x` promotes the whole torch.where to float32 (int32 beyond 2**24 rounds); the loop
+    casts each branch into y on its own, and so does one mask assignment per branch."""
+    proposal = _proposal(LEAKY)
+    where, branches = proposal.candidates
+    assert "torch.where" in where.kernel.new
+    verdict = checker.check(where.kernel)
+    assert verdict.outcome is Outcome.REJECTED and verdict.counterexample is not None
+    assert branches.kernel.new == (
+        "y_mask = x > 0\n"
+        "y_else = a * x\n"
+        "y[:len(x)][y_mask] = x[y_mask].to(y.dtype)\n"
+        "y[:len(x)][~y_mask] = y_else[~y_mask].to(y.dtype)\n"
+    )
+    assert checker.check(branches.kernel).ok
+    assert isinstance(branches.edits[0].replacement, cst.FlattenSentinel)
+
+
+def test_per_branch_masks_need_the_cast_and_the_precomputed_mask(checker):
+    """Without `.to(y.dtype)` mask assignment raises on a dtype mismatch; a mask recomputed after
+    the first write (the target is the condition's input) selects the wrong elements."""
+    branches = _proposal(LEAKY).candidates[-1].kernel
+    no_cast = dataclasses.replace(branches, new=branches.new.replace(".to(y.dtype)", ""))
+    assert checker.check(no_cast).outcome is Outcome.REJECTED
+    proposal = _proposal(
+        """
+        import torch
+        def f(x: torch.Tensor):
+            for i in range(len(x)):
+                if x[i] > 0:
+                    x[i] = 0
+                else:
+                    x[i] = 1
+        """
+    )
+    kernel = proposal.candidates[-1].kernel
+    assert checker.check(kernel).ok
+    late = dataclasses.replace(kernel, new=kernel.new.replace("~x_mask", "~(x > 0)"))
+    assert late.new != kernel.new and checker.check(late).outcome is Outcome.REJECTED
+
+
+def test_masked_sum_falls_back_to_the_accumulator_dtype(checker):
+    """int32 elements added one by one to a float32 total round at each step: summing them as
+    integers first differs, casting each to float32 first does not (beyond reordering)."""
+    plain, cast = _proposal(MASKED_SUM).candidates
+    assert checker.check(plain.kernel).outcome is Outcome.REJECTED
+    assert "total += v[keep[:len(v)].bool()].to(total.dtype).sum()" in cast.kernel.new
+    assert checker.check(cast.kernel).ok
 
 
 def test_clamp_chain_with_parameter_bounds_is_not_clamp(checker):
