@@ -160,7 +160,9 @@ class ElementwiseBranch(Rule):
     y[:len(x)][~y_mask] = y_else[~y_mask].to(y.dtype)
     ```
     An `elif` chain gets one mask per branch (`m2 = ~m1 & c2`, `m3 = ~(m1 | m2)`); a branch value
-    that reads no element (`0.0`) is assigned as is. A mask under `range(n)`, where the loop
+    that reads no element (`0.0`) is assigned as is. A chain without `else` writes only where a
+    branch runs, so a target shorter than the loop is no error: there it writes at the positions
+    `y[y_mask.nonzero().squeeze(1)] = ...` instead. A mask under `range(n)`, where the loop
     indexes the target only where the branch runs, becomes
     `x.index_fill_(0, x_mask.nonzero().squeeze(1), 0.0)`; a masked sum into a tensor
     accumulator casts the elements first, as `total += v[i]` does:
@@ -636,6 +638,10 @@ class ElementwiseBranch(Rule):
         ):
             # `range(n)` with a mask: the loop indexes the target only where the branch runs
             forms.append("index_fill")
+        elif mt.values[-1] is None and forms[0] != "mask":
+            # no else: the loop indexes the target only where a branch runs, so a target shorter
+            # than the loop is fine as long as nothing past its end is selected
+            forms.append("branches_index")
         return forms
 
     def _clamp_bounds(self, mt: _Match) -> tuple[str | None, str | None, str] | None:
@@ -767,6 +773,9 @@ class ElementwiseBranch(Rule):
             c = cond(mt.conditions[0])
             new = f"{target} {mt.op} int({_wrap(*c)}.sum())"
             description = "count of the selected elements"
+        elif form == "branches_index":
+            new = "\n".join(self._branch_lines(mt, target, cond, vec, ctx, by_index=True))
+            description = "one index assignment per branch, at the positions it selects"
         elif form == "branches":
             new = "\n".join(self._branch_lines(mt, whole(target), cond, vec, ctx))
             description = "one boolean-mask assignment per branch (casts each branch into the target on its own)"
@@ -823,7 +832,9 @@ class ElementwiseBranch(Rule):
         )
         return Candidate(description, (Edit(mt.loop, replacement),), kernel, imports)
 
-    def _branch_lines(self, mt: _Match, view: str, cond, vec, ctx: _Context) -> list[str]:  # noqa: ANN001
+    def _branch_lines(  # noqa: ANN001
+        self, mt: _Match, view: str, cond, vec, ctx: _Context, by_index: bool = False
+    ) -> list[str]:
         """``y[:n][m_k] = v_k[m_k]`` per branch, after computing every mask and every branch value
         but the first from the unmodified inputs (the target may be one of them, or share memory
         with one). ``m_k`` holds where branch ``k`` is the first whose condition holds."""
@@ -883,7 +894,8 @@ class ElementwiseBranch(Rule):
             else:
                 values.append(text)  # loop-invariant: assigned as is, broadcast as `y[i] = v` does
         for k in range(branches):
-            lines.append(f"{view}[{masks[k]}] = {values[k]}")
+            where = f"{masks[k]}.nonzero().squeeze(1)" if by_index else masks[k]
+            lines.append(f"{view}[{where}] = {values[k]}")
         return lines
 
     def _inputs(

@@ -187,6 +187,35 @@ def test_per_branch_masks_need_the_cast_and_the_precomputed_mask(checker):
     assert late.new != kernel.new and checker.check(late).outcome is Outcome.REJECTED
 
 
+def test_chain_without_else_writes_by_index(checker):
+    """Without an else the loop indexes `y` only where a branch runs, so `y` may be shorter than
+    `x`: a mask over `y[:len(x)]` raises there, positions from `nonzero()` do not. Fresh names
+    avoid a clash with `y_mask1`, and comments are kept."""
+    source = textwrap.dedent(
+        """
+        import torch
+        def f(x: torch.Tensor, y: torch.Tensor, y_mask1: int):
+            for i in range(len(x)):
+                if x[i] > 1:  # big
+                    y[i] = x[i] * 0.5
+                elif x[i] < -1:
+                    y[i] = x[i] + 1
+        """
+    )
+    *_, by_mask, by_index = _proposal(source).candidates
+    assert checker.check(by_mask.kernel).outcome is Outcome.REJECTED
+    result = rewrite(source.encode(), [ElementwiseBranch], checker)
+    assert result.source.decode().endswith(
+        "    # big\n"
+        "    y_mask1_2 = x > 1\n"
+        "    y_mask2 = ~y_mask1_2 & (x < -1)\n"
+        "    y_value2 = x + 1\n"
+        "    y[y_mask1_2.nonzero().squeeze(1)] = (x * 0.5)[y_mask1_2].to(y.dtype)\n"
+        "    y[y_mask2.nonzero().squeeze(1)] = y_value2[y_mask2].to(y.dtype)\n"
+    )
+    assert by_index.kernel.new in result.source.decode().replace("\n    ", "\n")
+
+
 def test_masked_sum_falls_back_to_the_accumulator_dtype(checker):
     """int32 elements added one by one to a float32 total round at each step: summing them as
     integers first differs, casting each to float32 first does not (beyond reordering)."""
