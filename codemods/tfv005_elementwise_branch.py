@@ -9,6 +9,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from codemods.analysis import (
+    ELEMENTWISE_FUNCTIONAL,
+    ELEMENTWISE_METHODS,
     BUILTIN_NAMES,
     LoopShape,
     annotated_scalar,
@@ -29,21 +31,14 @@ from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV005"
 
-#: tensor methods that act element-wise, so a branch value batches by plain substitution
-_ELEMENTWISE_METHODS = frozenset(
-    {"abs", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
-     "sigmoid", "relu", "neg", "square", "sign", "floor", "ceil", "round", "trunc", "frac", "reciprocal",
-     "clamp", "clip", "clamp_min", "clamp_max", "pow", "float", "double", "long", "int", "half", "bool",
-     "detach", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not", "exp2",
-     "erf", "mul", "add", "sub", "div", "maximum", "minimum", "logical_and", "logical_or"}
-)
+_ELEMENTWISE_METHODS = (ELEMENTWISE_METHODS - {"cpu"}) | {"clamp_min", "clamp_max", "logical_and", "logical_or"}
 #: ``torch.<fn>(...)`` functions that act element-wise
 _ELEMENTWISE_TORCH = frozenset(
     {"abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "neg",
      "square", "sign", "floor", "ceil", "round", "trunc", "clamp", "clip", "pow", "isnan", "isinf",
      "isfinite", "maximum", "minimum", "logical_not", "logical_and", "logical_or", "erf", "exp2"}
 )
-_ELEMENTWISE_FUNCTIONAL = frozenset({"relu", "sigmoid", "tanh", "softplus", "gelu", "silu", "elu", "leaky_relu"})
+_ELEMENTWISE_FUNCTIONAL = ELEMENTWISE_FUNCTIONAL
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 _COMPARE = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _AUG_TO_BIN = {

@@ -20,8 +20,6 @@ from hypothesis.errors import HypothesisException
 
 from equivalence.edges import edge_inputs
 from equivalence import edges as _edges
-from equivalence.edges import edge_inputs
-from equivalence import edges as _edges
 from equivalence.compare import Difference, Tolerance, compare, short
 from equivalence.execute import base_namespace, run_snippet
 from equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 import torchfix.cli as cli_module
-from equivalence.kernel import Outcome, Verdict
 
 SLOW = """import torch
 
