@@ -15,12 +15,13 @@ Tests replace the module-level hooks :func:`load_rules`, :func:`find_rule` and
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import click
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from codemods.base import Rule
     from torchfix.pipeline import CheckerLike
 
-EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 # --- hooks (tests monkeypatch these) -------------------------------------------------------------
@@ -54,6 +55,13 @@ def find_rule(code: str) -> type[Rule] | None:
 
     wanted = code.strip().upper()
     return next((rule for rule in ALL_RULES if rule.code == wanted), None)
+
+
+def documented_rules() -> list[type[Rule]]:
+    """Every rule, for SARIF's ``tool.driver.rules``."""
+    from codemods.registry import ALL_RULES
+
+    return list(ALL_RULES)
 
 
 def known_codes() -> list[str]:
@@ -90,25 +98,50 @@ def _display(path: Path) -> str:
     return rel.replace(os.sep, "/")
 
 
-class _LazyChecker:
-    """A checker factory that builds the checker on first use and closes it at the end."""
-
-    def __init__(self, factory: Callable[[], CheckerLike]) -> None:
-        self._factory = factory
-        self._checker: CheckerLike | None = None
-
-    def __call__(self) -> CheckerLike:
-        if self._checker is None:
-            self._checker = self._factory()
-        return self._checker
-
-    def close(self) -> None:
-        if self._checker is not None and hasattr(self._checker, "close"):
-            self._checker.close()  # type: ignore[attr-defined]
-
-
 def _err(line: str) -> None:
     click.echo(line, err=True)
+
+
+class _Review:
+    """``--interactive``: asks about each rewrite before it is emitted, like ``git add -p``."""
+
+    PROMPT = "Apply this rewrite [y,n,a,q,?]"
+    HELP = "y - apply this rewrite\nn - skip it\na - apply this and every remaining rewrite\nq - quit: skip this and every remaining rewrite\n? - this help"
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+        self.apply_all = False
+        self.quit = False
+
+    def __call__(self, record) -> bool:  # noqa: ANN001 - a RewriteRecord
+        from torchfix.formats import color_diff
+
+        if self.quit:
+            return False
+        if self.apply_all:
+            return True
+        head = f"{record.path}:{record.line}:{record.column}: {record.rule} {record.outcome}: {record.message}"
+        click.echo(click.style(head, bold=True) if self.color else head)
+        click.echo(f"  rewrite: {record.candidate}")
+        verdict = record.verdict.reason if record.verdict is not None else record.reason
+        click.echo(f"  checker: {record.outcome}: {verdict}" + ("  (NOT verified: --unsafe)" if record.outcome != "verified" else ""))
+        diff = (record.diff or "").encode("utf-8", "replace")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(color_diff(diff) if self.color else diff)
+        sys.stdout.buffer.flush()
+        while True:
+            answer = click.prompt(self.PROMPT, default="", show_default=False, prompt_suffix="? ").strip().lower()[:1]
+            if answer == "y":
+                return True
+            if answer == "n":
+                return False
+            if answer == "a":
+                self.apply_all = True
+                return True
+            if answer == "q":
+                self.quit = True
+                return False
+            click.echo(self.HELP)
 
 
 # --- the command ---------------------------------------------------------------------------------
@@ -118,30 +151,39 @@ def _err(line: str) -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--apply", "apply_", is_flag=True, help="Write the verified rewrites in place (atomically).")
 @click.option("--check", is_flag=True, help="Exit 1 if any rewrite would be made; prints the diff, writes nothing.")
+@click.option("-i", "--interactive", is_flag=True, help="Review each rewrite (apply / skip / all / quit), then write the accepted ones.")
 @click.option("--select", metavar="CODES", help="Only these rules (comma list; prefixes such as TFV00 allowed).")
 @click.option("--ignore", metavar="CODES", help="Not these rules (comma list; prefixes allowed).")
 @click.option("--exclude", metavar="GLOB", multiple=True, help="Skip walked paths matching this gitignore-style pattern.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
-@click.option("--unsafe", is_flag=True, help="Also emit rewrites the checker could not verify (reported unverified).")
+@click.option("--unsafe/--no-unsafe", default=None, help="Also emit rewrites the checker could not verify (marked unverified). Never the default.")
 @click.option("--examples", type=click.IntRange(min=1), default=None, help=f"Generated examples per check [default: {_DEFAULTS.examples}].")
 @click.option("--seed", type=int, default=None, help=f"Seed of the checker's input generation [default: {_DEFAULTS.seed}].")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help=f"Seconds one check may take [default: {_DEFAULTS.timeout:g}].")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="stdout: the diff (text) or a JSON report.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: the CPU count; 1: in this process].")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True,
+              help="stdout: the diff (text), a JSON report, a SARIF 2.1.0 log, or GitHub workflow annotations.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Also write the JSON report to this file.")
-@click.option("-q", "--quiet", is_flag=True, help="Print only errors on stderr: no per-rewrite lines, no summary.")
+@click.option("--report-unused-suppressions", "report_unused", is_flag=True, help="List `# torchfix: ignore` comments that silenced nothing (--check fails on them).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour: auto = on a terminal, unless NO_COLOR is set.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors on stderr: no per-rewrite lines, no progress, no summary.")
 @click.version_option(__version__, prog_name="torchfix")
 def cli(
-    paths: Sequence[str], apply_: bool, check: bool, select: str | None, ignore: str | None, exclude: Sequence[str],
-    explain: str | None, unsafe: bool, examples: int | None, seed: int | None, timeout: float | None, fmt: str,
-    report_path: str | None, quiet: bool,
+    paths: Sequence[str], apply_: bool, check: bool, interactive: bool, select: str | None, ignore: str | None,
+    exclude: Sequence[str], explain: str | None, unsafe: bool | None, examples: int | None, seed: int | None,
+    timeout: float | None, jobs: int | None, fmt: str, report_path: str | None, report_unused: bool, color: str, quiet: bool,
 ) -> None:
     """Rewrite element-at-a-time PyTorch code into vectorized code, emitting only rewrites the
-    equivalence checker verified. Without --apply: a unified diff on stdout, nothing written."""
+    equivalence checker verified. Without --apply: a unified diff on stdout, nothing written.
+
+    Settings come from [tool.torchfix] in the nearest pyproject.toml; flags override them."""
+    from torchfix import config as config_module
     from torchfix.diff import unified_diff
     from torchfix.discover import DiscoveryError, discover
-    from torchfix.pipeline import process_file
-    from torchfix.report import Summary, json_report, print_summary, record_json, record_lines, write_json
-    from torchfix.write import atomic_write
+    from torchfix.formats import color_diff, github_annotations, sarif_report, use_color
+    from torchfix.parallel import Job, Settings, effective_jobs, parallel, picklable, serial
+    from torchfix.progress import Progress
+    from torchfix.report import Summary, json_report, print_summary, record_json, record_lines, unused_json, write_json
 
     if explain is not None:
         rule = find_rule(explain)
@@ -151,58 +193,148 @@ def cli(
         return
     if apply_ and check:
         raise click.UsageError("--apply and --check exclude each other")
+    if interactive and check:
+        raise click.UsageError("--interactive and --check exclude each other")
+    writes = apply_ or interactive
+
+    # --- configuration, rules and files --------------------------------------------------------
+    config_module.clear_cache()
+    roots = list(paths) or ["."]
     try:
-        rules = load_rules(_codes(select), _codes(ignore))
-        files = discover(list(paths) or ["."], exclude)
-    except (ValueError, DiscoveryError) as exc:
+        run_config = config_module.find_config(roots[0])
+        rule_sets: dict[tuple, list] = {}
+
+        def rules_for(cfg: config_module.Config) -> list:
+            sel = _codes(select) if select is not None else (list(cfg.select) if cfg.select is not None else None)
+            ign = _codes(ignore) if ignore is not None else (list(cfg.ignore) if cfg.ignore is not None else None)
+            key = (tuple(sel) if sel is not None else None, tuple(ign) if ign is not None else None)
+            if key not in rule_sets:
+                rule_sets[key] = load_rules(sel, ign)
+            return rule_sets[key]
+
+        base_rules = rules_for(run_config)
+        job_list: list[Job] = []
+        seen: set[str] = set()
+        for raw in roots:
+            for file in discover([raw], exclude):
+                real = os.path.realpath(file)
+                if real in seen:
+                    continue
+                seen.add(real)
+                cfg = config_module.find_config(file)
+                if cfg.excluded(file):
+                    continue
+                rules = rules_for(cfg)
+                dropped = cfg.ignored_codes(file)
+                if dropped:
+                    rules = [r for r in rules if not any(r.code.startswith(c) for c in dropped)]
+                job_list.append(Job(str(file), _display(file), tuple(rules)))
+    except (ValueError, DiscoveryError, config_module.ConfigError) as exc:
         raise click.UsageError(str(exc)) from None
 
+    unsafe = bool(unsafe if unsafe is not None else run_config.unsafe)
+    examples = examples if examples is not None else run_config.examples
+    seed = seed if seed is not None else run_config.seed
+    timeout = timeout if timeout is not None else run_config.timeout
+    jobs = jobs if jobs is not None else run_config.jobs
+
+    stdout_color = use_color(color, sys.stdout)
+    stderr_color = use_color(color, sys.stderr)
+    # the hook as it is now (a test may have replaced it); workers get it by pickling, so a hook
+    # that does not pickle (a closure) keeps the run in this process
+    settings = Settings(functools.partial(make_checker, examples, seed, timeout), unsafe, report_unused)
+    review = _Review(stdout_color) if interactive else None
+    workers = 1 if interactive else effective_jobs(jobs, len(job_list))
+    if workers > 1 and not picklable(settings, {r for job in job_list for r in job.rules}):
+        workers = 1  # hooks replaced by something that cannot go to a worker (tests): stay here
+
     started = time.perf_counter()
-    checker = _LazyChecker(lambda: make_checker(examples, seed, timeout))
-    summary = Summary(written=0 if apply_ else None)
+    summary = Summary(written=0 if writes else None)
     json_files: list[dict] = []
     json_rewrites: list[dict] = []
+    json_unused: list[dict] = []
+    want_records = fmt != "text" or bool(report_path)
+    pending: list[tuple[str, str, bytes]] = []  # (path, display, new bytes) for --apply
     stdout = sys.stdout.buffer
+    progress = Progress(len(job_list), sys.stderr, enabled=not quiet, color=stderr_color)
+    results = serial(job_list, settings, review) if workers == 1 else parallel(job_list, settings, workers)
+    processed = 0
+
+    # --- processing: nothing is written yet ----------------------------------------------------
     try:
-        for path in files:
-            display = _display(path)
-            result = process_file(path, rules, checker, unsafe=unsafe, display=display)
-            write_error = None
-            if result.changed and apply_:
-                try:
-                    atomic_write(path, result.new)  # type: ignore[arg-type]
-                    summary.written += 1  # type: ignore[operator]
-                except OSError as exc:
-                    write_error = f"cannot write: {exc.strerror or exc}; file left unchanged"
-                    summary.write_failed += 1
+        for job, result in zip(job_list, results):
+            processed += 1
+            if result.changed and writes:
+                pending.append((job.path, result.path, result.new))  # type: ignore[arg-type]
             elif result.changed and fmt == "text":
                 # bytes in the file's own encoding and line endings, so the patch applies exactly
-                stdout.write(unified_diff(result.original, result.new, display))  # type: ignore[arg-type]
+                diff = unified_diff(result.original, result.new, result.path)  # type: ignore[arg-type]
+                stdout.write(color_diff(diff) if stdout_color else diff)
                 stdout.flush()
             summary.add(result)
             for line in record_lines(result, show_verified=not quiet):
-                if not quiet or line.startswith(f"{result.path}: error:"):
-                    _err(line)
-            if write_error:
-                _err(f"{display}: error: {write_error}")
-            if fmt == "json" or report_path:
-                json_files.append({"path": display, "changed": result.changed, "error": result.error or write_error})
+                if not quiet or line.startswith(f"{result.path}: error:") or "unused suppression" in line:
+                    progress.echo(line)
+            if want_records:
+                json_files.append({"path": result.path, "changed": result.changed, "error": result.error})
                 json_rewrites.extend(record_json(result))
+                json_unused.extend(unused_json(result))
             # drop the file's bytes: a bulk run keeps only counts and records
             result.original = result.new = None
+            progress.advance()
+            if review is not None and review.quit:
+                break
+    except KeyboardInterrupt:
+        progress.close()
+        _err(f"torchfix: interrupted while processing ({processed} of {len(job_list)} files done): nothing was written")
+        sys.exit(EXIT_INTERRUPTED)
     finally:
-        checker.close()
+        progress.close()
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()  # stops the pool, closes the checker(s)
+
+    # --- writing: every file is either as it was or fully rewritten -----------------------------
+    if pending:
+        from torchfix import write as write_module
+
+        done = 0
+        try:
+            for path, display, new in pending:
+                try:
+                    write_module.atomic_write(path, new)
+                    done += 1
+                    summary.written += 1  # type: ignore[operator]
+                except OSError as exc:
+                    summary.write_failed += 1
+                    _err(f"{display}: error: cannot write: {exc.strerror or exc}; file left unchanged")
+                    for entry in json_files:
+                        if entry["path"] == display:
+                            entry["error"] = f"cannot write: {exc.strerror or exc}; file left unchanged"
+        except KeyboardInterrupt:
+            _err(
+                f"torchfix: interrupted while writing: {done} of {len(pending)} files written "
+                "(each file is either unchanged or completely rewritten)"
+            )
+            sys.exit(EXIT_INTERRUPTED)
 
     seconds = time.perf_counter() - started
-    if fmt == "json" or report_path:
-        report = json_report(json_files, json_rewrites, seconds)
+    if want_records:
+        report = json_report(json_files, json_rewrites, seconds, summary, json_unused)
         if fmt == "json":
             write_json(report, sys.stdout)
         if report_path:
             with open(report_path, "w", encoding="utf-8") as handle:
                 write_json(report, handle)
+    if fmt == "sarif":
+        known = documented_rules()
+        known += [r for r in dict.fromkeys(r for job in job_list for r in job.rules) if r.code not in {k.code for k in known}]
+        write_json(sarif_report(known, json_rewrites, json_files, __version__, successful=not summary.internal), sys.stdout)
+    elif fmt == "github":
+        for line in github_annotations(json_rewrites, json_files):
+            click.echo(line)
     if not quiet:
-        print_summary(summary, seconds, sys.stderr)
+        print_summary(summary, seconds, sys.stderr, color=stderr_color if color != "auto" else (False if os.environ.get("NO_COLOR") else None))
     if summary.internal or summary.write_failed:
         problems = []
         if summary.internal:
@@ -211,7 +343,7 @@ def cli(
             problems.append(f"{summary.write_failed} file(s) could not be written")
         _err(f"torchfix: internal error: {'; '.join(problems)} (see above)")
         sys.exit(EXIT_ERROR)
-    if check and summary.rewritten:
+    if check and (summary.rewritten or (report_unused and summary.unused_suppressions)):
         sys.exit(EXIT_CHANGES)
 
 
@@ -226,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(EXIT_ERROR)
     except (click.exceptions.Abort, KeyboardInterrupt):
         _err("torchfix: interrupted (files already written are complete; the rest are untouched)")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except SystemExit:
         raise
     except BrokenPipeError:

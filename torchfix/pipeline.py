@@ -13,7 +13,9 @@ overlap a rewrite accepted earlier in the same file, is ``skipped`` without runn
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,11 +33,42 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SUPPRESSION = re.compile(r"#\s*torchfix:\s*ignore(?:\[([A-Za-z0-9, ]*)\])?", re.I)
 OVERLAP_REASON = "overlaps another rewrite in this file; run torchfix again once that one is in"
 SUPPRESSED_REASON = "suppressed by a `# torchfix: ignore` comment"
+DECLINED_REASON = "declined interactively"
+
+# The pre-filter that comes before every rule's own ``might_match``: a file that mentions no tensor
+# library and no tensor-only method cannot give the real rules anything to rewrite (they need
+# evidence that a name is a tensor: a torch/numpy binding, a ``Tensor`` annotation, ``.item()``,
+# or a method that lists and numpy arrays lack, such as ``.size(``). Files failing it are counted
+# as "skipped (no torch)" and never parsed. Conservative on purpose: ``.to(`` or ``.int(`` let
+# plenty of unrelated files through, which only costs a parse.
+try:  # the list the rules themselves use for tensor evidence
+    from codemods.analysis import _TENSOR_ONLY_ATTRS as _EVIDENCE_ATTRS
+except ImportError:  # pragma: no cover - the helper was renamed: fall back to a fixed list
+    _EVIDENCE_ATTRS = frozenset({"size", "numel", "dim", "detach", "cpu", "cuda", "to", "backward", "float", "double", "long", "int"})
+_TENSOR_CODE = re.compile(
+    rb"torch|numpy|\bnp\b|Tensor|\.item\b|\.(?:"
+    + b"|".join(re.escape(a.encode()) for a in sorted(_EVIDENCE_ATTRS, key=len, reverse=True))
+    + rb")\b"
+)
+
+
+def mentions_tensor_code(data: bytes) -> bool:
+    """The cheap pre-filter: False means no rule of ``codemods/`` can match ``data``."""
+    return _TENSOR_CODE.search(data) is not None
+
+
+def gated(rule: type[Rule]) -> bool:
+    """Whether ``rule`` only ever matches tensor code (so :func:`mentions_tensor_code` gates it).
+    True for the rules of ``codemods/``; a rule may say otherwise with ``tensor_code_only``."""
+    return bool(getattr(rule, "tensor_code_only", rule.__module__.split(".")[0] == "codemods"))
 
 
 class CheckerLike(Protocol):
     def check(self, kernel: Kernel) -> Verdict: ...
 
+
+#: the interactive review: sees a rewrite about to be emitted, says whether to keep it
+Chooser = Callable[["RewriteRecord"], bool]
 
 #: returns the run's checker; called only when a candidate actually needs checking, so a run
 #: with nothing to check never starts a worker (nor imports torch)
@@ -57,6 +90,13 @@ class RewriteRecord:
     verdict: Verdict | None = None
     #: description of the candidate whose edits were applied (None when nothing was applied)
     candidate: str | None = None
+    #: the candidate's edits are in the output (verified, or unverified under ``--unsafe``)
+    emitted: bool = False
+    #: the unified diff of this rewrite alone against the original file (text), when emitted
+    diff: str | None = None
+    #: this rewrite alone as one replacement of whole lines: (first line, end line exclusive,
+    #: the new text of those lines), 1-based -- what SARIF's ``fixes`` need
+    replacement: tuple[int, int, str] | None = None
 
     @property
     def counterexample(self) -> str | None:
@@ -78,14 +118,20 @@ class FileResult:
     #: the error is a bug in torchfix (a rule or checker crashed, or the output did not parse)
     internal: bool = False
     records: list[RewriteRecord] = field(default_factory=list)
+    #: how far the file got: "parsed", "no-torch" (the tensor pre-filter skipped it), "no-candidate"
+    #: (no rule's ``might_match`` admitted it), "error" (unreadable, undecodable or unparsable)
+    status: str = "parsed"
+    #: ``(line, comment)`` of suppression comments that silenced nothing (only when asked for)
+    unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         return self.new is not None and self.original is not None and self.new != self.original
 
 
-def _suppressed(lines: Sequence[str], candidates: Iterable[int], code: str) -> bool:
-    """A ``# torchfix: ignore`` (all rules) or ``# torchfix: ignore[TFV004,TFV00]`` on a line."""
+def _suppressed(lines: Sequence[str], candidates: Iterable[int], code: str) -> int | None:
+    """The line of a ``# torchfix: ignore`` (all rules) or ``# torchfix: ignore[TFV004,TFV00]``
+    that silences ``code`` among the ``candidates`` lines, or None."""
     for line in candidates:
         if not 1 <= line <= len(lines):
             continue
@@ -94,8 +140,45 @@ def _suppressed(lines: Sequence[str], candidates: Iterable[int], code: str) -> b
             continue
         codes = match.group(1)
         if codes is None or any(code.startswith(c.strip().upper()) for c in codes.split(",") if c.strip()):
-            return True
-    return False
+            return line
+    return None
+
+
+def suppression_comments(data: bytes) -> list[tuple[int, str]]:
+    """``(line, comment text)`` of every ``# torchfix: ignore`` comment (real comments only, not
+    text inside strings); empty when the file does not tokenize."""
+    if b"torchfix:" not in data:
+        return []
+    found = []
+    try:
+        for token in tokenize.tokenize(io.BytesIO(data).readline):
+            if token.type == tokenize.COMMENT and _SUPPRESSION.search(token.string):
+                found.append((token.start[0], token.string.strip()))
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return []
+    return found
+
+
+def _alone(module: cst.Module, data: bytes, path: str, candidate: Candidate) -> tuple[str | None, tuple[int, int, str] | None]:
+    """The diff and the line replacement of one candidate applied alone to the original module."""
+    import difflib
+
+    from torchfix.diff import split_lines, unified_diff
+    from torchfix.source import declared_encoding
+
+    new = add_imports(apply_edits(module, candidate.edits), candidate.imports).bytes
+    encoding = declared_encoding(data)
+    encoding = "utf-8" if encoding == "utf-8-sig" else encoding
+    diff = unified_diff(data, new, path).decode(encoding)
+    old_lines = split_lines(data.decode(encoding))
+    new_lines = split_lines(new.decode(encoding))
+    changes = [op for op in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not changes:
+        return diff or None, None
+    first, last = changes[0], changes[-1]
+    start, end = first[1], last[2]
+    inserted = "".join(new_lines[first[3] : last[4]])
+    return diff, (start + 1, end + 1, inserted)
 
 
 def _suppression_lines(wrapper: MetadataWrapper, lines: Sequence[str], proposal: Proposal) -> list[int]:
@@ -152,34 +235,59 @@ def process_source(
     rules: Sequence[type[Rule]],
     checker: CheckerFactory,
     unsafe: bool = False,
+    report_unused: bool = False,
+    choose: Chooser | None = None,
 ) -> FileResult:
     """Run ``rules`` over ``data`` (the bytes of the file shown as ``path``).
 
-    Files no rule can match (``Rule.might_match`` on the raw bytes) are not parsed at all -- the
-    cost of a bulk run is dominated by parsing -- so a syntax error in such a file goes unreported.
+    Files no rule can match are not parsed at all -- the cost of a bulk run is dominated by
+    parsing -- so a syntax error in such a file goes unreported: first the tensor pre-filter
+    (:func:`mentions_tensor_code`, for the rules :func:`gated` says it applies to), then each
+    rule's ``might_match`` on the raw bytes.
+
+    ``report_unused``: list the suppression comments that silenced nothing
+    (``FileResult.unused_suppressions``). ``choose``: asked before each rewrite is emitted (the
+    interactive review); a rewrite it declines is reported ``skipped``.
     """
     result = FileResult(path, original=data)
-    active = [rule for rule in rules if rule.might_match(data)]
+    tensor_code: bool | None = None
+    active = []
+    for rule in rules:
+        if gated(rule):
+            if tensor_code is None:
+                tensor_code = mentions_tensor_code(data)
+            if not tensor_code:
+                continue
+        if rule.might_match(data):
+            active.append(rule)
     if not active:
+        result.status = "no-torch" if tensor_code is False and not any(not gated(r) for r in rules) else "no-candidate"
+        if report_unused:
+            result.unused_suppressions = suppression_comments(data)
         return result
     try:
         module = parse(data)
     except SourceError as exc:
         result.error = str(exc)
+        result.status = "error"
         return result
     # the module was parsed here and is not shared: no need for the wrapper's deep copy
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     # line numbers as LibCST counts them (\n, \r\n, \r); str.splitlines() also splits at \f etc.
     lines = _LINE_BREAK.split(module.code)
     may_suppress = b"torchfix:" in data
+    used_suppressions: set[int] = set()
     accepted: list[Edit] = []
     imports: list[str] = []
     for rule in active:
         for proposal in rule().propose(wrapper):
             base = dict(rule=proposal.rule, path=path, line=proposal.line, column=proposal.column, message=proposal.message)
-            if may_suppress and _suppressed(lines, _suppression_lines(wrapper, lines, proposal), proposal.rule):
-                result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=SUPPRESSED_REASON))
-                continue
+            if may_suppress:
+                by = _suppressed(lines, _suppression_lines(wrapper, lines, proposal), proposal.rule)
+                if by is not None:
+                    used_suppressions.add(by)
+                    result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=SUPPRESSED_REASON))
+                    continue
             if proposal.skip_reason:
                 result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=proposal.skip_reason))
                 continue
@@ -188,15 +296,25 @@ def process_source(
                 result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=OVERLAP_REASON))
                 continue
             outcome, reason, candidate, verdict = _judge(proposal, checker, unsafe)
+            diff = replacement = None
             if candidate is not None:
+                diff, replacement = _alone(wrapper.module, data, path, candidate)
+                record = RewriteRecord(
+                    **base, outcome=outcome, reason=reason, verdict=verdict, candidate=candidate.description,
+                    emitted=True, diff=diff, replacement=replacement,
+                )
+                if choose is not None and not choose(record):
+                    result.records.append(
+                        RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=DECLINED_REASON, verdict=verdict)
+                    )
+                    continue
                 accepted.extend(candidate.edits)
                 imports.extend(candidate.imports)
-            result.records.append(
-                RewriteRecord(
-                    **base, outcome=outcome, reason=reason, verdict=verdict,
-                    candidate=candidate.description if candidate is not None else None,
-                )
-            )
+                result.records.append(record)
+                continue
+            result.records.append(RewriteRecord(**base, outcome=outcome, reason=reason, verdict=verdict))
+    if report_unused:
+        result.unused_suppressions = [(n, text) for n, text in suppression_comments(data) if n not in used_suppressions]
     if accepted:
         new_module = add_imports(apply_edits(wrapper.module, accepted), imports)
         new = new_module.bytes
@@ -224,6 +342,8 @@ def process_file(
     checker_factory: CheckerFactory,
     unsafe: bool = False,
     display: str | None = None,
+    report_unused: bool = False,
+    choose: Chooser | None = None,
 ) -> FileResult:
     """Read and process one file. Never raises for a bad file or a crash in a rule or the checker:
     such failures come back as ``FileResult.error`` (``internal=True`` for crashes), so one bad
@@ -232,8 +352,8 @@ def process_file(
     try:
         data = read_bytes(Path(path))
     except SourceError as exc:
-        return FileResult(name, error=str(exc))
+        return FileResult(name, error=str(exc), status="error")
     try:
-        return process_source(data, name, rules, checker_factory, unsafe)
+        return process_source(data, name, rules, checker_factory, unsafe, report_unused, choose)
     except Exception as exc:  # a bug in a rule, the applier or the checker, not in the user's file
-        return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True)
+        return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status="error")

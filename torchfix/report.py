@@ -36,8 +36,10 @@ def record_lines(result: FileResult, show_verified: bool = True) -> list[str]:
         if r.outcome == "rejected" and r.verdict is not None and r.verdict.counterexample is not None:
             lines.append("  counterexample (shrunk):")
             lines.append(r.verdict.counterexample.render(indent="    "))
-        elif r.outcome == "unverified" and r.candidate:
+        elif r.outcome == "unverified" and r.emitted:
             lines.append(f"  emitted anyway (--unsafe): {r.candidate}")
+    for line, comment in result.unused_suppressions:
+        lines.append(f"{result.path}:{line}:1: unused suppression: {comment!r} silenced nothing")
     return lines
 
 
@@ -52,14 +54,42 @@ class Summary:
     written: int | None = None  # set by --apply
     write_failed: int = 0
     counts: Counter = field(default_factory=Counter)  # (rule, outcome) -> n
+    parsed: int = 0
+    no_torch: int = 0  # skipped by the tensor pre-filter
+    no_candidate: int = 0  # skipped: no rule's might_match admitted the file
+    unsafe_emitted: int = 0  # unverified rewrites emitted under --unsafe
+    unused_suppressions: int = 0
 
     def add(self, result: FileResult) -> None:
         self.scanned += 1
         self.rewritten += result.changed
         self.failed += bool(result.error)
         self.internal += result.internal
+        if result.status == "no-torch":
+            self.no_torch += 1
+        elif result.status == "no-candidate":
+            self.no_candidate += 1
+        elif result.status == "parsed" and not result.error:
+            self.parsed += 1
+        self.unused_suppressions += len(result.unused_suppressions)
         for r in result.records:
             self.counts[(r.rule, r.outcome)] += 1
+            self.unsafe_emitted += r.outcome == "unverified" and r.emitted
+
+    def files_line(self) -> str:
+        return (
+            f"files: {self.scanned} scanned, {self.parsed} parsed, {self.no_torch} skipped (no torch), "
+            f"{self.no_candidate} skipped (no candidate), {self.failed} failed"
+        )
+
+    def notes(self) -> list[str]:
+        """Lines after the table: the file breakdown, unverified rewrites emitted, suppressions."""
+        lines = [self.files_line()]
+        if self.unsafe_emitted:
+            lines.append(f"{self.unsafe_emitted} unverified rewrite(s) emitted (--unsafe): review them, the checker did not verify them")
+        if self.unused_suppressions:
+            lines.append(f"{self.unused_suppressions} unused suppression comment(s)")
+        return lines
 
     def headline(self, seconds: float) -> str:
         def plural(n: int, word: str) -> str:
@@ -86,16 +116,18 @@ def summary_text(summary: Summary, seconds: float) -> str:
     rows = summary.rows()
     if not rows:
         lines.append("no rewrites proposed")
-        return "\n".join(lines)
-    width = max(6, *(len(rule) for rule, _ in rows))
-    lines.append(f"{'rule':<{width}}  " + "  ".join(f"{o:>10}" for o in OUTCOMES))
-    for rule, values in rows:
-        lines.append(f"{rule:<{width}}  " + "  ".join(f"{v:>10}" for v in values))
+    else:
+        width = max(6, *(len(rule) for rule, _ in rows))
+        lines.append(f"{'rule':<{width}}  " + "  ".join(f"{o:>10}" for o in OUTCOMES))
+        for rule, values in rows:
+            lines.append(f"{rule:<{width}}  " + "  ".join(f"{v:>10}" for v in values))
+    lines.extend(summary.notes())
     return "\n".join(lines)
 
 
-def print_summary(summary: Summary, seconds: float, stream: TextIO) -> None:
-    """The summary on ``stream``: a rich table on a terminal, plain text otherwise."""
+def print_summary(summary: Summary, seconds: float, stream: TextIO, color: bool | None = None) -> None:
+    """The summary on ``stream``: a rich table on a terminal, plain text otherwise.
+    ``color``: None lets rich decide (it honours ``NO_COLOR``); False/True force it."""
     if not _isatty(stream):
         stream.write(summary_text(summary, seconds) + "\n")
         stream.flush()
@@ -103,19 +135,21 @@ def print_summary(summary: Summary, seconds: float, stream: TextIO) -> None:
     from rich.console import Console  # only a terminal pays for importing rich
     from rich.table import Table
 
-    console = Console(file=stream, highlight=False, markup=False)
+    console = Console(file=stream, highlight=False, markup=False, no_color=color is False or None)
     console.print(summary.headline(seconds))
     rows = summary.rows()
     if not rows:
         console.print("no rewrites proposed")
-        return
-    table = Table(show_edge=False)
-    table.add_column("rule")
-    for outcome in OUTCOMES:
-        table.add_column(outcome, justify="right")
-    for rule, values in rows:
-        table.add_row(rule, *(str(v) for v in values))
-    console.print(table)
+    else:
+        table = Table(show_edge=False)
+        table.add_column("rule")
+        for outcome in OUTCOMES:
+            table.add_column(outcome, justify="right")
+        for rule, values in rows:
+            table.add_row(rule, *(str(v) for v in values))
+        console.print(table)
+    for line in summary.notes():
+        console.print(line)
 
 
 def _isatty(stream: IO) -> bool:
@@ -143,13 +177,49 @@ def record_json(result: FileResult) -> list[dict]:
                 "counterexample": rec.counterexample,
                 "examples": verdict.examples if verdict else 0,
                 "devices": list(verdict.devices) if verdict else [],
+                "emitted": rec.emitted,
+                "verified": rec.outcome == "verified",
+                "diff": rec.diff,
+                "replacement": list(rec.replacement) if rec.replacement else None,
+                "verdict": _verdict_json(verdict),
             }
         )
     return out
 
 
-def json_report(files: Sequence[dict], rewrites: Sequence[dict], seconds: float) -> dict:
-    return {"version": 1, "seconds": round(seconds, 3), "files": list(files), "rewrites": list(rewrites)}
+def _verdict_json(verdict) -> dict | None:  # noqa: ANN001
+    if verdict is None:
+        return None
+    return {
+        "outcome": verdict.outcome.value,
+        "reason": verdict.reason,
+        "examples": verdict.examples,
+        "devices": list(verdict.devices),
+        "signatures": list(verdict.signatures),
+        "notes": list(verdict.notes),
+        "counterexample": verdict.counterexample.render() if verdict.counterexample is not None else None,
+    }
+
+
+def unused_json(result: FileResult) -> list[dict]:
+    return [{"path": result.path, "line": line, "comment": comment} for line, comment in result.unused_suppressions]
+
+
+def json_report(
+    files: Sequence[dict], rewrites: Sequence[dict], seconds: float,
+    summary: Summary | None = None, unused: Sequence[dict] | None = None,
+) -> dict:
+    report = {"version": 1, "seconds": round(seconds, 3), "files": list(files), "rewrites": list(rewrites)}
+    if summary is not None:
+        report["summary"] = {
+            "scanned": summary.scanned, "parsed": summary.parsed, "skipped_no_torch": summary.no_torch,
+            "skipped_no_candidate": summary.no_candidate, "failed": summary.failed, "rewritten": summary.rewritten,
+            "written": summary.written, "unsafe_emitted": summary.unsafe_emitted,
+            "rewrites": {f"{rule}/{outcome}": n for (rule, outcome), n in sorted(summary.counts.items())},
+        }
+    if unused is not None:
+        report["unused_suppressions"] = list(unused)
+    return report
 
 
 def write_json(report: dict, stream: IO[str]) -> None:

@@ -1,0 +1,206 @@
+"""Processing many files: in this process, or in a pool of worker processes (``--jobs N``).
+
+Results come back in the order of the input whatever the number of workers, so output is the same
+bytes for ``--jobs 1`` and ``--jobs 8``. Each worker builds its own checker lazily, on the first
+candidate it has to check (a checker runs its own boxed worker process, so a pool of N workers
+may hold up to 2N processes; N is capped at the CPU count and at the number of files).
+
+Workers are started with ``forkserver`` where the platform has it (the server preloads the
+pipeline once, so each worker starts in milliseconds) and ``spawn`` elsewhere -- never ``fork``,
+which would copy a parent holding threads and an open checker. A worker that dies (a segfault in
+a native extension, the OOM killer) breaks the pool: the files in flight are run again in a fresh
+pool, and a file that kills a worker running it alone is reported as that file's error.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import pickle
+import signal
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Sequence
+
+from torchfix.pipeline import CheckerFactory, FileResult, process_file
+
+#: how many files may wait in the pool per worker: enough to keep workers busy, few enough that a
+#: bulk run does not hold every finished-but-not-yet-printed result in memory
+_WINDOW_PER_WORKER = 4
+WORKER_DIED = "internal error: the worker process died while processing this file (a crash in a native extension, or out of memory); file left unchanged"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One file to process: where it is, how it is shown, and the rules that apply to it."""
+
+    path: str
+    display: str
+    rules: tuple[type, ...]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every file of a run shares. Must pickle for ``--jobs`` > 1 (the factory too)."""
+
+    checker_factory: CheckerFactory
+    unsafe: bool = False
+    report_unused: bool = False
+
+
+class LazyChecker:
+    """A checker factory that builds the checker on first use and closes it at the end."""
+
+    def __init__(self, factory: CheckerFactory) -> None:
+        self._factory = factory
+        self._checker = None
+
+    def __call__(self):  # noqa: ANN204
+        if self._checker is None:
+            self._checker = self._factory()
+        return self._checker
+
+    def close(self) -> None:
+        checker, self._checker = self._checker, None
+        if checker is not None and hasattr(checker, "close"):
+            checker.close()
+
+
+def run_one(job: Job, settings: Settings, checker: LazyChecker, choose=None) -> FileResult:  # noqa: ANN001
+    return process_file(
+        job.path, job.rules, checker, unsafe=settings.unsafe, display=job.display,
+        report_unused=settings.report_unused, choose=choose,
+    )
+
+
+def serial(jobs: Iterable[Job], settings: Settings, choose=None) -> Iterator[FileResult]:  # noqa: ANN001
+    """Process ``jobs`` one after the other in this process."""
+    checker = LazyChecker(settings.checker_factory)
+    try:
+        for job in jobs:
+            yield run_one(job, settings, checker, choose)
+    finally:
+        checker.close()
+
+
+# --- the worker side -----------------------------------------------------------------------------
+
+_worker: tuple[Settings, LazyChecker] | None = None
+
+
+def _init_worker(settings: Settings) -> None:
+    global _worker
+    # Ctrl-C is the parent's to handle: it stops the pool; a worker must not die mid-file on it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    checker = LazyChecker(settings.checker_factory)
+    atexit.register(checker.close)
+    _worker = (settings, checker)
+
+
+def _run_job(job: Job) -> FileResult:
+    assert _worker is not None, "worker not initialised"
+    settings, checker = _worker
+    return run_one(job, settings, checker)
+
+
+# --- the parent side -----------------------------------------------------------------------------
+
+
+def picklable(*things: object) -> bool:
+    """Whether ``things`` can go to a worker process (rules and hooks replaced by a test, a
+    lambda, a class made at run time cannot: such runs stay in this process)."""
+    try:
+        pickle.dumps(things)
+    except Exception:  # noqa: BLE001 - PicklingError, AttributeError, TypeError alike
+        return False
+    return True
+
+
+def effective_jobs(requested: int | None, files: int) -> int:
+    cpus = os.cpu_count() or 1
+    wanted = cpus if requested is None else requested
+    return max(1, min(wanted, cpus, files))
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["torchfix.pipeline"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+class _Pool:
+    def __init__(self, workers: int, settings: Settings) -> None:
+        self.executor = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(settings,))
+
+    def stop(self, kill: bool = False) -> None:
+        if kill:
+            # processes still running a check must not keep the user waiting after Ctrl-C
+            for process in list(getattr(self.executor, "_processes", {}).values()):
+                try:
+                    process.terminate()
+                except Exception:  # noqa: BLE001
+                    pass
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def parallel(
+    jobs: Sequence[Job], settings: Settings, workers: int, on_restart: Callable[[], None] | None = None
+) -> Iterator[FileResult]:
+    """Process ``jobs`` in ``workers`` processes; results in input order."""
+    pool = _Pool(workers, settings)
+    window = workers * _WINDOW_PER_WORKER
+    queued: deque = deque()
+    upcoming = iter(jobs)
+    finished = False
+
+    def fill() -> None:
+        while len(queued) < window:
+            job = next(upcoming, None)
+            if job is None:
+                return
+            queued.append((job, pool.executor.submit(_run_job, job)))
+
+    try:
+        fill()
+        while queued:
+            job, future = queued.popleft()
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                # a worker died: start again with a fresh pool; the file at the head is run alone
+                # in its own pool so that a file that kills its worker is told apart from the
+                # files that merely shared the pool with it
+                pool.stop()
+                if on_restart is not None:
+                    on_restart()
+                result = _alone(job, settings)
+                pool = _Pool(workers, settings)
+                rest = [j for j, _ in queued]
+                queued.clear()
+                for other in rest:
+                    queued.append((other, pool.executor.submit(_run_job, other)))
+            except Exception as exc:  # noqa: BLE001 - e.g. a result that does not unpickle
+                result = FileResult(job.display, error=f"internal error: {type(exc).__name__}: {exc}", internal=True, status="error")
+            fill()
+            yield result
+        finished = True
+    finally:
+        pool.stop(kill=not finished)
+
+
+def _alone(job: Job, settings: Settings) -> FileResult:
+    pool = _Pool(1, settings)
+    try:
+        return pool.executor.submit(_run_job, job).result()
+    except BrokenProcessPool:
+        return FileResult(job.display, error=WORKER_DIED, internal=True, status="error")
+    except Exception as exc:  # noqa: BLE001
+        return FileResult(job.display, error=f"internal error: {type(exc).__name__}: {exc}", internal=True, status="error")
+    finally:
+        pool.stop()

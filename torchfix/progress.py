@@ -1,0 +1,71 @@
+"""Progress of a run over many files, on stderr.
+
+On a terminal: a rich progress bar (per-file lines scroll above it). Elsewhere (CI logs, pipes):
+a plain line at every tenth of the run, ``torchfix: 300/1000 files (30%), 12.3s``. Runs over fewer
+than :data:`MIN_FILES` files show no progress at all, and neither does ``--quiet``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, TextIO
+
+MIN_FILES = 50
+
+
+class Progress:
+    def __init__(self, total: int, stream: TextIO, enabled: bool, color: bool | None = None) -> None:
+        self.total = total
+        self.stream = stream
+        self.done = 0
+        self.started = time.perf_counter()
+        self.enabled = enabled and total >= MIN_FILES
+        self._bar: Any = None
+        self._task: Any = None
+        self._next_report = 1
+        if self.enabled and _isatty(stream):
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+
+            console = Console(file=stream, highlight=False, markup=False, no_color=color is False or None)
+            self._bar = Bar(
+                TextColumn("torchfix"), BarColumn(), MofNCompleteColumn(), TextColumn("files"), TimeElapsedColumn(),
+                console=console, transient=True,
+            )
+            self._task = self._bar.add_task("files", total=total)
+            self._bar.start()
+
+    def echo(self, line: str) -> None:
+        """A line for stderr that must not tear the bar."""
+        if self._bar is not None:
+            self._bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        else:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def advance(self) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done)
+            return
+        # plain: one line at each tenth (and none after the last: the summary follows)
+        tenth = self.done * 10 // self.total
+        if tenth >= self._next_report and self.done < self.total:
+            self._next_report = tenth + 1
+            seconds = time.perf_counter() - self.started
+            self.stream.write(f"torchfix: {self.done}/{self.total} files ({self.done * 100 // self.total}%), {seconds:.1f}s\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
