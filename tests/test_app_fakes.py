@@ -186,3 +186,31 @@ class NeverMatches(Rule):
 def variant(base: type[AssignOne], **attrs: object) -> type[AssignOne]:
     """A subclass of ``base`` with some class attributes changed (ladder, imports, ...)."""
     return type(base.__name__ + "Variant", (base,), dict(attrs))
+
+
+def fake_checker_factory(examples=None, seed=None, timeout=None) -> FakeChecker:  # noqa: ANN001
+    """A ``make_checker`` hook that pickles by name: ``--jobs N`` workers each build their own."""
+    return FakeChecker()
+
+
+class CrashesWorker(AssignOne):
+    """Kills its process outright (as a segfault in a native extension would) on files saying
+    CRASH-THE-WORKER; otherwise behaves like AssignOne."""
+
+    code = "TFV906"
+    name = "crashes-worker"
+
+    def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
+        import os
+
+        if "CRASH-THE-WORKER" in wrapper.module.code:
+            os._exit(3)
+        yield from super().propose(wrapper)
+
+
+class Unverifiable(AssignOne):
+    """AssignOne whose only candidate rests on an opaque callable: never checked, unverified."""
+
+    code = "TFV907"
+    name = "unverifiable"
+    unverifiable = "assumes `model` treats samples independently"
