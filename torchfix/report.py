@@ -149,7 +149,7 @@ def print_summary(summary: Summary, seconds: float, stream: TextIO, color: bool 
             table.add_row(rule, *(str(v) for v in values))
         console.print(table)
     for line in summary.notes():
-        console.print(line)
+        console.print(line, soft_wrap=True)
 
 
 def _isatty(stream: IO) -> bool:
