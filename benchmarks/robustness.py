@@ -45,9 +45,16 @@ class Tally:
         self.name = name
         self.files = self.crashes = self.reparse = self.idempotence = self.changed = self.source_errors = 0
         self.examples: list[str] = []
-        self.started = time.perf_counter()
+        self.seconds = 0.0
 
     def run(self, data: bytes, label: str) -> None:
+        started = time.perf_counter()
+        try:
+            self._run(data, label)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def _run(self, data: bytes, label: str) -> None:
         self.files += 1
         first = process_source(data, label, ALL_RULES, lambda: CHECKER, unsafe=True)
         if first.internal:
@@ -84,7 +91,7 @@ class Tally:
             self.examples.append(line)
 
     def report(self) -> str:
-        seconds = time.perf_counter() - self.started
+        seconds = self.seconds
         lines = [
             f"{self.name}: {self.files} files, {self.crashes} crashes, {self.changed} changed, "
             f"{self.reparse} reparse failures, {self.idempotence} idempotence failures, "

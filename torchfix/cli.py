@@ -347,8 +347,24 @@ def cli(
         sys.exit(EXIT_CHANGES)
 
 
+def _terminate_like_ctrl_c() -> None:
+    """SIGTERM (a CI job cancelled, ``timeout``) stops a run as Ctrl-C does: the worker pool and
+    the checkers are shut down, and nothing is left half-written."""
+    import signal
+
+    def interrupt(signum, frame):  # noqa: ANN001, ANN202
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: runs the command and maps every outcome to an exit code."""
+    if argv is None:
+        _terminate_like_ctrl_c()
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="torchfix", standalone_mode=False)
     except click.exceptions.Exit as exc:  # --help, --version

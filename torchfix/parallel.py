@@ -98,6 +98,12 @@ def _init_worker(settings: Settings) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     checker = LazyChecker(settings.checker_factory)
     atexit.register(checker.close)
+
+    def stop(signum, frame):  # noqa: ANN001, ANN202 - the parent terminates the pool on Ctrl-C
+        checker.close()  # kills the checker's own process, which would otherwise run on
+        os._exit(1)
+
+    signal.signal(signal.SIGTERM, stop)
     _worker = (settings, checker)
 
 
