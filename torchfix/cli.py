@@ -5,12 +5,16 @@ Exit codes:
   1  only with ``--check``: some file would be rewritten;
   2  a usage error (bad option, unknown rule code, missing path), or an internal failure: a crash in
      torchfix itself, a rewrite whose output did not parse, or a rewritten file that could not be
-     written.
+     written (a worker process that died counts too).
+  130 interrupted (Ctrl-C or SIGTERM): while processing nothing is written; while writing, every
+     file is either unchanged or fully rewritten and the message says how many were written.
 A file that cannot be read, decoded or parsed is reported (``path: error: reason``), left alone,
 and does not change the exit code.
 
-Tests replace the module-level hooks :func:`load_rules`, :func:`find_rule` and
-:func:`make_checker` (monkeypatch) to run the CLI with fake rules and a fake checker.
+Tests replace the module-level hooks :func:`load_rules`, :func:`find_rule`, :func:`documented_rules`
+and :func:`make_checker` (monkeypatch) to run the CLI with fake rules and a fake checker. With
+``--jobs`` > 1 the checker hook and the rules travel to the worker processes by pickling: a hook
+that does not pickle (a closure) keeps the run in this process.
 """
 
 from __future__ import annotations
