@@ -125,6 +125,29 @@ def name_nodes(node: cst.CSTNode) -> list[cst.Name]:
     return collector.names
 
 
+#: expressions a per-element expression must not contain to batch by substitution: they hide
+#: control flow, bind names, or build per-element collections
+NOT_BATCHABLE = (
+    cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.NamedExpr, cst.Await,
+    cst.Yield,
+)
+
+
+def contains_node(node: cst.CSTNode, types: tuple[type[cst.CSTNode], ...]) -> bool:
+    """Whether ``node`` has a descendant (or is itself) of one of ``types``."""
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, inner: cst.CSTNode) -> bool:
+            nonlocal found
+            if isinstance(inner, types):
+                found = True
+            return not found
+
+    node.visit(_Find())
+    return found
+
+
 def names_used(node: cst.CSTNode) -> set[str]:
     return {n.value for n in name_nodes(node)}
 

@@ -9,6 +9,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from codemods.analysis import (
+    NOT_BATCHABLE,
+    contains_node,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
     BUILTIN_NAMES,
@@ -441,36 +443,8 @@ class ComprehensionOverTensor(Rule):
                 if not isinstance(node.operator, _ARITHMETIC):
                     ok = False
 
-            def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_IfExp(self, node: cst.IfExp) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_Lambda(self, node: cst.Lambda) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_ListComp(self, node: cst.ListComp) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_Await(self, node: cst.Await) -> None:
-                nonlocal ok
-                ok = False
-
         value.visit(_Check())
-        return ok
+        return ok and not contains_node(value, NOT_BATCHABLE + (cst.BooleanOperation, cst.IfExp))
 
     def _yields_numbers(self, elt: cst.BaseExpression, form: str) -> bool:
         """Whether each element is a Python number: the outermost operation works on converted

@@ -9,6 +9,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from codemods.analysis import (
+    NOT_BATCHABLE,
+    contains_node,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
     BUILTIN_NAMES,
@@ -444,24 +446,8 @@ class ItemAccumulator(Rule):
                 if not isinstance(node.operator, _ARITHMETIC):
                     ok = False
 
-            def visit_Lambda(self, node: cst.Lambda) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_ListComp(self, node: cst.ListComp) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-                nonlocal ok
-                ok = False
-
         value.visit(_Check())
-        return ok
+        return ok and not contains_node(value, NOT_BATCHABLE)
 
     def _vectorized(
         self,

@@ -9,6 +9,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from codemods.analysis import (
+    NOT_BATCHABLE,
+    contains_node,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
     BUILTIN_NAMES,
@@ -462,36 +464,8 @@ class ElementwiseBranch(Rule):
                 if isinstance(node.operator, cst.BitInvert):
                     ok = False
 
-            def visit_Lambda(self, node: cst.Lambda) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_IfExp(self, node: cst.IfExp) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_ListComp(self, node: cst.ListComp) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_Await(self, node: cst.Await) -> None:
-                nonlocal ok
-                ok = False
-
-            def visit_Yield(self, node: cst.Yield) -> None:
-                nonlocal ok
-                ok = False
-
         expr.visit(_Check())
-        return ok
+        return ok and not contains_node(expr, NOT_BATCHABLE + (cst.IfExp,))
 
     # ------------------------------------------------------------------ proposing
 
