@@ -504,3 +504,52 @@ def literal_kind(literal: cst.BaseExpression) -> str:
 def is_zero(literal: cst.BaseExpression) -> bool:
     inner = literal.expression if isinstance(literal, cst.UnaryOperation) else literal
     return isinstance(inner, (cst.Integer, cst.Float)) and float(inner.value.replace("_", "")) == 0.0
+
+
+def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str] | None:
+    """Names the loop reads element-wise in ``value``: subscripted by the loop index as ``X[i]`` /
+    ``X[i, ...]``, or the iterated name for ``for v in X``. None when the loop variable appears any
+    other way (an index computed from it, a bare use): then the loop is not an element loop."""
+    loop_var = shape.index or shape.element
+    found: set[str] = set()
+    ok = True
+
+    class _Uses(cst.CSTVisitor):
+        def visit_Subscript(self, node: cst.Subscript) -> bool:
+            nonlocal ok
+            first = node.slice[0].slice if node.slice else None
+            if (
+                shape.index
+                and isinstance(first, cst.Index)
+                and isinstance(first.value, cst.Name)
+                and first.value.value == shape.index
+            ):
+                if not isinstance(node.value, cst.Name) or len(node.slice) != 1:
+                    ok = False
+                    return False
+                found.add(node.value.value)
+                return False
+            return True
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal ok
+            if node.value == loop_var:
+                if shape.element:
+                    found.add(shape.owner or "")
+                else:
+                    ok = False
+
+    value.visit(_Uses())
+    if shape.element:
+        found.discard("")
+        if found:
+            found = {shape.owner or ""}
+    return found if ok else None

@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from codemods.analysis import (
+    loop_indexed_tensors,
     NOT_BATCHABLE,
     contains_node,
     ELEMENTWISE_FUNCTIONAL,
@@ -370,53 +371,6 @@ class ComprehensionOverTensor(Rule):
 
     # ------------------------------------------------------------------ analysis
 
-    def _indexed_tensors(self, value: cst.BaseExpression, shape: LoopShape) -> set[str] | None:
-        """Names subscripted by the loop index as ``X[i]`` (or the iterated name), or None when
-        the loop variable appears anywhere else."""
-        loop_var = shape.index or shape.element
-        found: set[str] = set()
-        ok = True
-
-        class _Uses(cst.CSTVisitor):
-            def visit_Subscript(self, node: cst.Subscript) -> bool:
-                nonlocal ok
-                first = node.slice[0].slice if node.slice else None
-                if (
-                    shape.index
-                    and isinstance(first, cst.Index)
-                    and isinstance(first.value, cst.Name)
-                    and first.value.value == shape.index
-                ):
-                    if not isinstance(node.value, cst.Name) or len(node.slice) != 1:
-                        ok = False
-                        return False
-                    found.add(node.value.value)
-                    return False
-                return True
-
-            def visit_Attribute(self, node: cst.Attribute) -> bool:
-                node.value.visit(self)
-                return False
-
-            def visit_Arg(self, node: cst.Arg) -> bool:
-                node.value.visit(self)
-                return False
-
-            def visit_Name(self, node: cst.Name) -> None:
-                nonlocal ok
-                if node.value == loop_var:
-                    if shape.element:
-                        found.add(shape.owner or "")
-                    else:
-                        ok = False
-
-        value.visit(_Uses())
-        if shape.element:
-            found.discard("")
-            if found:
-                found = {shape.owner or ""}
-        return found if ok else None
-
     def _elementwise(self, value: cst.BaseExpression) -> bool:
         """Only arithmetic, comparisons, conversions, ``abs`` and element-wise tensor calls."""
         ok = True
@@ -501,7 +455,7 @@ class ComprehensionOverTensor(Rule):
     def _propose(self, match: _Match, ctx: _Context) -> Proposal | None:
         comp, shape = match.comp, match.shape
         elt = comp.elt
-        indexed = self._indexed_tensors(elt, shape)
+        indexed = loop_indexed_tensors(elt, shape)
         if not indexed:
             return None
         self._element_names = {match.var}
@@ -634,7 +588,7 @@ class ComprehensionOverTensor(Rule):
         """One transfer, then Python: (iterable code, element code) with every conversion of the
         element read off ``.tolist()``; None when the element is used otherwise."""
         shape = match.shape
-        owners = self._indexed_tensors(match.comp.elt, shape) or set()
+        owners = loop_indexed_tensors(match.comp.elt, shape) or set()
         if len(owners) != 1:
             return None
         (owner,) = owners

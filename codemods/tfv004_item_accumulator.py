@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from codemods.analysis import (
+    loop_indexed_tensors,
     NOT_BATCHABLE,
     contains_node,
     ELEMENTWISE_FUNCTIONAL,
@@ -326,7 +327,7 @@ class ItemAccumulator(Rule):
             return None
         loop_var = shape.index or shape.element
         assert loop_var is not None
-        indexed = self._indexed_tensors(value, shape)
+        indexed = loop_indexed_tensors(value, shape)
         if indexed is None or not indexed:
             return None  # the loop variable is used some other way: not an element reduction
         if acc in names_used(value) or acc == loop_var:
@@ -373,51 +374,6 @@ class ItemAccumulator(Rule):
         if isinstance(loop.iter, cst.Call) and loop.iter.args:
             return loop.iter.args[-1].value
         return None
-
-    def _indexed_tensors(self, value: cst.BaseExpression, shape: LoopShape) -> set[str] | None:
-        """Names subscripted by the loop index as ``X[i]`` / ``X[i, ...]`` (or iterated), or None
-        when the loop variable appears anywhere else."""
-        loop_var = shape.index or shape.element
-        found: set[str] = set()
-        ok = True
-
-        class _Uses(cst.CSTVisitor):
-            def visit_Subscript(self, node: cst.Subscript) -> bool:
-                nonlocal ok
-                first = node.slice[0].slice if node.slice else None
-                if (
-                    shape.index
-                    and isinstance(first, cst.Index)
-                    and isinstance(first.value, cst.Name)
-                    and first.value.value == shape.index
-                ):
-                    if not isinstance(node.value, cst.Name):
-                        ok = False
-                        return False
-                    found.add(node.value.value)
-                    for element in node.slice[1:]:
-                        if shape.index in names_used(element):
-                            ok = False
-                    return False
-                return True
-
-            def visit_Attribute(self, node: cst.Attribute) -> bool:
-                node.value.visit(self)
-                return False
-
-            def visit_Name(self, node: cst.Name) -> None:
-                nonlocal ok
-                if node.value == loop_var:
-                    if shape.element:
-                        found.add(shape.owner or "")
-                    else:
-                        ok = False
-
-        value.visit(_Uses())
-        if shape.owner and shape.index is None:
-            found.discard("")
-            found.add(shape.owner)
-        return found if ok else None
 
     def _elementwise(self, value: cst.BaseExpression, shape: LoopShape) -> bool:
         """Only arithmetic, comparisons, conversions and element-wise calls."""
