@@ -7,13 +7,17 @@ an "unknown" answer) and the pass stays silent or reports a skip.
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass
-from typing import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from codemods.base import ModuleFacts
+
+if TYPE_CHECKING:
+    from libcst.metadata import MetadataWrapper
 
 _WHITELISTED_ROOTS = ("torch", "numpy", "math")
 
@@ -79,6 +83,9 @@ def module_facts(module: cst.Module) -> ModuleFacts:
     return facts
 
 
+_NESTED_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
+
+
 class _NameCollector(cst.CSTVisitor):
     """Names used as variables (not attribute names, keyword names or import names)."""
 
@@ -97,26 +104,10 @@ class _NameCollector(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         self.names.append(node)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.nested_scopes = True
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.nested_scopes = True
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.nested_scopes = True
-
-    def visit_ListComp(self, node: cst.ListComp) -> None:
-        self.nested_scopes = True
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-        self.nested_scopes = True
-
-    def visit_SetComp(self, node: cst.SetComp) -> None:
-        self.nested_scopes = True
-
-    def visit_DictComp(self, node: cst.DictComp) -> None:
-        self.nested_scopes = True
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _NESTED_SCOPES):
+            self.nested_scopes = True
+        return super().on_visit(node)
 
 
 def name_nodes(node: cst.CSTNode) -> list[cst.Name]:
@@ -553,3 +544,73 @@ def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str
         if found:
             found = {shape.owner or ""}
     return found if ok else None
+
+
+# ----------------------------------------------------------------------------- rule context
+
+
+@dataclass
+class RuleContext:
+    """What a rule needs to know about the module it is matching in, resolved once."""
+
+    module: cst.Module
+    parents: Mapping[cst.CSTNode, cst.CSTNode]
+    positions: Mapping[cst.CSTNode, object]
+    facts: ModuleFacts
+    #: the name torch is bound to here (``torch`` when the module does not import it)
+    torch: str
+    #: modules the rewrite must import: ``("torch",)`` when the module does not bind torch
+    imports: tuple[str, ...]
+    module_names: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_wrapper(cls, wrapper: "MetadataWrapper", **extra: Any) -> "RuleContext":
+        module = wrapper.module
+        facts = module_facts(module)
+        fields: dict[str, Any] = dict(
+            module=module,
+            parents=wrapper.resolve(ParentNodeProvider),
+            positions=wrapper.resolve(PositionProvider),
+            facts=facts,
+            torch=facts.torch or "torch",
+            imports=() if facts.torch else ("torch",),
+            module_names={name for name, _ in facts.bindings},
+        )
+        fields.update(extra)
+        return cls(**fields)
+
+
+# ----------------------------------------------------------------------------- conversions
+
+
+def is_conversion(node: cst.CSTNode) -> bool:
+    """``T.item()``, ``float(T)`` or ``int(T)`` with one positional argument."""
+    if not isinstance(node, cst.Call):
+        return False
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not node.args:
+        return True
+    return (
+        isinstance(node.func, cst.Name)
+        and node.func.value in ("float", "int")
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    )
+
+
+def conversion_operand(conversion: cst.Call) -> cst.BaseExpression:
+    """``T`` of ``T.item()`` / ``float(T)`` / ``int(T)``."""
+    return conversion.func.value if isinstance(conversion.func, cst.Attribute) else conversion.args[0].value  # type: ignore[union-attr]
+
+
+def conversions_in(expr: cst.BaseExpression) -> list[cst.Call]:
+    """Every conversion call inside ``expr``, outermost first."""
+    found: list[cst.Call] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if is_conversion(node):
+                found.append(node)
+
+    expr.visit(_Find())
+    return found

@@ -3,26 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from codemods.analysis import (
-    ELEMENTWISE_METHODS,
     BUILTIN_NAMES,
+    ELEMENTWISE_METHODS,
+    RuleContext,
     assigned_names,
     comments_in,
     dotted,
     enclosing_scope,
     length_owner,
-    module_facts,
     name_nodes,
     names_used,
     statement_code,
     tensor_evidence,
 )
-from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from codemods.base import Candidate, Edit, Example, Proposal, Rule
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV001"
@@ -390,15 +390,9 @@ class _Batcher:
 
 
 @dataclass
-class _Context:
-    module: cst.Module
-    parents: Mapping[cst.CSTNode, cst.CSTNode]
-    positions: Mapping[cst.CSTNode, object]
-    facts: ModuleFacts
-    torch: str
-    imports: tuple[str, ...]
-    torch_roots: set[str]
-    module_names: set[str]
+class _Context(RuleContext):
+    #: every name bound to torch or one of its submodules
+    torch_roots: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -557,19 +551,8 @@ class LoopOverBatch(Rule):
         module.visit(_Collect())
         if not loops and not stacks:
             return []
-        facts = module_facts(module)
-        torch_name = facts.torch or "torch"
-        roots = {name for name, target in facts.bindings if target.split(".")[0] == "torch"} | {torch_name}
-        ctx = _Context(
-            module=module,
-            parents=wrapper.resolve(ParentNodeProvider),
-            positions=wrapper.resolve(PositionProvider),
-            facts=facts,
-            torch=torch_name,
-            imports=() if facts.torch else ("torch",),
-            torch_roots=roots,
-            module_names={name for name, _ in facts.bindings},
-        )
+        ctx = _Context.from_wrapper(wrapper)
+        ctx.torch_roots = {name for name, target in ctx.facts.bindings if target.split(".")[0] == "torch"} | {ctx.torch}
         proposals: list[Proposal] = []
         inner_loops: set[int] = set()
         for loop in loops:

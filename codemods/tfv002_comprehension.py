@@ -2,30 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Iterable
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from codemods.analysis import (
-    loop_indexed_tensors,
-    NOT_BATCHABLE,
-    contains_node,
+    BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
-    BUILTIN_NAMES,
+    NOT_BATCHABLE,
     LoopShape,
+    RuleContext,
     assigned_names,
+    contains_node,
+    conversion_operand,
+    conversions_in,
     dotted,
     enclosing_scope,
     infer_dtype_kind,
+    is_conversion,
+    loop_indexed_tensors,
     loop_shape,
-    module_facts,
     names_used,
     tensor_evidence,
 )
-from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from codemods.base import Candidate, Edit, Example, Proposal, Rule
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV002"
@@ -36,37 +39,6 @@ _ELEMENTWISE_FUNCTIONAL = ELEMENTWISE_FUNCTIONAL
 _NON_ALLOCATING = frozenset({"float", "double", "long", "int", "half", "bool", "detach", "cpu", "flatten"})
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 _REDUCTIONS = ("sum", "max", "min", "any", "all")
-
-
-def _is_conversion(node: cst.CSTNode) -> bool:
-    """``T.item()``, ``float(T)`` or ``int(T)`` with one positional argument."""
-    if not isinstance(node, cst.Call):
-        return False
-    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not node.args:
-        return True
-    return (
-        isinstance(node.func, cst.Name)
-        and node.func.value in ("float", "int")
-        and len(node.args) == 1
-        and node.args[0].keyword is None
-        and not node.args[0].star
-    )
-
-
-def _operand(conversion: cst.Call) -> cst.BaseExpression:
-    return conversion.func.value if isinstance(conversion.func, cst.Attribute) else conversion.args[0].value  # type: ignore[union-attr]
-
-
-def _conversions(expr: cst.BaseExpression) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if _is_conversion(node):
-                found.append(node)
-
-    expr.visit(_Find())
-    return found
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -96,13 +68,13 @@ def _py_kind(expr: cst.BaseExpression) -> str | None:
         inner = _py_kind(expr.expression)
         return "int" if inner == "bool" else inner
     if isinstance(expr, cst.Call):
-        if isinstance(expr.func, cst.Name) and expr.func.value in ("float", "int") and _is_conversion(expr):
+        if isinstance(expr.func, cst.Name) and expr.func.value in ("float", "int") and is_conversion(expr):
             return expr.func.value
         if isinstance(expr.func, cst.Name) and expr.func.value == "abs" and len(expr.args) == 1:
             inner = _py_kind(expr.args[0].value)
             return "int" if inner == "bool" else inner
-        if _is_conversion(expr):
-            return infer_dtype_kind(_operand(expr))
+        if is_conversion(expr):
+            return infer_dtype_kind(conversion_operand(expr))
         return None
     if isinstance(expr, cst.BinaryOperation):
         if isinstance(expr.operator, cst.Divide):
@@ -118,14 +90,7 @@ def _py_kind(expr: cst.BaseExpression) -> str | None:
 
 
 @dataclass
-class _Context:
-    module: cst.Module
-    parents: Mapping[cst.CSTNode, cst.CSTNode]
-    positions: Mapping[cst.CSTNode, object]
-    facts: ModuleFacts
-    torch: str
-    imports: tuple[str, ...]
-    module_names: set[str] = field(default_factory=set)
+class _Context(RuleContext):
     #: the module changes torch's default dtype: spell ``torch.get_default_dtype()``, not float32
     custom_default_dtype: bool = False
 
@@ -260,15 +225,8 @@ class ComprehensionOverTensor(Rule):
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module
-        facts = module_facts(module)
-        ctx = _Context(
-            module=module,
-            parents=wrapper.resolve(ParentNodeProvider),
-            positions=wrapper.resolve(PositionProvider),
-            facts=facts,
-            torch=facts.torch or "torch",
-            imports=() if facts.torch else ("torch",),
-            module_names={name for name, _ in facts.bindings},
+        ctx = _Context.from_wrapper(
+            wrapper,
             custom_default_dtype="set_default_dtype" in module.code or "set_default_tensor_type" in module.code,
         )
         calls: list[cst.Call] = []
@@ -378,7 +336,7 @@ class ComprehensionOverTensor(Rule):
         class _Check(cst.CSTVisitor):
             def visit_Call(self, node: cst.Call) -> None:
                 nonlocal ok
-                if _is_conversion(node):
+                if is_conversion(node):
                     return
                 func = node.func
                 if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
@@ -408,7 +366,7 @@ class ComprehensionOverTensor(Rule):
         if isinstance(elt, (cst.Integer, cst.Float)):
             return True
         if isinstance(elt, cst.Call):
-            if _is_conversion(elt):
+            if is_conversion(elt):
                 return True
             if isinstance(elt.func, cst.Name) and elt.func.value == "abs":
                 return self._yields_numbers(elt.args[0].value, form)
@@ -463,9 +421,9 @@ class ComprehensionOverTensor(Rule):
             return None
         if not self._yields_numbers(elt, match.form):
             return None
-        if match.form not in ("any", "all") and not _conversions(elt):
+        if match.form not in ("any", "all") and not conversions_in(elt):
             return None
-        if any(c for c in _conversions(elt) if not (names_used(_operand(c)) & {match.var})):
+        if any(c for c in conversions_in(elt) if not (names_used(conversion_operand(c)) & {match.var})):
             return None  # a conversion of something else than the element: not this pattern
         scope = enclosing_scope(match.target, ctx.parents)
         if match.var in assigned_names(elt):
@@ -568,9 +526,9 @@ class ComprehensionOverTensor(Rule):
                 return updated
 
             def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-                if not _is_conversion(original):
+                if not is_conversion(original):
                     return updated
-                operand = _operand(updated)
+                operand = conversion_operand(updated)
                 if isinstance(original.func, cst.Name) and not (drop_float and original.func.value == "float"):
                     cast = "double" if original.func.value == "float" else "long"
                     return cst.parse_expression(f"{_atom(operand)}.{cast}()")
@@ -610,12 +568,12 @@ class ComprehensionOverTensor(Rule):
 
         class _Scalar(cst.CSTTransformer):
             def visit_Call(self, node: cst.Call) -> bool:
-                if _is_conversion(node) and is_element(_operand(node)):
+                if is_conversion(node) and is_element(conversion_operand(node)):
                     return False
                 return True
 
             def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-                if _is_conversion(original) and is_element(_operand(original)):
+                if is_conversion(original) and is_element(conversion_operand(original)):
                     if isinstance(original.func, cst.Name):
                         return updated.with_changes(args=[cst.Arg(cst.Name(var))])
                     return cst.Name(var)

@@ -2,37 +2,40 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Iterable
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from codemods.analysis import (
-    loop_indexed_tensors,
-    NOT_BATCHABLE,
-    contains_node,
+    BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
-    BUILTIN_NAMES,
+    NOT_BATCHABLE,
     LoopShape,
+    RuleContext,
     assigned_names,
     comments_in,
+    contains_node,
+    conversion_operand,
+    conversions_in,
     dotted,
     enclosing_scope,
     escaping_control_flow,
     find_init,
     infer_dtype_kind,
+    is_conversion,
     is_zero,
     literal_kind,
+    loop_indexed_tensors,
     loop_shape,
-    module_facts,
     name_nodes,
     names_used,
     statement_code,
     tensor_evidence,
 )
-from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from codemods.base import Candidate, Edit, Example, Proposal, Rule
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV004"
@@ -42,42 +45,11 @@ _ELEMENTWISE_FUNCTIONAL = ELEMENTWISE_FUNCTIONAL
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
 
-def _is_conversion(node: cst.CSTNode) -> bool:
-    """``T.item()``, ``float(T)`` or ``int(T)`` with one positional argument."""
-    if not isinstance(node, cst.Call):
-        return False
-    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not node.args:
-        return True
-    return (
-        isinstance(node.func, cst.Name)
-        and node.func.value in ("float", "int")
-        and len(node.args) == 1
-        and node.args[0].keyword is None
-        and not node.args[0].star
-    )
-
-
-def _operand(conversion: cst.Call) -> cst.BaseExpression:
-    return conversion.func.value if isinstance(conversion.func, cst.Attribute) else conversion.args[0].value  # type: ignore[union-attr]
-
-
 def _conversion_kind(conversion: cst.Call) -> str:
     """What Python type the conversion yields: "float", "int" or "item" (the tensor's own)."""
     if isinstance(conversion.func, cst.Name):
         return conversion.func.value
     return "item"
-
-
-def _conversions(expr: cst.BaseExpression) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if _is_conversion(node):
-                found.append(node)
-
-    expr.visit(_Find())
-    return found
 
 
 def _parse_expr(code: str) -> cst.BaseExpression:
@@ -94,18 +66,6 @@ def _atom(node: cst.BaseExpression) -> str:
     if isinstance(node, (cst.Name, cst.Call, cst.Subscript, cst.Attribute)) or getattr(node, "lpar", None):
         return text
     return f"({text})"
-
-
-@dataclass
-class _Context:
-    module: cst.Module
-    wrapper: MetadataWrapper
-    parents: Mapping[cst.CSTNode, cst.CSTNode]
-    positions: Mapping[cst.CSTNode, object]
-    facts: ModuleFacts
-    torch: str
-    imports: tuple[str, ...]
-    module_names: set[str] = field(default_factory=set)
 
 
 class ItemAccumulator(Rule):
@@ -241,23 +201,13 @@ class ItemAccumulator(Rule):
 
             def visit_AugAssign(self, node: cst.AugAssign) -> None:
                 if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and isinstance(node.target, cst.Name):
-                    if _conversions(node.value):
+                    if conversions_in(node.value):
                         augs.append(node)
 
         module.visit(_Collect())
         if not augs or not loops:
             return []  # metadata is the expensive part: resolve it only where a match is possible
-        facts = module_facts(module)
-        ctx = _Context(
-            module=module,
-            wrapper=wrapper,
-            parents=wrapper.resolve(ParentNodeProvider),
-            positions=wrapper.resolve(PositionProvider),
-            facts=facts,
-            torch=facts.torch or "torch",
-            imports=() if facts.torch else ("torch",),
-            module_names={name for name, _ in facts.bindings},
-        )
+        ctx = RuleContext.from_wrapper(wrapper)
         claimed: set[int] = set()
         proposals: list[Proposal] = []
         for loop in loops:
@@ -281,32 +231,32 @@ class ItemAccumulator(Rule):
 
     # ------------------------------------------------------------------ helpers
 
-    def _position(self, node: cst.CSTNode, ctx: _Context) -> tuple[int, int]:
+    def _position(self, node: cst.CSTNode, ctx: RuleContext) -> tuple[int, int]:
         pos = ctx.positions[node]
         return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
 
-    def _block_of(self, stmt: cst.CSTNode, ctx: _Context) -> list[cst.BaseStatement] | None:
+    def _block_of(self, stmt: cst.CSTNode, ctx: RuleContext) -> list[cst.BaseStatement] | None:
         parent = ctx.parents.get(stmt)
         if isinstance(parent, (cst.IndentedBlock, cst.Module)):
             return list(parent.body)
         return None
 
-    def _skip(self, node: cst.CSTNode, ctx: _Context, message: str, reason: str) -> Proposal:
+    def _skip(self, node: cst.CSTNode, ctx: RuleContext, message: str, reason: str) -> Proposal:
         line, col = self._position(node, ctx)
         return Proposal(CODE, message, line, col, node, (), reason, statement_code(ctx.module, node))
 
-    def _modules(self, ctx: _Context) -> tuple[tuple[str, str], ...]:
+    def _modules(self, ctx: RuleContext) -> tuple[tuple[str, str], ...]:
         bindings = list(ctx.facts.bindings)
         if not ctx.facts.torch:
             bindings.append(("torch", "torch"))
         return tuple(dict.fromkeys(bindings))
 
-    def _free_inputs(self, names: set[str], ctx: _Context, exclude: set[str]) -> list[str]:
+    def _free_inputs(self, names: set[str], ctx: RuleContext, exclude: set[str]) -> list[str]:
         return sorted(n for n in names - exclude if n not in BUILTIN_NAMES and n not in ctx.module_names)
 
     # ------------------------------------------------------------------ form 1
 
-    def _element_reduction(self, loop: cst.For, ctx: _Context) -> Proposal | None:
+    def _element_reduction(self, loop: cst.For, ctx: RuleContext) -> Proposal | None:
         shape = loop_shape(loop)
         if shape is None or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
             return None
@@ -322,7 +272,7 @@ class ItemAccumulator(Rule):
             return None
         acc = aug.target.value
         value = aug.value
-        conversions = _conversions(value)
+        conversions = conversions_in(value)
         if not conversions:
             return None
         loop_var = shape.index or shape.element
@@ -382,7 +332,7 @@ class ItemAccumulator(Rule):
         class _Check(cst.CSTVisitor):
             def visit_Call(self, node: cst.Call) -> None:
                 nonlocal ok
-                if _is_conversion(node):
+                if is_conversion(node):
                     return
                 func = node.func
                 if isinstance(func, cst.Name) and func.value == "abs":
@@ -409,7 +359,7 @@ class ItemAccumulator(Rule):
         self,
         value: cst.BaseExpression,
         shape: LoopShape,
-        ctx: _Context,
+        ctx: RuleContext,
         bare: bool,
         float_result: bool,
         flatten: bool,
@@ -459,9 +409,9 @@ class ItemAccumulator(Rule):
                 return updated
 
             def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-                if not _is_conversion(original):
+                if not is_conversion(original):
                     return updated
-                operand = _operand(updated)
+                operand = conversion_operand(updated)
                 kind = _conversion_kind(original)
                 text = _atom(operand)
                 if kind == "int":
@@ -487,7 +437,7 @@ class ItemAccumulator(Rule):
         description: str,
         shape: LoopShape,
         indexed: set[str],
-        ctx: _Context,
+        ctx: RuleContext,
     ) -> Candidate:
         subtract = isinstance(aug.operator, cst.SubtractAssign)
         leading = list(loop.leading_lines) + comments_in(loop.with_changes(leading_lines=()))
@@ -535,7 +485,7 @@ class ItemAccumulator(Rule):
 
     # ------------------------------------------------------------------ form 2
 
-    def _accumulator_loop(self, aug: cst.AugAssign, ctx: _Context) -> cst.For | Proposal | None:
+    def _accumulator_loop(self, aug: cst.AugAssign, ctx: RuleContext) -> cst.For | Proposal | None:
         """The loop after which ``aug``'s accumulator can be converted once, or a skip."""
         acc = aug.target.value  # type: ignore[union-attr]
         if acc in names_used(aug.value):
@@ -593,13 +543,13 @@ class ItemAccumulator(Rule):
             )
         return chosen
 
-    def _is_element_loop(self, loop: cst.For, aug: cst.AugAssign, ctx: _Context) -> bool:
+    def _is_element_loop(self, loop: cst.For, aug: cst.AugAssign, ctx: RuleContext) -> bool:
         """A loop over a tensor's elements: ``range`` indexing into the converted value, or
         iteration over a name that is evidently a tensor, bound to the converted value."""
         shape = loop_shape(loop)
         if shape is None:
             return False
-        operands = set().union(*(names_used(_operand(c)) for c in _conversions(aug.value)))
+        operands = set().union(*(names_used(conversion_operand(c)) for c in conversions_in(aug.value)))
         if shape.index is not None:
             return shape.index in operands
         if shape.element in operands and shape.owner:
@@ -616,7 +566,7 @@ class ItemAccumulator(Rule):
         module.visit(_Fns())
         return found
 
-    def _in_nested_scope(self, node: cst.CSTNode, scope: cst.CSTNode, ctx: _Context) -> bool:
+    def _in_nested_scope(self, node: cst.CSTNode, scope: cst.CSTNode, ctx: RuleContext) -> bool:
         current = node
         while current in ctx.parents and current is not scope:
             current = ctx.parents[current]
@@ -624,7 +574,7 @@ class ItemAccumulator(Rule):
                 return True
         return False
 
-    def _device_accumulation(self, loop: cst.For, augs: list[cst.AugAssign], ctx: _Context) -> list[Proposal]:
+    def _device_accumulation(self, loop: cst.For, augs: list[cst.AugAssign], ctx: RuleContext) -> list[Proposal]:
         block = self._block_of(loop, ctx)
         assert block is not None
         scope = enclosing_scope(loop, ctx.parents)
@@ -662,8 +612,8 @@ class ItemAccumulator(Rule):
         tensor_names: set[str] = set()
         accs = {p.acc for p in plans}
         for plan in plans:
-            for conversion in _conversions(plan.aug.value):
-                tensor_names |= names_used(_operand(conversion))
+            for conversion in conversions_in(plan.aug.value):
+                tensor_names |= names_used(conversion_operand(conversion))
             for name in self._free_inputs(names_used(plan.aug.value), ctx, accs):
                 (steps if name in loop_assigned else invariant).append(name)
         steps = sorted(set(steps))
@@ -700,10 +650,10 @@ class ItemAccumulator(Rule):
 
     def _plan(self, aug, acc, init, loop_assigned, scope, ctx) -> "_Plan | str":  # type: ignore[no-untyped-def]
         init_kind = literal_kind(init[1])
-        conversions = _conversions(aug.value)
+        conversions = conversions_in(aug.value)
         kinds = []
         for conversion in conversions:
-            operand = _operand(conversion)
+            operand = conversion_operand(conversion)
             kind = _conversion_kind(conversion)
             inferred = infer_dtype_kind(operand)
             kinds.append("float" if kind == "float" else "int" if kind == "int" else (
@@ -717,7 +667,7 @@ class ItemAccumulator(Rule):
         torch_names = {ctx.torch}
         replace: dict[int, cst.BaseExpression] = {}
         for conversion, kind in zip(conversions, kinds):
-            operand = _operand(conversion)
+            operand = conversion_operand(conversion)
             text = _atom(operand)
             if result == "float":
                 roots = names_used(operand)

@@ -3,32 +3,32 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from codemods.analysis import (
-    NOT_BATCHABLE,
-    contains_node,
+    BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
-    BUILTIN_NAMES,
+    NOT_BATCHABLE,
     LoopShape,
+    RuleContext,
     annotated_scalar,
     comments_in,
+    contains_node,
     dotted,
     enclosing_scope,
     find_init,
     infer_dtype_kind,
     loop_shape,
-    module_facts,
     name_nodes,
     names_used,
     statement_code,
     tensor_evidence,
 )
-from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from codemods.base import Candidate, Edit, Example, Proposal, Rule
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV005"
@@ -64,17 +64,6 @@ def _atomic(node: cst.BaseExpression) -> bool:
 
 def _wrap(text: str, atomic: bool) -> str:
     return text if atomic else f"({text})"
-
-
-@dataclass
-class _Context:
-    module: cst.Module
-    parents: Mapping[cst.CSTNode, cst.CSTNode]
-    positions: Mapping[cst.CSTNode, object]
-    facts: ModuleFacts
-    torch: str
-    imports: tuple[str, ...]
-    module_names: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -260,16 +249,7 @@ class ElementwiseBranch(Rule):
         matches = [mt for mt in (self._match(loop) for loop in loops) if mt is not None]
         if not matches:
             return []  # metadata is the expensive part: resolve it only where a match is possible
-        facts = module_facts(module)
-        ctx = _Context(
-            module=module,
-            parents=wrapper.resolve(ParentNodeProvider),
-            positions=wrapper.resolve(PositionProvider),
-            facts=facts,
-            torch=facts.torch or "torch",
-            imports=() if facts.torch else ("torch",),
-            module_names={name for name, _ in facts.bindings},
-        )
+        ctx = RuleContext.from_wrapper(wrapper)
         proposals = [self._propose(mt, ctx) for mt in matches]
         out = [p for p in proposals if p is not None]
         out.sort(key=lambda p: (p.line, p.column))
@@ -469,15 +449,15 @@ class ElementwiseBranch(Rule):
 
     # ------------------------------------------------------------------ proposing
 
-    def _position(self, node: cst.CSTNode, ctx: _Context) -> tuple[int, int]:
+    def _position(self, node: cst.CSTNode, ctx: RuleContext) -> tuple[int, int]:
         pos = ctx.positions[node]
         return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
 
-    def _skip(self, mt: _Match, ctx: _Context, message: str, reason: str) -> Proposal:
+    def _skip(self, mt: _Match, ctx: RuleContext, message: str, reason: str) -> Proposal:
         line, col = self._position(mt.loop, ctx)
         return Proposal(CODE, message, line, col, mt.loop, (), reason, statement_code(ctx.module, mt.loop))
 
-    def _modules(self, ctx: _Context) -> tuple[tuple[str, str], ...]:
+    def _modules(self, ctx: RuleContext) -> tuple[tuple[str, str], ...]:
         bindings = list(ctx.facts.bindings)
         if not ctx.facts.torch:
             bindings.append(("torch", "torch"))
@@ -498,7 +478,7 @@ class ElementwiseBranch(Rule):
         )
 
     @staticmethod
-    def _alias_annotated(scope: cst.CSTNode, name: str, ctx: _Context) -> bool:
+    def _alias_annotated(scope: cst.CSTNode, name: str, ctx: RuleContext) -> bool:
         """A parameter annotated with the module's own torch alias (``x: th.Tensor``)."""
         if not isinstance(scope, cst.FunctionDef):
             return False
@@ -509,7 +489,7 @@ class ElementwiseBranch(Rule):
             for p in [*params.posonly_params, *params.params, *params.kwonly_params]
         )
 
-    def _number_init(self, mt: _Match, ctx: _Context) -> cst.SimpleStatementLine | None:
+    def _number_init(self, mt: _Match, ctx: RuleContext) -> cst.SimpleStatementLine | None:
         """``count = 0`` before the loop, with nothing in between touching ``count``."""
         parent = ctx.parents.get(mt.loop)
         if not isinstance(parent, (cst.IndentedBlock, cst.Module)):
@@ -517,7 +497,7 @@ class ElementwiseBranch(Rule):
         found = find_init(list(parent.body), mt.loop, mt.target)
         return found[0] if found is not None else None
 
-    def _tensor_init(self, mt: _Match, ctx: _Context) -> cst.SimpleStatementLine | None:
+    def _tensor_init(self, mt: _Match, ctx: RuleContext) -> cst.SimpleStatementLine | None:
         """``acc = torch.zeros(())`` (or ``x.new_zeros(())``...) before the loop, with nothing in
         between touching ``acc``."""
         parent = ctx.parents.get(mt.loop)
@@ -544,7 +524,7 @@ class ElementwiseBranch(Rule):
                 return None
         return None
 
-    def _propose(self, mt: _Match, ctx: _Context) -> Proposal | None:
+    def _propose(self, mt: _Match, ctx: RuleContext) -> Proposal | None:
         what = "a conditional sum" if mt.kind == "accumulate" else f"`{mt.target}`"
         message = f"{what} is computed one element at a time with an `if`: one tensor expression does it"
         scope = enclosing_scope(mt.loop, ctx.parents)
@@ -655,7 +635,7 @@ class ElementwiseBranch(Rule):
     # ------------------------------------------------------------------ building
 
     def _candidate(
-        self, mt: _Match, form: str, extent: str, init: cst.SimpleStatementLine | None, ctx: _Context
+        self, mt: _Match, form: str, extent: str, init: cst.SimpleStatementLine | None, ctx: RuleContext
     ) -> Candidate | None:
         torch = ctx.torch
         shape = mt.shape
@@ -802,7 +782,7 @@ class ElementwiseBranch(Rule):
         return Candidate(description, (Edit(mt.loop, replacement),), kernel, imports)
 
     def _branch_lines(  # noqa: ANN001
-        self, mt: _Match, view: str, cond, vec, ctx: _Context, by_index: bool = False
+        self, mt: _Match, view: str, cond, vec, ctx: RuleContext, by_index: bool = False
     ) -> list[str]:
         """``y[:n][m_k] = v_k[m_k]`` per branch, after computing every mask and every branch value
         but the first from the unmodified inputs (the target may be one of them, or share memory
@@ -868,7 +848,7 @@ class ElementwiseBranch(Rule):
         return lines
 
     def _inputs(
-        self, mt: _Match, init: cst.SimpleStatementLine | None, form: str, ctx: _Context
+        self, mt: _Match, init: cst.SimpleStatementLine | None, form: str, ctx: RuleContext
     ) -> tuple[InputSpec, ...]:
         index = mt.shape.index
         used = names_used(mt.loop.iter) | names_used(mt.branch) | (names_used(init) if init is not None else set())

@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Iterable
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from codemods.analysis import (
     BUILTIN_NAMES,
     LoopShape,
-    comments_in,
+    RuleContext,
     annotated_scalar,
+    comments_in,
     enclosing_scope,
     escaping_control_flow,
     loop_shape,
-    module_facts,
     name_nodes,
     names_used,
     statement_code,
     tensor_evidence,
 )
-from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from codemods.base import Candidate, Edit, Example, Proposal, Rule
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV006"
@@ -33,17 +33,6 @@ _NUMBER = m.Integer() | m.Float() | m.UnaryOperation(operator=m.Minus(), express
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
-
-
-@dataclass
-class _Context:
-    module: cst.Module
-    parents: Mapping[cst.CSTNode, cst.CSTNode]
-    positions: Mapping[cst.CSTNode, object]
-    facts: ModuleFacts
-    torch: str
-    imports: tuple[str, ...]
-    module_names: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -191,16 +180,7 @@ class IndexAccumulation(Rule):
         matches = [mt for mt in (self._match(loop) for loop in loops) if mt is not None]
         if not matches:
             return []
-        facts = module_facts(module)
-        ctx = _Context(
-            module=module,
-            parents=wrapper.resolve(ParentNodeProvider),
-            positions=wrapper.resolve(PositionProvider),
-            facts=facts,
-            torch=facts.torch or "torch",
-            imports=() if facts.torch else ("torch",),
-            module_names={name for name, _ in facts.bindings},
-        )
+        ctx = RuleContext.from_wrapper(wrapper)
         proposals = [self._propose(mt, ctx) for mt in matches]
         out = [p for p in proposals if p is not None]
         out.sort(key=lambda p: (p.line, p.column))
@@ -305,21 +285,21 @@ class IndexAccumulation(Rule):
 
     # ------------------------------------------------------------------ proposing
 
-    def _position(self, node: cst.CSTNode, ctx: _Context) -> tuple[int, int]:
+    def _position(self, node: cst.CSTNode, ctx: RuleContext) -> tuple[int, int]:
         pos = ctx.positions[node]
         return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
 
-    def _skip(self, mt: _Match, ctx: _Context, message: str, reason: str) -> Proposal:
+    def _skip(self, mt: _Match, ctx: RuleContext, message: str, reason: str) -> Proposal:
         line, col = self._position(mt.loop, ctx)
         return Proposal(CODE, message, line, col, mt.loop, (), reason, statement_code(ctx.module, mt.loop))
 
-    def _modules(self, ctx: _Context) -> tuple[tuple[str, str], ...]:
+    def _modules(self, ctx: RuleContext) -> tuple[tuple[str, str], ...]:
         bindings = list(ctx.facts.bindings)
         if not ctx.facts.torch:
             bindings.append(("torch", "torch"))
         return tuple(dict.fromkeys(bindings))
 
-    def _propose(self, mt: _Match, ctx: _Context) -> Proposal | None:
+    def _propose(self, mt: _Match, ctx: RuleContext) -> Proposal | None:
         loop = mt.loop
         kind = "one-hot assignment" if mt.op == "=" else (
             "weighted scatter" if mt.value[0] == "gather" else "counting loop")
@@ -374,7 +354,7 @@ class IndexAccumulation(Rule):
         forms.append("index_put")
         return forms
 
-    def _candidate(self, mt: _Match, form: str, extent: str, ctx: _Context) -> Candidate:
+    def _candidate(self, mt: _Match, form: str, extent: str, ctx: RuleContext) -> Candidate:
         torch = ctx.torch
         shape = mt.shape
         target = mt.target
@@ -444,7 +424,7 @@ class IndexAccumulation(Rule):
         imports = ctx.imports if f"{torch}." in new else ()
         return Candidate(description, (Edit(mt.loop, new_stmt),), kernel, imports)
 
-    def _inputs(self, mt: _Match, ctx: _Context) -> tuple[InputSpec, ...]:
+    def _inputs(self, mt: _Match, ctx: RuleContext) -> tuple[InputSpec, ...]:
         loop_var = mt.shape.index or mt.shape.element
         used = names_used(mt.loop.iter) | names_used(mt.loop.body)
         free = sorted(n for n in used if n != loop_var and n not in BUILTIN_NAMES and n not in ctx.module_names)
