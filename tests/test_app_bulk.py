@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import torchfix.cli as cli_module
-from test_app_fakes import AssignOne, CrashesWorker, FakeChecker, Unverifiable, WholeFunction, fake_checker_factory, rejected
+from test_app_fakes import AssignOne, CrashesWorker, FakeChecker, Unverifiable, WholeFunction, fake_checker_factory
 
 SRC = "def f():\n    x = 1\n    return x\n"
 NEW = "def f():\n    x = 2\n    return x\n"

@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 from conftest import corpus_cases
 from libcst.metadata import MetadataWrapper
-from rewrite_helper import rewrite
+from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
 
 from codemods.tfv002_comprehension import ComprehensionOverTensor
 from equivalence.kernel import InputSpec, Kernel, Outcome
@@ -34,26 +34,14 @@ def test_corpus_has_enough_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
 def test_corpus_case(case, checker):
-    before = case.read_bytes()
-    result = rewrite(before, [ComprehensionOverTensor], checker)
-    if case.name.startswith("trap_"):
-        assert result.source == before, "a trap was rewritten"
-        assert all(outcome is not Outcome.VERIFIED for _, outcome, _ in result.proposals)
-    else:
-        expected = case.with_name(case.stem + ".expected.py").read_bytes()
-        assert result.source == expected
-        # idempotence: the rewritten code offers nothing more to this rule
-        again = rewrite(result.source, [ComprehensionOverTensor], checker)
-        assert again.source == result.source
+    assert_corpus_case(case, [ComprehensionOverTensor], checker)
 
 
 @pytest.mark.parametrize(
     "example", ComprehensionOverTensor.examples, ids=[e.id for e in ComprehensionOverTensor.examples]
 )
 def test_rule_examples(example, checker):
-    before, after = example.dedented()
-    result = rewrite(before.encode(), [ComprehensionOverTensor], checker)
-    assert result.source.decode() == (after if after is not None else before)
+    assert_rule_example(example, [ComprehensionOverTensor], checker)
 
 
 def _proposal(source: str):
@@ -187,6 +175,4 @@ def test_rebound_builtin_is_left_alone():
 
 
 def test_explain_has_ruff_sections():
-    text = ComprehensionOverTensor.explain()
-    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
-        assert f"## {section}" in text
+    assert_ruff_sections(ComprehensionOverTensor)

@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 from conftest import corpus_cases
 from libcst.metadata import MetadataWrapper
-from rewrite_helper import rewrite
+from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
 
 from codemods.tfv003_cat_in_loop import CatInLoop
 from equivalence.kernel import Kernel, Outcome
@@ -27,25 +27,12 @@ def test_corpus_has_enough_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
 def test_corpus_case(case, checker):
-    before = case.read_bytes()
-    result = rewrite(before, [CatInLoop], checker)
-    if case.name.startswith("trap_"):
-        assert result.source == before, "a trap was rewritten"
-        assert all(outcome is not Outcome.VERIFIED for _, outcome, _ in result.proposals)
-    else:
-        expected = case.with_name(case.stem + ".expected.py").read_bytes()
-        assert result.source == expected
-        # idempotence: the rewritten code offers nothing more to this rule
-        again = rewrite(result.source, [CatInLoop], checker)
-        assert again.source == result.source
-        assert not again.proposals
+    assert_corpus_case(case, [CatInLoop], checker, quiet_second_pass=True)
 
 
 @pytest.mark.parametrize("example", CatInLoop.examples, ids=[e.id for e in CatInLoop.examples])
 def test_rule_examples(example, checker):
-    before, after = example.dedented()
-    result = rewrite(before.encode(), [CatInLoop], checker)
-    assert result.source.decode() == (after if after is not None else before)
+    assert_rule_example(example, [CatInLoop], checker)
 
 
 def _proposals(source: str):
@@ -195,6 +182,4 @@ def test_other_concatenations_are_not_matches():
 
 
 def test_explain_has_ruff_sections():
-    text = CatInLoop.explain()
-    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
-        assert f"## {section}" in text
+    assert_ruff_sections(CatInLoop)

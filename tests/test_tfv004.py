@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 from conftest import corpus_cases
-from rewrite_helper import rewrite
+from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
 
 from codemods.tfv004_item_accumulator import ItemAccumulator
 from equivalence.kernel import Outcome
@@ -22,24 +22,12 @@ def test_corpus_has_enough_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
 def test_corpus_case(case, checker):
-    before = case.read_bytes()
-    result = rewrite(before, [ItemAccumulator], checker)
-    if case.name.startswith("trap_"):
-        assert result.source == before, "a trap was rewritten"
-        assert all(outcome is not Outcome.VERIFIED for _, outcome, _ in result.proposals)
-    else:
-        expected = case.with_name(case.stem + ".expected.py").read_bytes()
-        assert result.source == expected
-        # idempotence: the rewritten code offers nothing more to this rule
-        again = rewrite(result.source, [ItemAccumulator], checker)
-        assert again.source == result.source
+    assert_corpus_case(case, [ItemAccumulator], checker)
 
 
 @pytest.mark.parametrize("example", ItemAccumulator.examples, ids=[e.id for e in ItemAccumulator.examples])
 def test_rule_examples(example, checker):
-    before, after = example.dedented()
-    result = rewrite(before.encode(), [ItemAccumulator], checker)
-    assert result.source.decode() == (after if after is not None else before)
+    assert_rule_example(example, [ItemAccumulator], checker)
 
 
 def _single(source: str, checker):
@@ -117,6 +105,4 @@ def test_torch_import_added_when_missing(checker):
 
 
 def test_explain_has_ruff_sections():
-    text = ItemAccumulator.explain()
-    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
-        assert f"## {section}" in text
+    assert_ruff_sections(ItemAccumulator)

@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 from conftest import corpus_cases
 from libcst.metadata import MetadataWrapper
-from rewrite_helper import rewrite
+from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
 
 from codemods.tfv005_elementwise_branch import ElementwiseBranch
 from equivalence.kernel import Outcome
@@ -41,28 +41,12 @@ def test_corpus_has_enough_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
 def test_corpus_case(case, checker):
-    before = case.read_bytes()
-    assert before.startswith(b"# ")
-    result = rewrite(before, [ElementwiseBranch], checker)
-    if case.name.startswith("trap_"):
-        assert result.source == before, "a trap was rewritten"
-        assert all(outcome is not Outcome.VERIFIED for _, outcome, _ in result.proposals)
-    else:
-        expected = case.with_name(case.stem + ".expected.py").read_bytes()
-        assert result.source == expected
-        if expected == before:
-            # the checker refutes this rewrite (a dtype-promotion difference on int or mixed
-            # precision data): it must say so with a counterexample, not stay silent
-            assert any(o is Outcome.REJECTED and v and v.counterexample for _, o, v in result.proposals)
-        else:
-            assert any(outcome is Outcome.VERIFIED for _, outcome, _ in result.proposals)
+    assert_corpus_case(case, [ElementwiseBranch], checker)
 
 
 @pytest.mark.parametrize("example", ElementwiseBranch.examples, ids=[e.id for e in ElementwiseBranch.examples])
 def test_rule_examples(example, checker):
-    before, after = example.dedented()
-    result = rewrite(before.encode(), [ElementwiseBranch], checker)
-    assert result.source.decode() == (after if after is not None else before)
+    assert_rule_example(example, [ElementwiseBranch], checker)
 
 
 MASKED_SUM = """
@@ -270,9 +254,7 @@ def test_not_this_pattern(body):
 
 
 def test_explain_has_ruff_sections():
-    text = ElementwiseBranch.explain()
-    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
-        assert f"## {section}" in text
+    assert_ruff_sections(ElementwiseBranch)
 
 
 def test_might_match():

@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 from conftest import corpus_cases
 from libcst.metadata import MetadataWrapper
-from rewrite_helper import rewrite
+from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections
 
 from codemods.tfv006_index_accumulation import IndexAccumulation
 from equivalence.kernel import Kind, Outcome
@@ -41,25 +41,12 @@ def test_corpus_has_enough_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
 def test_corpus_case(case, checker):
-    before = case.read_bytes()
-    assert before.startswith(b"# "), "the first line says what the scenario is"
-    result = rewrite(before, [IndexAccumulation], checker)
-    if case.name.startswith("trap_"):
-        assert result.source == before, "a trap was rewritten"
-        assert all(outcome is not Outcome.VERIFIED for _, outcome, _ in result.proposals)
-    else:
-        expected = case.with_name(case.stem + ".expected.py").read_bytes()
-        assert result.source == expected
-        # idempotence: the rewritten code offers nothing more to this rule
-        again = rewrite(result.source, [IndexAccumulation], checker)
-        assert again.source == result.source
+    assert_corpus_case(case, [IndexAccumulation], checker)
 
 
 @pytest.mark.parametrize("example", IndexAccumulation.examples, ids=[e.id for e in IndexAccumulation.examples])
 def test_rule_examples(example, checker):
-    before, after = example.dedented()
-    result = rewrite(before.encode(), [IndexAccumulation], checker)
-    assert result.source.decode() == (after if after is not None else before)
+    assert_rule_example(example, [IndexAccumulation], checker)
 
 
 SCATTER = """
@@ -178,6 +165,4 @@ def test_kernel_declares_mutated_target_as_input():
 
 
 def test_explain_has_ruff_sections():
-    text = IndexAccumulation.explain()
-    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
-        assert f"## {section}" in text
+    assert_ruff_sections(IndexAccumulation)
