@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import torchfix.cli as cli_module
+from cli_runner import run
 from test_app_fakes import AssignOne, CrashesWorker, FakeChecker, Unverifiable, WholeFunction, fake_checker_factory
 
 SRC = "def f():\n    x = 1\n    return x\n"
@@ -47,18 +48,6 @@ def hooks(monkeypatch):  # noqa: ANN001, ANN201
     # a module-level factory pickles by name: --jobs N really starts worker processes
     monkeypatch.setattr(cli_module, "make_checker", fake_checker_factory)
     return state
-
-
-def run(args: list[str], cwd: Path, capfdbinary) -> tuple[int, bytes, str]:  # noqa: ANN001
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with pytest.raises(SystemExit) as exit_info:
-            cli_module.main(args)
-    finally:
-        os.chdir(old)
-    out, err = capfdbinary.readouterr()
-    return exit_info.value.code, out, err.decode()
 
 
 def git(cwd: Path, *args: str) -> subprocess.CompletedProcess:

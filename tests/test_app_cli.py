@@ -3,7 +3,6 @@ and bad input that is reported and left byte-for-byte alone."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import stat
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import torchfix.cli as cli_module
+from cli_runner import run
 
 SLOW = """import torch
 
@@ -48,18 +48,6 @@ class _Shared:
 @pytest.fixture(autouse=True)
 def shared_checker(monkeypatch, checker):
     monkeypatch.setattr(cli_module, "make_checker", lambda *a: _Shared(checker))
-
-
-def run(args: list[str], cwd: Path, capfdbinary) -> tuple[int, bytes, str]:  # noqa: ANN001
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with pytest.raises(SystemExit) as exit_info:
-            cli_module.main(args)
-    finally:
-        os.chdir(old)
-    out, err = capfdbinary.readouterr()
-    return exit_info.value.code, out, err.decode()
 
 
 def git(cwd: Path, *args: str) -> subprocess.CompletedProcess:

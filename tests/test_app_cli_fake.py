@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import torchfix.cli as cli_module
+from cli_runner import run
 from test_app_fakes import AssignOne, Crashing, FakeChecker, WholeFunction, by_new_code, rejected, variant
 
 SRC = "def f():\n    x = 1\n    return x\n"
@@ -48,18 +49,6 @@ def hooks(monkeypatch) -> Hooks:  # noqa: ANN001
     monkeypatch.setattr(cli_module, "known_codes", lambda: list(known))
     monkeypatch.setattr(cli_module, "make_checker", make_checker)
     return state
-
-
-def run(args: list[str], cwd: Path, capfdbinary) -> tuple[int, bytes, str]:  # noqa: ANN001
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with pytest.raises(SystemExit) as exit_info:
-            cli_module.main(args)
-    finally:
-        os.chdir(old)
-    out, err = capfdbinary.readouterr()
-    return exit_info.value.code, out, err.decode()
 
 
 def git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
