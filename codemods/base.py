@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import ClassVar, Iterable, Sequence, Union
+from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from equivalence.kernel import Kernel
+
+if TYPE_CHECKING:
+    from codemods.syntax import SyntaxIndex
 
 #: what an original node is replaced by (LibCST's own vocabulary)
 Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
@@ -94,6 +97,13 @@ class Rule:
     def might_match(cls, source: bytes) -> bool:
         """A cheap test on the raw bytes: False means the rule cannot match this file, so the
         pipeline need not parse it for this rule. Must never say False for a file it matches."""
+        return True
+
+    @classmethod
+    def might_match_tree(cls, index: "SyntaxIndex") -> bool:
+        """The skeleton test on the stdlib ``ast`` of the file (``codemods.syntax``): False means
+        the rule cannot match, so LibCST need not parse the file for it. A necessary condition of
+        ``propose`` -- skip proposals included -- never a sufficient one."""
         return True
 
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -23,6 +24,7 @@ from codemods.analysis import (
     tensor_evidence,
 )
 from codemods.base import Candidate, Edit, Example, Proposal, Rule
+from codemods.syntax import SyntaxIndex, assigned_name, is_range_call, single_statement
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV001"
@@ -528,7 +530,42 @@ class LoopOverBatch(Rule):
     def might_match(cls, source: bytes) -> bool:
         return b"for " in source and (b"stack" in source or b"] =" in source)
 
-    # ------------------------------------------------------------------ driver
+    @classmethod
+    def might_match_tree(cls, index: SyntaxIndex) -> bool:
+        """A `range` loop (or two nested) whose one statement stores `out[...] = ...` with `out`
+        assigned before the loop, or appends to a list stacked right after it; or `*.stack(<comprehension>)`."""
+        for loop in index.fors:
+            statement = single_statement(loop.body)
+            if isinstance(statement, (ast.For, ast.AsyncFor)):
+                statement = single_statement(statement.body)
+            before, after = index.neighbours(loop)
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and is_range_call(loop.iter):
+                target = statement.targets[0]
+                while isinstance(target, ast.Subscript):  # out[i] / out[i, j] / out[i][j]
+                    target = target.value
+                if target is not statement.targets[0] and isinstance(target, ast.Name):
+                    if any(assigned_name(s) == target.id for s in before):
+                        return True
+            elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and after:
+                func = statement.value.func
+                if isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name):
+                    following = after[0]
+                    value = following.value if isinstance(following, (ast.Assign, ast.Return)) else None
+                    if (
+                        isinstance(value, ast.Call)
+                        and value.args
+                        and isinstance(value.args[0], ast.Name)
+                        and value.args[0].id == func.value.id
+                    ):
+                        return True
+        for call in index.calls:
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "stack":
+                first = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
+                if isinstance(first, ast.Starred):
+                    first = first.value
+                if isinstance(first, (ast.ListComp, ast.GeneratorExp)):
+                    return True
+        return False
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -29,6 +30,7 @@ from codemods.analysis import (
     tensor_evidence,
 )
 from codemods.base import Candidate, Edit, Example, Proposal, Rule
+from codemods.syntax import SyntaxIndex, has_conversion, is_range_call
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV002"
@@ -222,6 +224,26 @@ class ComprehensionOverTensor(Rule):
         return b"for" in source and any(
             token in source for token in (b".item()", b"float(", b"int(", b"any(", b"all(")
         )
+
+    @classmethod
+    def might_match_tree(cls, index: SyntaxIndex) -> bool:
+        """A one-clause comprehension over a name or `range(...)` whose element converts
+        (`.item()`, `float()`, `int()`), or that `any`/`all` consume."""
+        reduced = set()
+        for call in index.calls:
+            if isinstance(call.func, ast.Name) and call.func.id in ("any", "all") and call.args:
+                reduced.add(id(call.args[0]))
+        for comp in index.comprehensions:
+            if len(comp.generators) != 1:
+                continue
+            clause = comp.generators[0]
+            if clause.ifs or clause.is_async or not isinstance(clause.target, ast.Name):
+                continue
+            if not (isinstance(clause.iter, ast.Name) or is_range_call(clause.iter)):
+                continue
+            if id(comp) in reduced or has_conversion(comp.elt):
+                return True
+        return False
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module

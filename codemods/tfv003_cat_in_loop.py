@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
@@ -23,6 +24,7 @@ from codemods.analysis import (
     statement_code,
 )
 from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from codemods.syntax import SyntaxIndex
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV003"
@@ -282,6 +284,26 @@ class CatInLoop(Rule):
     @classmethod
     def might_match(cls, source: bytes) -> bool:
         return b"cat" in source or b"stack" in source
+
+    @classmethod
+    def might_match_tree(cls, index: SyntaxIndex) -> bool:
+        """Inside a loop, `name = F([name, piece, ...], ...)` (or its `if name is None` form)."""
+        for assign in index.nodes_in_loops(ast.Assign):
+            assert isinstance(assign, ast.Assign)
+            if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
+                continue
+            name = assign.targets[0].id
+            value = assign.value
+            calls = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+            for call in calls:
+                if not isinstance(call, ast.Call) or not call.args:
+                    continue
+                seq = call.args[0]
+                if isinstance(seq, (ast.List, ast.Tuple)) and len(seq.elts) >= 2:
+                    first = seq.elts[0]
+                    if isinstance(first, ast.Name) and first.id == name:
+                        return True
+        return False
 
     # ------------------------------------------------------------------ driver
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -36,6 +37,7 @@ from codemods.analysis import (
     tensor_evidence,
 )
 from codemods.base import Candidate, Edit, Example, Proposal, Rule
+from codemods.syntax import SyntaxIndex, has_conversion
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV004"
@@ -189,6 +191,18 @@ class ItemAccumulator(Rule):
         return (b"+=" in source or b"-=" in source) and (
             b".item()" in source or b"float(" in source or b"int(" in source
         )
+
+    @classmethod
+    def might_match_tree(cls, index: SyntaxIndex) -> bool:
+        """Inside a `for` loop, `name += <expression with .item() / float() / int()>` (or -=)."""
+        fed = {
+            id(aug)
+            for aug in index.aug_assigns
+            if isinstance(aug.op, (ast.Add, ast.Sub)) and isinstance(aug.target, ast.Name) and has_conversion(aug.value)
+        }
+        if not fed:
+            return False
+        return any(id(node) in fed for node in index.nodes_in_loops(ast.AugAssign))
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -29,6 +30,7 @@ from codemods.analysis import (
     tensor_evidence,
 )
 from codemods.base import Candidate, Edit, Example, Proposal, Rule
+from codemods.syntax import SyntaxIndex, is_range_call, simple_loop, single_statement
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV005"
@@ -236,6 +238,14 @@ class ElementwiseBranch(Rule):
     @classmethod
     def might_match(cls, source: bytes) -> bool:
         return b"for " in source and b"if " in source and b"range(" in source
+
+    @classmethod
+    def might_match_tree(cls, index: SyntaxIndex) -> bool:
+        """`for i in range(...)` whose one statement is an `if`."""
+        return any(
+            simple_loop(loop) and is_range_call(loop.iter) and isinstance(single_statement(loop.body), ast.If)
+            for loop in index.fors
+        )
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -24,6 +25,7 @@ from codemods.analysis import (
     tensor_evidence,
 )
 from codemods.base import Candidate, Edit, Example, Proposal, Rule
+from codemods.syntax import SyntaxIndex, simple_loop, single_statement
 from equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV006"
@@ -167,6 +169,23 @@ class IndexAccumulation(Rule):
     @classmethod
     def might_match(cls, source: bytes) -> bool:
         return b"for " in source and b"[" in source
+
+    @classmethod
+    def might_match_tree(cls, index: SyntaxIndex) -> bool:
+        """`for v in X` / `for i in range(...)` whose one statement is `name[...] += / -= / = ...`."""
+        for loop in index.fors:
+            if not simple_loop(loop):
+                continue
+            statement = single_statement(loop.body)
+            if isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Add, ast.Sub)):
+                target = statement.target
+            elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                target = statement.targets[0]
+            else:
+                continue
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                return True
+        return False
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module

@@ -26,6 +26,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemods.apply import add_imports, apply_edits, overlaps
 from codemods.base import Candidate, Edit, Proposal, Rule
+from codemods.syntax import SyntaxIndex, parse_tree
 from equivalence.kernel import Kernel, Outcome, Verdict
 from torchfix.source import SourceError, parse, read_bytes
 
@@ -240,10 +241,11 @@ def process_source(
 ) -> FileResult:
     """Run ``rules`` over ``data`` (the bytes of the file shown as ``path``).
 
-    Files no rule can match are not parsed at all -- the cost of a bulk run is dominated by
-    parsing -- so a syntax error in such a file goes unreported: first the tensor pre-filter
-    (:func:`mentions_tensor_code`, for the rules :func:`gated` says it applies to), then each
-    rule's ``might_match`` on the raw bytes.
+    Files no rule can match are not parsed by LibCST at all -- the cost of a bulk run is
+    dominated by LibCST -- so a syntax error in such a file goes unreported: first the tensor
+    pre-filter (:func:`mentions_tensor_code`, for the rules :func:`gated` says it applies to),
+    then each rule's ``might_match`` on the raw bytes, then each rule's ``might_match_tree`` on
+    the file's stdlib ``ast`` (:mod:`codemods.syntax`).
 
     ``report_unused``: list the suppression comments that silenced nothing
     (``FileResult.unused_suppressions``). ``choose``: asked before each rewrite is emitted (the
@@ -260,6 +262,13 @@ def process_source(
                 continue
         if rule.might_match(data):
             active.append(rule)
+    if active:
+        # the skeleton of each pattern, on the stdlib ast (codemods/syntax.py): about a tenth of
+        # a LibCST parse. A file ast cannot parse goes on to LibCST, which says why.
+        tree = parse_tree(data)
+        if tree is not None:
+            index = SyntaxIndex(tree)
+            active = [rule for rule in active if rule.might_match_tree(index)]
     if not active:
         result.status = "no-torch" if tensor_code is False and not any(not gated(r) for r in rules) else "no-candidate"
         if report_unused:
