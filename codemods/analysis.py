@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import ParentNodeProvider, PositionProvider
+from libcst.metadata import PositionProvider
 
 from codemods.base import ModuleFacts
 
@@ -549,6 +549,95 @@ def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str
 # ----------------------------------------------------------------------------- rule context
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+class ModuleNodes:
+    """Every node of a module, walked once: parents, and the nodes of each type in pre-order.
+
+    The parents are what ``ParentNodeProvider`` resolves -- the same mapping -- and the lists are
+    what a ``CSTVisitor`` collecting one node type would gather, parents before their children.
+    Walking the nodes' dataclass fields is an order of magnitude faster than a batched visitor,
+    and one walk serves every rule (:func:`module_nodes` keeps the last module's).
+    """
+
+    def __init__(self, module: cst.Module) -> None:
+        import dataclasses
+
+        self.module = module
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._by_type: dict[type, list[cst.CSTNode]] = {}
+        node_type = cst.CSTNode
+        parents, by_type = self.parents, self._by_type
+        stack: list[cst.CSTNode] = [module]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            by_type.setdefault(kind, []).append(node)
+            names = _FIELDS.get(kind)
+            if names is None:
+                names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+            children: list[cst.CSTNode] = []
+            for name in names:
+                value = getattr(node, name)
+                if isinstance(value, node_type):
+                    children.append(value)
+                elif type(value) is tuple or type(value) is list:
+                    children.extend(item for item in value if isinstance(item, node_type))
+            for child in children:
+                parents[child] = node
+            stack.extend(reversed(children))  # pre-order: the first child is walked first
+
+    def of_type(self, *kinds: type) -> list[cst.CSTNode]:
+        """The nodes of exactly these types (not subclasses), in pre-order per type."""
+        if len(kinds) == 1:
+            return list(self._by_type.get(kinds[0], ()))
+        return [node for kind in kinds for node in self._by_type.get(kind, ())]
+
+
+_LAST_NODES: ModuleNodes | None = None
+
+
+def module_nodes(module: cst.Module) -> ModuleNodes:
+    """The :class:`ModuleNodes` of ``module``, shared by every rule that looks at it."""
+    global _LAST_NODES
+    if _LAST_NODES is None or _LAST_NODES.module is not module:
+        _LAST_NODES = ModuleNodes(module)
+    return _LAST_NODES
+
+
+def parent_map(root: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Every node of ``root`` -> its parent (what ``ParentNodeProvider`` resolves)."""
+    return module_nodes(root).parents
+
+
+class LazyMetadata(Mapping):
+    """A metadata mapping resolved on first use.
+
+    Positions cost a whole-module code generation, and most modules a rule looks at end up with
+    no proposal: they need no line numbers at all.
+    """
+
+    def __init__(self, wrapper: "MetadataWrapper", provider: type) -> None:
+        self._wrapper = wrapper
+        self._provider = provider
+        self._resolved: Mapping[cst.CSTNode, object] | None = None
+
+    def _mapping(self) -> Mapping[cst.CSTNode, object]:
+        if self._resolved is None:
+            self._resolved = self._wrapper.resolve(self._provider)
+        return self._resolved
+
+    def __getitem__(self, node: cst.CSTNode) -> object:
+        return self._mapping()[node]
+
+    def __iter__(self):  # noqa: ANN204
+        return iter(self._mapping())
+
+    def __len__(self) -> int:
+        return len(self._mapping())
+
+
 @dataclass
 class RuleContext:
     """What a rule needs to know about the module it is matching in, resolved once."""
@@ -569,8 +658,8 @@ class RuleContext:
         facts = module_facts(module)
         fields: dict[str, Any] = dict(
             module=module,
-            parents=wrapper.resolve(ParentNodeProvider),
-            positions=wrapper.resolve(PositionProvider),
+            parents=parent_map(module),
+            positions=LazyMetadata(wrapper, PositionProvider),
             facts=facts,
             torch=facts.torch or "torch",
             imports=() if facts.torch else ("torch",),

@@ -18,6 +18,7 @@ from codemods.analysis import (
     dotted,
     enclosing_scope,
     length_owner,
+    module_nodes,
     name_nodes,
     names_used,
     statement_code,
@@ -569,23 +570,17 @@ class LoopOverBatch(Rule):
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module
-        loops: list[cst.For] = []
-        stacks: list[cst.Call] = []
-
-        class _Collect(cst.CSTVisitor):
-            def visit_For(self, node: cst.For) -> None:
-                loops.append(node)
-
-            def visit_Call(self, node: cst.Call) -> None:
-                if (
-                    isinstance(node.func, cst.Attribute)
-                    and node.func.attr.value == "stack"
-                    and node.args
-                    and isinstance(node.args[0].value, (cst.ListComp, cst.GeneratorExp))
-                ):
-                    stacks.append(node)
-
-        module.visit(_Collect())
+        nodes = module_nodes(module)
+        loops: list[cst.For] = nodes.of_type(cst.For)  # type: ignore[assignment]
+        stacks: list[cst.Call] = [
+            node
+            for node in nodes.of_type(cst.Call)
+            if isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "stack"
+            and node.args
+            and isinstance(node.args[0].value, (cst.ListComp, cst.GeneratorExp))
+        ]
         if not loops and not stacks:
             return []
         ctx = _Context.from_wrapper(wrapper)

@@ -26,6 +26,7 @@ from codemods.analysis import (
     is_conversion,
     loop_indexed_tensors,
     loop_shape,
+    module_nodes,
     names_used,
     tensor_evidence,
 )
@@ -251,17 +252,9 @@ class ComprehensionOverTensor(Rule):
             wrapper,
             custom_default_dtype="set_default_dtype" in module.code or "set_default_tensor_type" in module.code,
         )
-        calls: list[cst.Call] = []
-        comps: list[cst.ListComp] = []
-
-        class _Collect(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                calls.append(node)
-
-            def visit_ListComp(self, node: cst.ListComp) -> None:
-                comps.append(node)
-
-        module.visit(_Collect())
+        nodes = module_nodes(module)
+        calls: list[cst.Call] = nodes.of_type(cst.Call)  # type: ignore[assignment]
+        comps: list[cst.ListComp] = nodes.of_type(cst.ListComp)  # type: ignore[assignment]
         proposals: list[Proposal] = []
         claimed: set[int] = set()
         for call in calls:

@@ -9,18 +9,21 @@ from typing import Iterable, Mapping
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemods.analysis import (
     BUILTIN_NAMES,
+    LazyMetadata,
     assigned_names,
     comments_in,
     dotted,
     enclosing_scope,
     escaping_control_flow,
     module_facts,
+    module_nodes,
     name_nodes,
     names_used,
+    parent_map,
     statement_code,
 )
 from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
@@ -315,20 +318,20 @@ class CatInLoop(Rule):
             bindings.setdefault(name, target)
         if not bindings:
             return []
-        assigns: list[cst.SimpleStatementLine] = []
-
-        class _Collect(cst.CSTVisitor):
-            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-                if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) and isinstance(node.body[0].value, (cst.Call, cst.IfExp)):
-                    assigns.append(node)
-
-        module.visit(_Collect())
+        assigns: list[cst.SimpleStatementLine] = [
+            node
+            for node in module_nodes(module).of_type(cst.SimpleStatementLine)
+            if isinstance(node, cst.SimpleStatementLine)
+            and len(node.body) == 1
+            and isinstance(node.body[0], cst.Assign)
+            and isinstance(node.body[0].value, (cst.Call, cst.IfExp))
+        ]
         if not assigns:
             return []
         ctx = _Context(
             module=module,
-            parents=wrapper.resolve(ParentNodeProvider),
-            positions=wrapper.resolve(PositionProvider),
+            parents=parent_map(module),
+            positions=LazyMetadata(wrapper, PositionProvider),
             facts=facts,
             bindings=bindings,
             module_names=set(bindings),

@@ -31,6 +31,7 @@ from codemods.analysis import (
     literal_kind,
     loop_indexed_tensors,
     loop_shape,
+    module_nodes,
     name_nodes,
     names_used,
     statement_code,
@@ -206,19 +207,16 @@ class ItemAccumulator(Rule):
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module
-        loops: list[cst.For] = []
-        augs: list[cst.AugAssign] = []
-
-        class _Collect(cst.CSTVisitor):
-            def visit_For(self, node: cst.For) -> None:
-                loops.append(node)
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and isinstance(node.target, cst.Name):
-                    if conversions_in(node.value):
-                        augs.append(node)
-
-        module.visit(_Collect())
+        nodes = module_nodes(module)
+        loops: list[cst.For] = nodes.of_type(cst.For)  # type: ignore[assignment]
+        augs: list[cst.AugAssign] = [
+            node
+            for node in nodes.of_type(cst.AugAssign)
+            if isinstance(node, cst.AugAssign)
+            and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign))
+            and isinstance(node.target, cst.Name)
+            and conversions_in(node.value)
+        ]
         if not augs or not loops:
             return []  # metadata is the expensive part: resolve it only where a match is possible
         ctx = RuleContext.from_wrapper(wrapper)

@@ -24,6 +24,7 @@ from codemods.analysis import (
     find_init,
     infer_dtype_kind,
     loop_shape,
+    module_nodes,
     name_nodes,
     names_used,
     statement_code,
@@ -249,13 +250,7 @@ class ElementwiseBranch(Rule):
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module
-        loops: list[cst.For] = []
-
-        class _Collect(cst.CSTVisitor):
-            def visit_For(self, node: cst.For) -> None:
-                loops.append(node)
-
-        module.visit(_Collect())
+        loops: list[cst.For] = module_nodes(module).of_type(cst.For)  # type: ignore[assignment]
         matches = [mt for mt in (self._match(loop) for loop in loops) if mt is not None]
         if not matches:
             return []  # metadata is the expensive part: resolve it only where a match is possible

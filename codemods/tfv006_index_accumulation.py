@@ -19,6 +19,7 @@ from codemods.analysis import (
     enclosing_scope,
     escaping_control_flow,
     loop_shape,
+    module_nodes,
     name_nodes,
     names_used,
     statement_code,
@@ -189,13 +190,7 @@ class IndexAccumulation(Rule):
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module
-        loops: list[cst.For] = []
-
-        class _Collect(cst.CSTVisitor):
-            def visit_For(self, node: cst.For) -> None:
-                loops.append(node)
-
-        module.visit(_Collect())
+        loops: list[cst.For] = module_nodes(module).of_type(cst.For)  # type: ignore[assignment]
         matches = [mt for mt in (self._match(loop) for loop in loops) if mt is not None]
         if not matches:
             return []
