@@ -86,6 +86,11 @@ def single_statement(body: list[ast.stmt]) -> ast.stmt | None:
     return body[0] if len(body) == 1 else None
 
 
+#: fields that never hold a node worth visiting (names, operators, load/store contexts)
+_LEAF_FIELDS = frozenset({"ctx", "op", "id", "attr", "arg", "kind", "type_comment", "name", "names", "module", "level", "conversion"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 class SyntaxIndex:
     """One ``ast.walk`` of a module: the nodes rules start matching from."""
 
@@ -98,26 +103,40 @@ class SyntaxIndex:
         self.aug_assigns: list[ast.AugAssign] = []
         #: id(loop) -> (the statement list holding it, its position there)
         self._blocks: dict[int, tuple[list[ast.stmt], int]] = {}
-        for node in ast.walk(tree):
+        calls, fors, loops, comps, augs, blocks = (
+            self.calls, self.fors, self.loops, self.comprehensions, self.aug_assigns, self._blocks,
+        )
+        node_type, For, AsyncFor = ast.AST, ast.For, ast.AsyncFor
+        # ast.walk, unrolled: this walk is a third of the cost of the pre-filter stage
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
             kind = type(node)
-            for name in ("body", "orelse", "finalbody"):
-                block = getattr(node, name, None)
-                if type(block) is list:
-                    for position, child in enumerate(block):
-                        if type(child) is ast.For or type(child) is ast.AsyncFor:
-                            self._blocks[id(child)] = (block, position)
             if kind is ast.Call:
-                self.calls.append(node)  # type: ignore[arg-type]
-            elif kind is ast.For or kind is ast.AsyncFor:
+                calls.append(node)  # type: ignore[arg-type]
+            elif kind is For or kind is AsyncFor:
                 # async loops too: a rule may still report them (skipped, with the reason)
-                self.fors.append(node)  # type: ignore[arg-type]
-                self.loops.append(node)  # type: ignore[arg-type]
+                fors.append(node)  # type: ignore[arg-type]
+                loops.append(node)  # type: ignore[arg-type]
             elif kind is ast.While:
-                self.loops.append(node)  # type: ignore[arg-type]
+                loops.append(node)  # type: ignore[arg-type]
             elif kind is ast.ListComp or kind is ast.GeneratorExp:
-                self.comprehensions.append(node)  # type: ignore[arg-type]
+                comps.append(node)  # type: ignore[arg-type]
             elif kind is ast.AugAssign:
-                self.aug_assigns.append(node)  # type: ignore[arg-type]
+                augs.append(node)  # type: ignore[arg-type]
+            names = _CHILD_FIELDS.get(kind)
+            if names is None:
+                names = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+            for name in names:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for position, child in enumerate(value):
+                        if isinstance(child, node_type):
+                            stack.append(child)
+                            if type(child) is For or type(child) is AsyncFor:
+                                blocks[id(child)] = (value, position)
+                elif isinstance(value, node_type):
+                    stack.append(value)
 
     def neighbours(self, loop: ast.For | ast.AsyncFor) -> tuple[list[ast.stmt], list[ast.stmt]]:
         """The statements before and after ``loop`` in its block (empty when unknown)."""
