@@ -22,7 +22,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from equivalence.kernel import Counterexample, Kernel, Outcome, Verdict
+from equivalence.kernel import Counterexample, Kernel, Outcome, Timing, Verdict
 
 _SOURCE_HASH: str | None = None
 
@@ -74,6 +74,8 @@ def verdict_from_json(data: dict[str, Any]) -> Verdict:
         tuple(data.get("devices", ())),
         tuple(data.get("signatures", ())),
         tuple(data.get("notes", ())),
+        tuple(Timing(**t) for t in data.get("timings", ())),
+        str(data.get("timing_note", "")),
     )
 
 
@@ -91,6 +93,7 @@ class VerdictCache:
             str(getattr(settings, "examples", "")),
             str(getattr(settings, "seed", "")),
             ",".join(getattr(settings, "devices", ())),
+            "timed" if getattr(settings, "measure", False) else "",
         ]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:40]
 

@@ -32,6 +32,8 @@ class CheckSettings:
     devices: tuple[str, ...] = ("cpu",)
     #: address-space limit of a worker, in MiB (0: none)
     memory_mb: int = 8192
+    #: time old vs new at realistic sizes once a kernel is verified (``equivalence.timing``)
+    measure: bool = True
 
 
 def available_devices() -> tuple[str, ...]:

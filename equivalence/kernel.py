@@ -135,6 +135,41 @@ class Counterexample:
         return "\n".join(lines)
 
 
+#: a rewrite is "slower" when its speedup is below this at every size measured (timing noise on a
+#: loaded machine stays inside 5 %)
+SLOWER_THAN = 0.95
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Old vs new code timed side by side at one loop extent on one device (``equivalence.timing``)."""
+
+    device: str
+    #: the loop extent (every tensor's first dimension, per-step list length, loop count)
+    size: int
+    old_seconds: float
+    new_seconds: float
+    #: timed calls of each, after one warm-up call (the figures are medians)
+    runs: int = 0
+    #: the input signature timed, e.g. "x: float32[rank 2]"
+    signature: str = ""
+
+    @property
+    def speedup(self) -> float:
+        return self.old_seconds / self.new_seconds if self.new_seconds > 0 else float("inf")
+
+    def render(self) -> str:
+        return f"{format_speedup(self.speedup)} at n={self.size}"
+
+
+def format_speedup(ratio: float) -> str:
+    if ratio >= 100:
+        return f"{ratio:.0f}x"
+    if ratio >= 10:
+        return f"{ratio:.1f}x".replace(".0x", "x")
+    return f"{ratio:.2f}x"
+
+
 @dataclass(frozen=True)
 class Verdict:
     outcome: Outcome
@@ -146,7 +181,30 @@ class Verdict:
     #: the admitted signatures, e.g. ("x: float32[rank 1]",)
     signatures: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: old vs new timed at realistic sizes, per device (verified kernels only)
+    timings: tuple[Timing, ...] = ()
+    #: why the kernel was not timed, when it was not
+    timing_note: str = ""
 
     @property
     def ok(self) -> bool:
         return self.outcome is Outcome.VERIFIED
+
+    def deciding_timings(self) -> tuple[Timing, ...]:
+        """The timings on the device that decides: the GPU when one was measured, else the CPU."""
+        if not self.timings:
+            return ()
+        device = "cuda" if any(t.device == "cuda" for t in self.timings) else self.timings[0].device
+        return tuple(t for t in self.timings if t.device == device)
+
+    def measured_slower(self) -> bool:
+        """Slower than the old code at every size measured on the deciding device."""
+        deciding = self.deciding_timings()
+        return bool(deciding) and all(t.speedup < SLOWER_THAN for t in deciding)
+
+    def speed_text(self) -> str:
+        """``37x at n=256, 112x at n=4096 (cpu)``; empty when nothing was measured."""
+        by_device: dict[str, list[Timing]] = {}
+        for t in self.timings:
+            by_device.setdefault(t.device, []).append(t)
+        return "; ".join(f"{', '.join(t.render() for t in ts)} ({device})" for device, ts in by_device.items())

@@ -31,6 +31,7 @@ def serve(conn: Connection, memory_mb: int) -> None:
 
     torch.set_num_threads(1)
     from equivalence.engine import EngineSettings, check_kernel, replay_kernel
+    from equivalence.timing import with_timings
 
     # the parent times checks from here on, not the imports
     conn.send("ready")
@@ -58,7 +59,10 @@ def serve(conn: Connection, memory_mb: int) -> None:
                 verdicts.append(check_kernel(kernel, EngineSettings(settings.examples, settings.seed, device)))
                 if verdicts[-1].outcome is not Outcome.VERIFIED:
                     break
-            conn.send(merge_verdicts(verdicts))
+            verdict = merge_verdicts(verdicts)
+            if verdict.ok and getattr(settings, "measure", False):
+                verdict = with_timings(kernel, verdict, settings.devices, settings.seed)
+            conn.send(verdict)
         except MemoryError:
             conn.send(Verdict(Outcome.UNVERIFIED, "the check ran out of memory"))
         except Exception as exc:  # a checker bug must not take the run down

@@ -29,7 +29,9 @@ def pytest_collection_modifyitems(config, items):
 def checker():
     from equivalence.checker import Checker, CheckSettings
 
-    with Checker(CheckSettings(examples=80)) as instance:
+    # equivalence only: the rule tests are about what is emitted when a rewrite is verified; the
+    # timing stage has tests of its own (tests/test_timing.py)
+    with Checker(CheckSettings(examples=80, measure=False)) as instance:
         yield instance
 
 

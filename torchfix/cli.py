@@ -74,12 +74,12 @@ def known_codes() -> list[str]:
     return [rule.code for rule in ALL_RULES]
 
 
-def make_checker(examples: int | None, seed: int | None, timeout: float | None) -> CheckerLike:
+def make_checker(examples: int | None, seed: int | None, timeout: float | None, measure: bool | None = None) -> CheckerLike:
     """The checker of a run. Called at most once, when the first candidate needs checking."""
     from equivalence.checker import Checker, available_devices
 
     # options left unset keep the checker's own defaults (one source of truth)
-    given = {"examples": examples, "seed": seed, "timeout": timeout}
+    given = {"examples": examples, "seed": seed, "timeout": timeout, "measure": measure}
     settings = CheckSettings(**{k: v for k, v in given.items() if v is not None}, devices=available_devices())
     return Checker(settings)
 
@@ -129,6 +129,8 @@ class _Review:
         click.echo(f"  rewrite: {record.candidate}")
         verdict = record.verdict.reason if record.verdict is not None else record.reason
         click.echo(f"  checker: {record.outcome}: {verdict}" + ("  (NOT verified: --unsafe)" if record.outcome != "verified" else ""))
+        if record.verdict is not None and (record.verdict.timings or record.verdict.timing_note):
+            click.echo(f"  speed:   {record.verdict.speed_text() or record.verdict.timing_note}")
         diff = (record.diff or "").encode("utf-8", "replace")
         sys.stdout.flush()
         sys.stdout.buffer.write(color_diff(diff) if self.color else diff)
@@ -161,6 +163,10 @@ class _Review:
 @click.option("--exclude", metavar="GLOB", multiple=True, help="Skip walked paths matching this gitignore-style pattern.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
 @click.option("--unsafe/--no-unsafe", default=None, help="Also emit rewrites the checker could not verify (marked unverified). Never the default.")
+@click.option("--allow-slower/--no-allow-slower", default=None,
+              help="Also emit verified rewrites measured slower than the original at n = 256 and 4096 (e.g. TFV004's device accumulator on a CPU).")
+@click.option("--measure/--no-measure", default=None,
+              help="Time each verified rewrite, old vs new, at realistic sizes and report the speedup [default: on].")
 @click.option("--examples", type=click.IntRange(min=1), default=None, help=f"Generated examples per check [default: {_DEFAULTS.examples}].")
 @click.option("--seed", type=int, default=None, help=f"Seed of the checker's input generation [default: {_DEFAULTS.seed}].")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help=f"Seconds one check may take [default: {_DEFAULTS.timeout:g}].")
@@ -174,7 +180,8 @@ class _Review:
 @click.version_option(__version__, prog_name="torchfix")
 def cli(
     paths: Sequence[str], apply_: bool, check: bool, interactive: bool, select: str | None, ignore: str | None,
-    exclude: Sequence[str], explain: str | None, unsafe: bool | None, examples: int | None, seed: int | None,
+    exclude: Sequence[str], explain: str | None, unsafe: bool | None, allow_slower: bool | None, measure: bool | None,
+    examples: int | None, seed: int | None,
     timeout: float | None, jobs: int | None, fmt: str, report_path: str | None, report_unused: bool, color: str, quiet: bool,
 ) -> None:
     """Rewrite element-at-a-time PyTorch code into vectorized code, emitting only rewrites the
@@ -216,7 +223,7 @@ def cli(
                 rule_sets[key] = load_rules(sel, ign)
             return rule_sets[key]
 
-        base_rules = rules_for(run_config)
+        rules_for(run_config)  # a bad selector is a usage error even when no file is found
         job_list: list[Job] = []
         seen: set[str] = set()
         for raw in roots:
@@ -237,6 +244,8 @@ def cli(
         raise click.UsageError(str(exc)) from None
 
     unsafe = bool(unsafe if unsafe is not None else run_config.unsafe)
+    allow_slower = bool(allow_slower if allow_slower is not None else run_config.allow_slower)
+    measure = measure if measure is not None else run_config.measure
     examples = examples if examples is not None else run_config.examples
     seed = seed if seed is not None else run_config.seed
     timeout = timeout if timeout is not None else run_config.timeout
@@ -246,7 +255,10 @@ def cli(
     stderr_color = use_color(color, sys.stderr)
     # the hook as it is now (a test may have replaced it); workers get it by pickling, so a hook
     # that does not pickle (a closure) keeps the run in this process
-    settings = Settings(functools.partial(make_checker, examples, seed, timeout), unsafe, report_unused)
+    factory = functools.partial(make_checker, examples, seed, timeout) if measure is None else functools.partial(
+        make_checker, examples, seed, timeout, measure
+    )
+    settings = Settings(factory, unsafe, report_unused, allow_slower)
     review = _Review(stdout_color) if interactive else None
     workers = 1 if interactive else effective_jobs(jobs, len(job_list))
     if workers > 1 and not picklable(settings, {r for job in job_list for r in job.rules}):

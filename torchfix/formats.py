@@ -46,6 +46,8 @@ def sarif_report(rules: Sequence[type], rewrites: Sequence[dict], files: Sequenc
             }
         }
         text = rec["message"] if rec["outcome"] == "verified" else f"{rec['message']} -- {rec['outcome']}: {rec['reason']}"
+        if rec["outcome"] == "verified" and rec.get("speedup"):
+            text += " (measured " + ", ".join(f"{s['speedup']:.3g}x on {s['device']} at n={s['n']}" for s in rec["speedup"]) + ")"
         if rec["outcome"] == "unverified" and rec["emitted"]:
             text += " (emitted UNVERIFIED under --unsafe)"
         result: dict[str, Any] = {

@@ -49,6 +49,7 @@ class Settings:
     checker_factory: CheckerFactory
     unsafe: bool = False
     report_unused: bool = False
+    allow_slower: bool = False
 
 
 class LazyChecker:
@@ -72,7 +73,7 @@ class LazyChecker:
 def run_one(job: Job, settings: Settings, checker: LazyChecker, choose=None) -> FileResult:  # noqa: ANN001
     return process_file(
         job.path, job.rules, checker, unsafe=settings.unsafe, display=job.display,
-        report_unused=settings.report_unused, choose=choose,
+        report_unused=settings.report_unused, choose=choose, allow_slower=settings.allow_slower,
     )
 
 

@@ -35,6 +35,7 @@ _SUPPRESSION = re.compile(r"#\s*torchfix:\s*ignore(?:\[([A-Za-z0-9, ]*)\])?", re
 OVERLAP_REASON = "overlaps another rewrite in this file; run torchfix again once that one is in"
 SUPPRESSED_REASON = "suppressed by a `# torchfix: ignore` comment"
 DECLINED_REASON = "declined interactively"
+SLOWER_REASON = "verified, but measured slower than the original: {speed}; emitted only with --allow-slower"
 
 # The pre-filter that comes before every rule's own ``might_match``: a file that mentions no tensor
 # library and no tensor-only method cannot give the real rules anything to rewrite (they need
@@ -200,21 +201,34 @@ def _suppression_lines(wrapper: MetadataWrapper, lines: Sequence[str], proposal:
     return found
 
 
-def _judge(proposal: Proposal, checker: CheckerFactory, unsafe: bool) -> tuple[str, str, Candidate | None, Verdict | None]:
-    """Climb the ladder: (outcome, reason, candidate to apply or None, deciding verdict)."""
+def _judge(
+    proposal: Proposal, checker: CheckerFactory, unsafe: bool, allow_slower: bool = False
+) -> tuple[str, str, Candidate | None, Verdict | None]:
+    """Climb the ladder: (outcome, reason, candidate to apply or None, deciding verdict).
+
+    A verified candidate measured slower than the original (``Verdict.measured_slower``) does not
+    end the climb: a later rung may be both verified and faster. If none is, the proposal is
+    skipped with the measurement as its reason, unless ``allow_slower``.
+    """
     first_rejection: Verdict | None = None
     unverified: tuple[Candidate, str, Verdict | None] | None = None
+    slower: Verdict | None = None
     for candidate in proposal.candidates:
         if candidate.unverifiable:  # rests on an opaque callable's behaviour: never checked
             unverified = unverified or (candidate, candidate.unverifiable, None)
             continue
         verdict = checker().check(candidate.kernel)
         if verdict.outcome is Outcome.VERIFIED:
+            if verdict.measured_slower() and not allow_slower:
+                slower = slower or verdict
+                continue
             return Outcome.VERIFIED.value, verdict.reason, candidate, verdict
         if verdict.outcome is Outcome.REJECTED:
             first_rejection = first_rejection or verdict
         elif unverified is None:
             unverified = (candidate, verdict.reason, verdict)
+    if slower is not None:
+        return Outcome.SKIPPED.value, SLOWER_REASON.format(speed=slower.speed_text()), None, slower
     if first_rejection is not None:
         return Outcome.REJECTED.value, first_rejection.reason, None, first_rejection
     if unverified is not None:
@@ -238,6 +252,7 @@ def process_source(
     unsafe: bool = False,
     report_unused: bool = False,
     choose: Chooser | None = None,
+    allow_slower: bool = False,
 ) -> FileResult:
     """Run ``rules`` over ``data`` (the bytes of the file shown as ``path``).
 
@@ -249,7 +264,8 @@ def process_source(
 
     ``report_unused``: list the suppression comments that silenced nothing
     (``FileResult.unused_suppressions``). ``choose``: asked before each rewrite is emitted (the
-    interactive review); a rewrite it declines is reported ``skipped``.
+    interactive review); a rewrite it declines is reported ``skipped``. ``allow_slower``: emit
+    verified rewrites even when they were measured slower than the original.
     """
     result = FileResult(path, original=data)
     tensor_code: bool | None = None
@@ -304,7 +320,7 @@ def process_source(
             if _overlaps_accepted(proposal, accepted):
                 result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=OVERLAP_REASON))
                 continue
-            outcome, reason, candidate, verdict = _judge(proposal, checker, unsafe)
+            outcome, reason, candidate, verdict = _judge(proposal, checker, unsafe, allow_slower)
             diff = replacement = None
             if candidate is not None:
                 diff, replacement = _alone(wrapper.module, data, path, candidate)
@@ -353,6 +369,7 @@ def process_file(
     display: str | None = None,
     report_unused: bool = False,
     choose: Chooser | None = None,
+    allow_slower: bool = False,
 ) -> FileResult:
     """Read and process one file. Never raises for a bad file or a crash in a rule or the checker:
     such failures come back as ``FileResult.error`` (``internal=True`` for crashes), so one bad
@@ -363,6 +380,6 @@ def process_file(
     except SourceError as exc:
         return FileResult(name, error=str(exc), status="error")
     try:
-        return process_source(data, name, rules, checker_factory, unsafe, report_unused, choose)
+        return process_source(data, name, rules, checker_factory, unsafe, report_unused, choose, allow_slower)
     except Exception as exc:  # a bug in a rule, the applier or the checker, not in the user's file
         return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status="error")

@@ -30,7 +30,11 @@ def record_lines(result: FileResult, show_verified: bool = True) -> list[str]:
         where = f"{r.path}:{r.line}:{r.column}: {r.rule}"
         if r.outcome == "verified":
             if show_verified:
-                lines.append(f"{where} verified: {r.message}" + (f" [{r.candidate}]" if r.candidate else ""))
+                speed = r.verdict.speed_text() if r.verdict is not None else ""
+                lines.append(
+                    f"{where} verified: {r.message}" + (f" [{r.candidate}]" if r.candidate else "")
+                    + (f" -- measured {speed}" if speed else "")
+                )
             continue
         lines.append(f"{where} {r.outcome}: {r.reason}")
         if r.outcome == "rejected" and r.verdict is not None and r.verdict.counterexample is not None:
@@ -59,6 +63,9 @@ class Summary:
     no_candidate: int = 0  # skipped: no rule's might_match admitted the file
     unsafe_emitted: int = 0  # unverified rewrites emitted under --unsafe
     unused_suppressions: int = 0
+    #: (device, n) -> measured speedups of the emitted, verified rewrites
+    speedups: dict = field(default_factory=dict)
+    not_measured: int = 0  # emitted, verified rewrites whose speed was not measured
 
     def add(self, result: FileResult) -> None:
         self.scanned += 1
@@ -75,6 +82,10 @@ class Summary:
         for r in result.records:
             self.counts[(r.rule, r.outcome)] += 1
             self.unsafe_emitted += r.outcome == "unverified" and r.emitted
+            if r.outcome == "verified" and r.emitted and r.verdict is not None:
+                for timing in r.verdict.timings:
+                    self.speedups.setdefault((timing.device, timing.size), []).append(timing.speedup)
+                self.not_measured += not r.verdict.timings
 
     def files_line(self) -> str:
         return (
@@ -85,10 +96,27 @@ class Summary:
     def notes(self) -> list[str]:
         """Lines after the table: the file breakdown, unverified rewrites emitted, suppressions."""
         lines = [self.files_line()]
+        lines.extend(self.speed_lines())
         if self.unsafe_emitted:
             lines.append(f"{self.unsafe_emitted} unverified rewrite(s) emitted (--unsafe): review them, the checker did not verify them")
         if self.unused_suppressions:
             lines.append(f"{self.unused_suppressions} unused suppression comment(s)")
+        return lines
+
+    def speed_lines(self) -> list[str]:
+        """The measured speedups of the emitted rewrites: median and range per device and size."""
+        import statistics
+
+        from equivalence.kernel import format_speedup
+
+        lines = []
+        for (device, size), values in sorted(self.speedups.items()):
+            lines.append(
+                f"measured speedup of {len(values)} rewrite(s) on {device} at n={size}: median "
+                f"{format_speedup(statistics.median(values))} (min {format_speedup(min(values))}, max {format_speedup(max(values))})"
+            )
+        if self.not_measured:
+            lines.append(f"{self.not_measured} rewrite(s) emitted without a speed measurement (see each one's verdict)")
         return lines
 
     def headline(self, seconds: float) -> str:
@@ -179,6 +207,9 @@ def record_json(result: FileResult) -> list[dict]:
                 "devices": list(verdict.devices) if verdict else [],
                 "emitted": rec.emitted,
                 "verified": rec.outcome == "verified",
+                "speedup": [
+                    {"device": t.device, "n": t.size, "speedup": round(t.speedup, 3)} for t in verdict.timings
+                ] if verdict else [],
                 "diff": rec.diff,
                 "replacement": list(rec.replacement) if rec.replacement else None,
                 "verdict": _verdict_json(verdict),
@@ -198,6 +229,14 @@ def _verdict_json(verdict) -> dict | None:  # noqa: ANN001
         "signatures": list(verdict.signatures),
         "notes": list(verdict.notes),
         "counterexample": verdict.counterexample.render() if verdict.counterexample is not None else None,
+        "timings": [
+            {
+                "device": t.device, "n": t.size, "old_seconds": t.old_seconds, "new_seconds": t.new_seconds,
+                "speedup": t.speedup, "runs": t.runs, "signature": t.signature,
+            }
+            for t in verdict.timings
+        ],
+        "timing_note": verdict.timing_note or None,
     }
 
 
@@ -216,6 +255,7 @@ def json_report(
             "skipped_no_candidate": summary.no_candidate, "failed": summary.failed, "rewritten": summary.rewritten,
             "written": summary.written, "unsafe_emitted": summary.unsafe_emitted,
             "rewrites": {f"{rule}/{outcome}": n for (rule, outcome), n in sorted(summary.counts.items())},
+            "speedups": {f"{device}/n={size}": sorted(values) for (device, size), values in sorted(summary.speedups.items())},
         }
     if unused is not None:
         report["unused_suppressions"] = list(unused)

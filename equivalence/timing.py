@@ -1,0 +1,294 @@
+"""What a verified rewrite buys: old and new code timed side by side at realistic sizes.
+
+The checker proves equivalence on tiny inputs (sizes up to 5, where every edge case lives); speed
+shows only at the sizes real code runs at. After a kernel is verified, the worker builds inputs of
+one admitted signature with the loop extent scaled to each of :data:`SIZES` (every tensor's first
+dimension, every per-step list and every loop count become ``n``; other dimensions stay
+:data:`SMALL`), checks the old code runs on them, and times old and new calls interleaved
+(A B A B ..., fresh clones of the same inputs each call, one warm-up each, the median of several
+runs), synchronising the device around each call.
+
+Nothing here decides equivalence; a timing can only say "slower", which the pipeline uses to
+withhold a rewrite by default. Kernels that call stand-ins for code the checker cannot build (a
+model, a helper defined elsewhere) are not timed: the stand-in's cost would be the measurement.
+
+Run only inside the boxed worker (``equivalence.worker``): it executes the kernels.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import random
+import statistics
+import time
+from typing import Any, Callable
+
+import torch
+
+from equivalence.execute import Opaque, base_namespace, clone
+from equivalence.kernel import InputSpec, Kernel, Kind, Timing, Verdict
+from equivalence.values import Signature, Slot, describe
+
+#: loop extents the speedup is measured at
+SIZES: tuple[int, ...] = (256, 4096)
+#: every dimension but the scaled one
+SMALL = 8
+#: seconds of timed calls per size (old and new together), after the warm-up
+BUDGET = 0.25
+MIN_RUNS = 3
+MAX_RUNS = 50
+#: a size whose old call is predicted to take longer than this is skipped, not timed
+MAX_CALL_SECONDS = 1.5
+#: tensors bigger than this are not built (an all-n layout of a rank-3 input, say)
+MAX_ELEMENTS = 2**22
+#: signatures x layouts tried, and seconds spent, before giving up on finding inputs the old
+#: code accepts at scale (most tries fail fast, in the old code's first shape check)
+MAX_TRIES = 200
+SEARCH_SECONDS = 3.0
+#: sizes probed with one untimed call to learn how the old code's time grows (a loop nested in a
+#: loop, or a concatenation that copies everything so far, grows faster than linearly)
+PROBE_FACTOR = 4
+
+
+#: the layout key saying what loop counts are: "n" or "small"
+_COUNTS = "__counts__"
+
+
+class NotMeasured(Exception):
+    """Why a kernel was not timed (a sentence for the report)."""
+
+
+def _preferred_dtype(spec: InputSpec) -> str:
+    allowed = spec.allowed_dtypes()
+    preferred = "int64" if spec.index else "float32"
+    return preferred if preferred in allowed else allowed[0]
+
+
+def timing_signatures(specs: list[InputSpec], limit: int = 4096) -> list[Signature]:
+    """Signatures to time, the usual ones first: each tensor in its usual dtype (float32 data,
+    int64 indices), lowest ranks first, a tensor before a Python number where either may go."""
+    choices: list[list[Slot]] = []
+    for spec in specs:
+        if spec.kind in (Kind.TENSOR, Kind.ANY):
+            options = [Slot(Kind.TENSOR, rank, _preferred_dtype(spec)) for rank in spec.ranks]
+            if spec.kind is Kind.ANY:
+                options += [Slot(Kind.INT), Slot(Kind.FLOAT)]
+        elif spec.kind in (Kind.INT, Kind.FLOAT, Kind.BOOL):
+            options = [Slot(spec.kind)]
+        else:
+            options = [Slot(Kind.OPAQUE)]
+        choices.append(options)
+    combos = list(itertools.islice(itertools.product(*choices), limit))
+    combos.sort(key=lambda combo: (sum(s.kind is not Kind.TENSOR for s in combo), sum(s.rank for s in combo)))
+    names = [s.name for s in specs]
+    return [tuple(zip(names, combo)) for combo in combos]
+
+
+def _layouts(specs: list[InputSpec]) -> list[dict[str, str]]:
+    """Shape layouts to try: every tensor batch-first, then one tensor at a time kept small (a
+    weight vector beside a batch), then every dimension n; each with loop counts = n, then with
+    counts small (a count that is a feature width, as in ``torch.empty(0, dim)``)."""
+    tensors = [s.name for s in specs if s.kind in (Kind.TENSOR, Kind.ANY) and not s.per_step]
+    shapes = [{name: "batch" for name in tensors}]
+    for small in tensors:
+        shapes.append({name: "small" if name == small else "batch" for name in tensors})
+    shapes.append({name: "all" for name in tensors})
+    counts = ("n", "small") if any(s.count for s in specs) else ("n",)
+    stepped = any(s.per_step for s in specs)
+    return [
+        {**shape, _COUNTS: mode}
+        for mode in counts
+        for shape in shapes
+        # something must grow with n, or every size would time the same small inputs
+        if stepped or (mode == "n" and any(s.count for s in specs)) or any(v != "small" for v in shape.values())
+    ]
+
+
+def _shape(rank: int, n: int, layout: str) -> tuple[int, ...]:
+    if layout == "all":
+        return (n,) * rank
+    if layout == "small" or rank == 0:
+        return (SMALL,) * rank
+    return (n,) + (SMALL,) * (rank - 1)
+
+
+def _tensor(spec: InputSpec, slot: Slot, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+    numel = 1
+    for d in shape:
+        numel *= d
+    if numel > MAX_ELEMENTS:
+        raise NotMeasured("inputs at this size would be too large")
+    dtype = getattr(torch, slot.dtype)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=generator) < 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=generator, dtype=torch.float64).to(dtype)
+    if spec.index or spec.nonnegative or slot.dtype == "uint8":
+        # in range of every dimension in play, so indexing never fails
+        return torch.randint(0, SMALL, shape, generator=generator).to(dtype)
+    return torch.randint(-3, 4, shape, generator=generator).to(dtype)
+
+
+def scaled_inputs(
+    specs: list[InputSpec], signature: Signature, n: int, layout: dict[str, str], seed: int, device: str
+) -> dict[str, Any]:
+    """One input of ``signature`` with the loop extent ``n`` (see the module docstring)."""
+    generator = torch.Generator().manual_seed(seed)
+    rng = random.Random(seed)
+    slots = dict(signature)
+    values: dict[str, Any] = {}
+    for spec in specs:
+        slot = slots[spec.name]
+        if slot.kind is Kind.OPAQUE:
+            continue
+        if slot.kind is Kind.TENSOR:
+            if spec.per_step:
+                value: Any = [_tensor(spec, slot, _shape(slot.rank, n, "small"), generator).to(device) for _ in range(n)]
+            else:
+                value = _tensor(spec, slot, _shape(slot.rank, n, layout.get(spec.name, "batch")), generator).to(device)
+        elif slot.kind is Kind.INT:
+            if spec.count:
+                value = n if layout.get(_COUNTS, "n") == "n" else SMALL
+            else:
+                value = rng.randrange(SMALL) if spec.nonnegative or spec.index else rng.randint(1, 3)
+        elif slot.kind is Kind.FLOAT:
+            value = 0.5
+        else:
+            value = True
+        values[spec.name] = [value] * n if spec.per_step and slot.kind is not Kind.TENSOR else value
+    return values
+
+
+def _run(code: Any, base: dict[str, Any], inputs: dict[str, Any]) -> None:
+    namespace = dict(base)
+    namespace.update(inputs)
+    exec(code, namespace)  # noqa: S102 - a verified kernel, in the boxed worker
+
+
+def _time_pair(
+    old: Any, new: Any, base: dict[str, Any], inputs: dict[str, Any], sync: Callable[[], None]
+) -> tuple[float, float, int]:
+    def once(code: Any) -> float:
+        own = {name: clone(value) for name, value in inputs.items()}
+        sync()
+        start = time.perf_counter()
+        _run(code, base, own)
+        sync()
+        return time.perf_counter() - start
+
+    first_old = once(old)  # warm-up: first-call allocations, lazy initialisation
+    once(new)
+    olds, news = [], []
+    started = time.perf_counter()
+    minimum = MIN_RUNS if first_old < MAX_CALL_SECONDS / 2 else 1
+    while len(olds) < minimum or (time.perf_counter() - started < BUDGET and len(olds) < MAX_RUNS):
+        olds.append(once(old))
+        news.append(once(new))
+    return statistics.median(olds), statistics.median(news), len(olds)
+
+
+def _predict(seen: list[tuple[int, float]], n: int) -> float:
+    """Seconds of one old call at ``n``, from the calls seen: polynomial growth, its degree fitted
+    to the last two sizes (assumed cubic from one size: the worst that turns up in loops)."""
+    size, seconds = seen[-1]
+    degree = 3.0
+    if len(seen) >= 2:
+        (s0, t0), (s1, t1) = seen[-2], seen[-1]
+        if t0 > 0 and t1 > 0 and s1 > s0:
+            degree = min(3.0, max(1.0, math.log(t1 / t0) / math.log(s1 / s0)))
+    return seconds * (n / size) ** degree
+
+
+def _affordable(
+    seen: list[tuple[int, float]], n: int, specs: list[InputSpec], signature: Signature, layout: dict[str, str],
+    seed: int, device: str, old: Any, base: dict[str, Any], sync: Callable[[], None],
+    max_call_seconds: float = MAX_CALL_SECONDS,
+) -> bool:
+    """Whether one old call at ``n`` fits :data:`MAX_CALL_SECONDS`; probes an intermediate size
+    (one untimed call, itself predicted to fit) when one size is all that was seen."""
+    if _predict(seen, n) <= max_call_seconds:
+        return True
+    probe = seen[-1][0] * PROBE_FACTOR
+    if len(seen) >= 2 or probe >= n or _predict(seen, probe) > max_call_seconds:
+        return False
+    inputs = scaled_inputs(specs, signature, probe, layout, seed, device)
+    sync()
+    start = time.perf_counter()
+    _run(old, base, inputs)
+    sync()
+    seen.append((probe, time.perf_counter() - start))
+    return _predict(seen, n) <= max_call_seconds
+
+
+def measure_kernel(
+    kernel: Kernel, device: str = "cpu", sizes: tuple[int, ...] = SIZES, seed: int = 0,
+    max_call_seconds: float = MAX_CALL_SECONDS,
+) -> tuple[Timing, ...]:
+    """Time old vs new at each of ``sizes`` on ``device``; raises :class:`NotMeasured`."""
+    specs = list(kernel.inputs)
+    if any(s.kind is Kind.OPAQUE for s in specs):
+        raise NotMeasured("the kernel calls a stand-in for code the checker cannot build")
+    base = base_namespace(kernel)
+    if any(isinstance(v, Opaque) for v in base.values()):
+        raise NotMeasured("the kernel calls a stand-in for code the checker cannot build")
+    old, new = compile(kernel.old, "<old>", "exec"), compile(kernel.new, "<new>", "exec")
+    by_name = {s.name: s for s in specs}
+    chosen: tuple[Signature, dict[str, str]] | None = None
+    tries, started = 0, time.perf_counter()
+    for signature in timing_signatures(specs):
+        for layout in _layouts(specs):
+            tries += 1
+            if tries > MAX_TRIES or time.perf_counter() - started > SEARCH_SECONDS:
+                break
+            try:
+                inputs = scaled_inputs(specs, signature, sizes[0], layout, seed, device)
+                _run(old, base, {k: clone(v) for k, v in inputs.items()})
+                _run(new, base, {k: clone(v) for k, v in inputs.items()})
+            except Exception:  # noqa: BLE001 - outside the old code's domain at this scale: next
+                continue
+            chosen = (signature, layout)
+            break
+        if chosen is not None or tries > MAX_TRIES or time.perf_counter() - started > SEARCH_SECONDS:
+            break
+    if chosen is None:
+        raise NotMeasured(f"found no input of size {sizes[0]} the old code accepts")
+    signature, layout = chosen
+    described = describe(signature, by_name)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    timings: list[Timing] = []
+    #: (size, seconds of one old call): what the growth of the old code's time is learnt from
+    seen: list[tuple[int, float]] = []
+    for n in sizes:
+        try:
+            if seen and not _affordable(seen, n, specs, signature, layout, seed, device, old, base, sync, max_call_seconds):
+                break  # a loop this long would cost the run more than the figure is worth
+            inputs = scaled_inputs(specs, signature, n, layout, seed, device)
+            old_s, new_s, runs = _time_pair(old, new, base, inputs, sync)
+        except Exception:  # noqa: BLE001 - too large, out of memory at the larger size, ...
+            break
+        seen.append((n, old_s))
+        timings.append(Timing(device, n, old_s, new_s, runs, described))
+    return tuple(timings)
+
+
+def with_timings(kernel: Kernel, verdict: Verdict, devices: tuple[str, ...], seed: int = 0) -> Verdict:
+    """``verdict`` with the kernel timed on each of ``devices`` (or the reason it was not)."""
+    timings: list[Timing] = []
+    note = ""
+    for device in devices:
+        try:
+            timings += measure_kernel(kernel, device, seed=seed)
+        except NotMeasured as exc:
+            note = f"speed not measured: {exc}"
+            break
+        except Exception as exc:  # noqa: BLE001 - timing is a report, never a reason to fail a check
+            note = f"speed not measured: {type(exc).__name__}: {str(exc)[:120]}"
+            break
+    if not timings and not note:
+        note = "speed not measured: the old code did not run at any realistic size"
+    return dataclasses.replace(verdict, timings=tuple(timings), timing_note=note)
+
+
+__all__ = ["SIZES", "NotMeasured", "measure_kernel", "scaled_inputs", "with_timings"]

@@ -1,0 +1,180 @@
+"""What a rewrite buys: the timing stage (``equivalence.timing``) and the "measured slower" gate.
+
+The timing tests assert what was measured (which sizes, which device, which inputs), never how
+fast anything is: speed is the benchmarks' business. The gate is tested with fake verdicts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from test_app_fakes import AssignOne, FakeChecker, by_new_code, variant, verified
+
+from equivalence.cache import verdict_from_json, verdict_to_json
+from equivalence.kernel import InputSpec, Kernel, Kind, Outcome, Timing, Verdict
+from equivalence.timing import (
+    SIZES,
+    NotMeasured,
+    _predict,
+    measure_kernel,
+    scaled_inputs,
+    timing_signatures,
+)
+from torchfix.pipeline import process_source
+from torchfix.report import Summary, record_json
+
+HIST = Kernel(
+    old="for v in idx:\n    hist[v] += 1\n",
+    new="hist.index_put_((idx,), torch.ones_like(idx, dtype=hist.dtype), accumulate=True)\n",
+    inputs=(InputSpec("hist", ranks=(1,), dtypes=("float32",)), InputSpec("idx", ranks=(1,), index=True, nonnegative=True)),
+    outputs=("hist",),
+)
+
+
+def test_a_verified_kernel_is_timed_at_each_size_on_fresh_inputs_of_that_size() -> None:
+    timings = measure_kernel(HIST, "cpu")
+    assert [t.size for t in timings] == list(SIZES)
+    for t in timings:
+        assert t.device == "cpu" and t.old_seconds > 0 and t.new_seconds > 0 and t.runs >= 1
+        assert t.signature == "hist: float32[rank 1], idx: int64[rank 1]"
+
+
+def test_inputs_scale_the_loop_extent_and_keep_other_dimensions_small() -> None:
+    specs = [
+        InputSpec("x", ranks=(2,)),
+        InputSpec("w", ranks=(1,)),
+        InputSpec("n", Kind.INT, count=True),
+        InputSpec("losses", ranks=(0,), per_step=True),
+    ]
+    (signature, *_) = timing_signatures(specs)
+    inputs = scaled_inputs(specs, signature, 300, {"x": "batch", "w": "small"}, 0, "cpu")
+    assert inputs["x"].shape == (300, 8) and inputs["x"].dtype.is_floating_point
+    assert inputs["w"].shape == (8,)
+    assert inputs["n"] == 300
+    assert len(inputs["losses"]) == 300 and inputs["losses"][0].shape == ()
+
+
+def test_the_search_finds_the_layout_the_old_code_accepts() -> None:
+    # w must match x's row width, not the batch: only the "w small" layout runs
+    kernel = Kernel(
+        old="out = torch.empty(x.size(0))\nfor i in range(x.size(0)):\n    out[i] = torch.dot(x[i], w)\n",
+        new="out = x @ w\n",
+        inputs=(InputSpec("x"), InputSpec("w")),
+        outputs=("out",),
+    )
+    timings = measure_kernel(kernel, "cpu", sizes=(64,))
+    assert timings[0].signature == "w: float32[rank 1], x: float32[rank 2]" or "x: float32[rank 2]" in timings[0].signature
+
+
+def test_kernels_that_call_stand_ins_are_not_timed() -> None:
+    kernel = Kernel(old="y = model(x)\n", new="y = model(x)\n", inputs=(InputSpec("x"), InputSpec("model", Kind.OPAQUE)), outputs=("y",))
+    with pytest.raises(NotMeasured, match="stand-in"):
+        measure_kernel(kernel, "cpu")
+
+
+def test_a_kernel_the_old_code_never_accepts_at_scale_is_not_timed() -> None:
+    kernel = Kernel(old="assert x.numel() < 3\ny = x\n", new="y = x\n", inputs=(InputSpec("x", ranks=(1,)),), outputs=("y",))
+    with pytest.raises(NotMeasured, match="no input of size"):
+        measure_kernel(kernel, "cpu")
+
+
+def test_sizes_whose_old_call_is_predicted_too_long_are_skipped() -> None:
+    # quadratic in n: 65k steps at 256 take milliseconds, so with a 50 ms cap neither 4096 nor
+    # the 1024 probe (predicted cubic from one size) may run
+    kernel = Kernel(
+        old="s = 0\nfor i in range(n):\n    for j in range(n):\n        s += 1\n",
+        new="s = max(n, 0) ** 2\n",
+        inputs=(InputSpec("n", Kind.INT, count=True),),
+        outputs=("s",),
+    )
+    timings = measure_kernel(kernel, "cpu", max_call_seconds=0.05)
+    assert [t.size for t in timings] == [256]
+
+
+def test_growth_is_fitted_from_two_sizes_and_assumed_cubic_from_one() -> None:
+    assert _predict([(100, 1.0)], 200) == pytest.approx(8.0)
+    assert _predict([(100, 1.0), (400, 4.0)], 1600) == pytest.approx(16.0)  # linear
+    assert _predict([(100, 1.0), (400, 16.0)], 1600) == pytest.approx(256.0)  # quadratic
+
+
+def _timed(*speedups: float, device: str = "cpu") -> Verdict:
+    sizes = (256, 4096)
+    return dataclasses.replace(
+        verified(), timings=tuple(Timing(device, n, s * 1e-3, 1e-3, 5, "x: float32[rank 1]") for n, s in zip(sizes, speedups))
+    )
+
+
+def test_measured_slower_means_slower_at_every_size_on_the_deciding_device() -> None:
+    assert _timed(0.5, 0.8).measured_slower()
+    assert not _timed(0.5, 1.3).measured_slower()
+    assert not _timed(0.97, 0.96).measured_slower(), "inside the noise margin"
+    assert not verified().measured_slower(), "not measured is not slower"
+    both = dataclasses.replace(_timed(0.5, 0.5), timings=_timed(0.5, 0.5).timings + _timed(3.0, 4.0, device="cuda").timings)
+    assert not both.measured_slower(), "the GPU decides when it was measured"
+
+
+SRC = b"import torch\n\n\ndef f():\n    x = 1\n    return x\n"
+
+
+def test_a_rewrite_measured_slower_is_not_emitted_by_default() -> None:
+    checker = FakeChecker(lambda kernel: _timed(0.4, 0.5))
+    result = process_source(SRC, "m.py", [AssignOne], lambda: checker)
+    assert not result.changed
+    (record,) = result.records
+    assert record.outcome == "skipped" and not record.emitted
+    assert "measured slower" in record.reason and "0.40x at n=256" in record.reason and "--allow-slower" in record.reason
+    assert record.verdict is not None and record.verdict.timings, "the measurement goes to the report"
+
+
+def test_allow_slower_emits_it() -> None:
+    checker = FakeChecker(lambda kernel: _timed(0.4, 0.5))
+    result = process_source(SRC, "m.py", [AssignOne], lambda: checker, allow_slower=True)
+    assert result.changed and result.records[0].outcome == "verified"
+
+
+def test_a_slower_rung_lets_the_ladder_climb_to_a_faster_verified_one() -> None:
+    rule = variant(AssignOne, ladder=("2", "3"))
+    checker = FakeChecker(by_new_code({"x = 2": _timed(0.4, 0.5), "x = 3": _timed(20.0, 90.0)}))
+    result = process_source(SRC, "m.py", [rule], lambda: checker)
+    assert result.new == SRC.replace(b"x = 1", b"x = 3")
+    assert result.records[0].outcome == "verified"
+
+
+def test_speedups_reach_the_summary_and_the_json_report() -> None:
+    checker = FakeChecker(lambda kernel: _timed(37.0, 120.0))
+    result = process_source(SRC, "m.py", [AssignOne], lambda: checker)
+    summary = Summary()
+    summary.add(result)
+    lines = summary.speed_lines()
+    assert lines[0].startswith("measured speedup of 1 rewrite(s) on cpu at n=256: median 37x")
+    (entry,) = record_json(result)
+    assert entry["speedup"] == [{"device": "cpu", "n": 256, "speedup": 37.0}, {"device": "cpu", "n": 4096, "speedup": 120.0}]
+    assert entry["verdict"]["timings"][1]["old_seconds"] == pytest.approx(0.12)
+    json.dumps(entry)
+
+
+def test_timings_survive_the_persistent_cache() -> None:
+    verdict = dataclasses.replace(_timed(2.0, 3.0), timing_note="")
+    again = verdict_from_json(json.loads(json.dumps(verdict_to_json(verdict))))
+    assert again == verdict and again.outcome is Outcome.VERIFIED
+
+
+def test_the_boxed_checker_attaches_timings_to_verified_verdicts() -> None:
+    from equivalence.checker import Checker, CheckSettings
+
+    with Checker(CheckSettings(examples=10), cache_dir=None) as checker:
+        verdict = checker.check(HIST)
+    assert verdict.ok
+    assert [(t.device, t.size) for t in verdict.timings] == [("cpu", n) for n in SIZES]
+    assert "at n=256" in verdict.speed_text()
+
+
+def test_allow_slower_and_measure_are_configuration_keys(tmp_path) -> None:  # noqa: ANN001
+    from torchfix.config import ConfigError, parse_config
+
+    config = parse_config({"allow-slower": True, "measure": False}, tmp_path / "pyproject.toml")
+    assert config.allow_slower is True and config.measure is False
+    with pytest.raises(ConfigError, match="expected bool"):
+        parse_config({"measure": "yes"}, tmp_path / "pyproject.toml")
