@@ -128,7 +128,10 @@ def time_pair(case: Case, n: int, device: str, budget: float) -> tuple[float, fl
         args = {k: _clone(v) for k, v in inputs.items()}
         sync()
         start = time.perf_counter()
-        fn(**args)
+        # corpus functions allocate with factory defaults (`torch.zeros(k)`): on a GPU they run
+        # with it as the default device, as such code does when it is moved there
+        with torch.device(device):
+            fn(**args)
         sync()
         return time.perf_counter() - start
 

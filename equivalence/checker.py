@@ -43,15 +43,29 @@ def available_devices() -> tuple[str, ...]:
     return ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
 
 
+#: how the engine says a device leg found no input the old code runs on
+NO_DOMAIN = "found no input on which the old code runs"
+
+
 def merge_verdicts(verdicts: list[Verdict]) -> Verdict:
-    """One verdict over several devices: the first non-verified one decides."""
-    for verdict in verdicts:
+    """One verdict over several devices: the first non-verified one decides -- except a GPU leg on
+    which the old code runs on no input at all (it converts to numpy, say): such code is not GPU
+    code, that leg has no evidence either way, and the verdict says it was checked without it."""
+    skipped_legs = []
+    for k, verdict in enumerate(verdicts):
+        if k > 0 and verdict.outcome is Outcome.UNVERIFIED and verdict.reason.startswith(NO_DOMAIN) and verdicts[0].ok:
+            skipped_legs.append(verdict)
+            continue
         if verdict.outcome is not Outcome.VERIFIED:
             return verdict
+    verdicts = [v for v in verdicts if v not in skipped_legs]
     devices = tuple(d for v in verdicts for d in v.devices)
     examples = sum(v.examples for v in verdicts)
     signatures = tuple(sorted({s for v in verdicts for s in v.signatures}))
-    notes = tuple(dict.fromkeys(n for v in verdicts for n in v.notes))
+    notes = tuple(dict.fromkeys(n for v in verdicts for n in v.notes)) + tuple(
+        f"not checked on {', '.join(v.devices) or 'the GPU'}: the old code runs on no input there ({v.reason[len(NO_DOMAIN):].lstrip('; ')[:160]})"
+        for v in skipped_legs
+    )
     return Verdict(
         Outcome.VERIFIED,
         f"no counterexample in {examples} examples on {', '.join(devices)}",
@@ -111,14 +125,29 @@ class Checker:
         #: checks actually run in the worker (not answered from a cache)
         self.checks_run = 0
         self._last_failure = Verdict(Outcome.UNVERIFIED, "the checker worker died")
+        #: set when a worker could not start under the address-space limit
+        self._unlimited = False
 
     def _start(self) -> None:
+        try:
+            self._spawn(self._address_space_mb())
+        except RuntimeError:
+            if not self._address_space_mb():
+                raise
+            # a CUDA build of torch maps gigabytes of libraries at import: under a small
+            # address-space limit the worker dies before it is ready. Run it unlimited; the
+            # parent still watches its resident memory (_wait).
+            self._stop()
+            self._unlimited = True
+            self._spawn(0)
+
+    def _spawn(self, address_space_mb: int) -> None:
         # A fresh interpreter (not multiprocessing's spawn, which re-imports the caller's
         # __main__) talking pickles over a socket pair.
         parent, child = socket.socketpair()
         env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=_package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""))
         process = subprocess.Popen(
-            [sys.executable, "-m", "equivalence.worker", str(child.fileno()), str(self._address_space_mb())],
+            [sys.executable, "-m", "equivalence.worker", str(child.fileno()), str(address_space_mb)],
             pass_fds=(child.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -128,7 +157,11 @@ class Checker:
         )
         child.close()
         self._process, self._conn = process, Connection(parent.detach())
-        if not self._conn.poll(_STARTUP_SECONDS) or self._conn.recv() != "ready":
+        try:
+            ready = self._conn.poll(_STARTUP_SECONDS) and self._conn.recv() == "ready"
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
             raise RuntimeError("the checker worker did not start")
 
     def _stop(self) -> None:
@@ -143,7 +176,9 @@ class Checker:
     def _address_space_mb(self) -> int:
         # CUDA reserves far more address space than it uses: with a GPU in play the worker runs
         # without RLIMIT_AS and the parent watches its resident memory instead
-        return 0 if any(d != "cpu" for d in self.settings.devices) else self.settings.memory_mb
+        if self._unlimited or any(d != "cpu" for d in self.settings.devices):
+            return 0
+        return self.settings.memory_mb
 
     def check(self, kernel: Kernel) -> Verdict:
         key = (kernel.key(), self.settings)

@@ -86,7 +86,16 @@ def _to_device(value: Any, device: str) -> Any:
         return value.to(device)
     if isinstance(value, list):
         return [_to_device(v, device) for v in value]
+    if isinstance(value, dict):  # an example: name -> value
+        return {name: _to_device(v, device) for name, v in value.items()}
     return value
+
+
+def _old_raises_on_cpu(old_code: Any, kernel: Kernel, base: dict[str, Any], raw: dict[str, Any], device: str) -> bool:
+    """On a GPU leg: whether the old code raises on the CPU copy of an example. Such an example is
+    outside the old code's domain anyway, and running it on the GPU can be destructive: an
+    out-of-range index there is a device-side assert that poisons the process's CUDA context."""
+    return device != "cpu" and run_snippet(old_code, kernel, base, raw).error is not None
 
 
 def _tolerance(kernel: Kernel, inputs: dict[str, Any]) -> Tolerance:
@@ -325,8 +334,11 @@ def admit_signatures(
     admitted = []
     for signature in candidate_signatures(specs, SIGNATURE_LIMIT, rng):
         for _ in range(ADMISSION_TRIES):
-            inputs = _to_device(sample_nonempty(specs, signature, rng), device)
-            error = run_snippet(old_code, kernel, base, inputs).error
+            raw = sample_nonempty(specs, signature, rng)
+            if _old_raises_on_cpu(old_code, kernel, base, raw, device):
+                error: BaseException | None = run_snippet(old_code, kernel, base, raw).error
+            else:
+                error = run_snippet(old_code, kernel, base, _to_device(raw, device)).error
             if error is None:
                 admitted.append(signature)
                 break
@@ -408,6 +420,9 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         for k, edge in enumerate(edge_inputs(specs, signature)):
             if k >= per_signature:
                 break
+            if _old_raises_on_cpu(old_code, kernel, base, edge, config.device):
+                stats.old_raised += 1
+                continue
             inputs = _to_device(edge, config.device)
             result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
             if result is _OLD_RAISED:
@@ -439,7 +454,11 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     @given(st.data())
     def explore(data: st.DataObject) -> None:
         signature = data.draw(st.sampled_from(admitted), label="signature")
-        inputs = _to_device(data.draw(inputs_strategy(specs, signature), label="inputs"), config.device)
+        raw = data.draw(inputs_strategy(specs, signature), label="inputs")
+        if _old_raises_on_cpu(old_code, kernel, base, raw, config.device):
+            stats.old_raised += 1
+            return
+        inputs = _to_device(raw, config.device)
         result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
         if result is _OLD_RAISED:
             stats.old_raised += 1
@@ -454,6 +473,8 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         per_signature = max(8, EDGE_BUDGET // len(admitted))
         for signature in admitted:
             for raw in itertools.islice(edge_inputs(specs, signature), per_signature):
+                if _old_raises_on_cpu(old_code, kernel, base, raw, config.device):
+                    continue
                 inputs = _to_device(raw, config.device)
                 result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
                 if result is _OLD_RAISED:

@@ -155,14 +155,43 @@ class Unbound:
         return 0
 
 
+def is_device_failure(exc: BaseException) -> bool:
+    """A CUDA error (a device-side assert, an illegal address): it leaves the process's CUDA
+    context unusable, so it says nothing about the example and everything about the worker."""
+    return type(exc).__name__ == "AcceleratorError" or "CUDA error" in str(exc)
+
+
+def input_device(inputs: dict[str, Any]) -> torch.device | None:
+    """The device of an example's tensors (the first found; None without tensors)."""
+    for value in inputs.values():
+        if isinstance(value, torch.Tensor):
+            return value.device
+        if isinstance(value, list) and value and isinstance(value[0], torch.Tensor):
+            return value[0].device
+    return None
+
+
+def exec_on_device(code: Any, namespace: dict[str, Any], device: torch.device | None) -> None:
+    """``exec`` with ``device`` as the factory default when it is not the CPU: code written for one
+    device allocates with defaults (``torch.zeros(k)``) and, moved to a GPU, runs with the GPU as
+    its default device -- the CUDA leg runs it so."""
+    if device is not None and device.type != "cpu":
+        with device:
+            exec(code, namespace)  # noqa: S102 - the whole point: a boxed, restricted run
+    else:
+        exec(code, namespace)  # noqa: S102
+
+
 def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[str, Any]) -> RunResult:
     """Execute a compiled snippet on clones of ``inputs``; never raises for the snippet's errors."""
     namespace = dict(base)
     own_inputs = {name: clone(v) for name, v in inputs.items()}
     namespace.update(own_inputs)
     try:
-        exec(code, namespace)  # noqa: S102 - the whole point: a boxed, restricted run
+        exec_on_device(code, namespace, input_device(inputs))
     except Exception as exc:  # the old code's domain excludes this input; for new code: a bug
+        if is_device_failure(exc):
+            raise  # not the snippet's verdict: the device is unusable now (the worker restarts)
         return RunResult({}, own_inputs, exc)
     outputs = {name: namespace.get(name, Unbound()) for name in kernel.outputs}
     return RunResult(outputs, own_inputs, None)

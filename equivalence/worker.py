@@ -31,6 +31,7 @@ def serve(conn: Connection, memory_mb: int) -> None:
 
     torch.set_num_threads(1)
     from equivalence.engine import EngineSettings, check_kernel, replay_kernel
+    from equivalence.execute import is_device_failure
     from equivalence.timing import with_timings
 
     # the parent times checks from here on, not the imports
@@ -66,7 +67,9 @@ def serve(conn: Connection, memory_mb: int) -> None:
         except MemoryError:
             conn.send(Verdict(Outcome.UNVERIFIED, "the check ran out of memory"))
         except Exception as exc:  # a checker bug must not take the run down
-            conn.send(Verdict(Outcome.UNVERIFIED, f"checker error: {type(exc).__name__}: {exc}"))
+            conn.send(Verdict(Outcome.UNVERIFIED, f"checker error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
+            if is_device_failure(exc):
+                return  # a CUDA error outlives the check: the parent starts a fresh worker
 
 
 

@@ -168,3 +168,43 @@ def test_nan_after_the_first_element_is_found(checker):
 def test_int64_overflow_is_found(checker):
     kernel = Kernel("y = [int(v) for v in x]\n", "y = x.long().tolist()\n", (InputSpec("x", ranks=(1,), dtypes=("float32",)),), ("y",))
     assert checker.check(kernel).outcome is Outcome.REJECTED
+
+
+def test_a_worker_that_cannot_start_under_the_address_space_limit_is_restarted_without_it():
+    # 64 MiB is too little to import torch at all: the worker dies before it is ready, as a CUDA
+    # build of torch does under a few GiB; the checker must start it unlimited instead
+    with Checker(CheckSettings(examples=5, timeout=60.0, memory_mb=64), cache_dir=None) as checker:
+        verdict = checker.check(Kernel("y = x * 2\n", "y = x + x\n", (InputSpec("x", ranks=(1,), dtypes=("float32",)),), ("y",)))
+    assert verdict.outcome is Outcome.VERIFIED
+
+
+def test_a_device_leg_moves_every_input_of_an_example_to_its_device():
+    # a regression: examples are dicts, and the CUDA leg once ran them on the CPU unmoved
+    from equivalence.engine import _to_device
+
+    moved = _to_device({"x": torch.ones(2), "steps": [torch.ones(1), torch.ones(1)], "n": 3}, "meta")
+    assert moved["x"].device.type == "meta" and {t.device.type for t in moved["steps"]} == {"meta"} and moved["n"] == 3
+
+
+def test_snippets_on_a_device_allocate_there_by_default():
+    from equivalence.execute import base_namespace, run_snippet
+
+    kernel = Kernel("y = torch.zeros(2) + x\n", "y = x\n", (InputSpec("x"),), ("y",))
+    code = compile(kernel.old, "<old>", "exec")
+    result = run_snippet(code, kernel, base_namespace(kernel), {"x": torch.ones(2, device="meta")})
+    assert result.error is None and result.outputs["y"].device.type == "meta"
+
+
+def test_a_gpu_leg_where_the_old_code_never_runs_does_not_veto_the_cpu_verdict():
+    from equivalence.checker import merge_verdicts
+    from equivalence.kernel import Verdict
+
+    cpu = Verdict(Outcome.VERIFIED, "no counterexample", examples=90, devices=("cpu",))
+    gpu = Verdict(Outcome.UNVERIFIED, "found no input on which the old code runs (...); the old code raised TypeError: can't convert cuda:0 device type tensor to numpy", devices=("cuda",))
+    merged = merge_verdicts([cpu, gpu])
+    assert merged.ok and merged.devices == ("cpu",)
+    assert any("not checked on cuda" in note and "numpy" in note for note in merged.notes)
+    refuted = Verdict(Outcome.REJECTED, "counterexample: y differs", devices=("cuda",))
+    assert merge_verdicts([cpu, refuted]) is refuted
+    timed_out = Verdict(Outcome.UNVERIFIED, "the check timed out after 30s", devices=("cuda",))
+    assert merge_verdicts([cpu, timed_out]) is timed_out

@@ -252,6 +252,8 @@ def test_persistent_cache_makes_a_rerun_cost_no_checks(tmp_path):
 def test_cache_defaults(monkeypatch, tmp_path):
     from equivalence.cache import default_cache_dir
 
+    monkeypatch.delenv("TORCHFIX_NO_CACHE", raising=False)
+    monkeypatch.delenv("TORCHFIX_CACHE_DIR", raising=False)
     assert os.environ.get("PYTEST_CURRENT_TEST") and default_cache_dir() is None
     monkeypatch.setenv("TORCHFIX_CACHE_DIR", str(tmp_path))
     assert default_cache_dir() == tmp_path
