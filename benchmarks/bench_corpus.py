@@ -2,11 +2,16 @@
 
     python benchmarks/bench_corpus.py                 # n = 16, 256, 4096 on CPU (+ CUDA when present)
     python benchmarks/bench_corpus.py --sizes 256 --rules TFV004 --device cpu
+    python benchmarks/bench_corpus.py --json results.json   # every measurement, for quoting
 
 A case is runnable when its first lines carry a ``# bench: func(arg=SPEC, ...)`` header and it has
 an ``.expected.py`` twin (see corpus/README.md). Old and new calls alternate (A B A B ...), each
 on fresh clones of the same inputs, so machine noise hits both alike; the figure is the ratio of
-the medians. Inputs are generated from the header:
+the medians. Where a case has a hand-written optimum (``<case>.optimum.py``) it joins the rotation
+(old, new, optimum, ...) and the table shows ``new/opt``, the rewrite's time over the optimum's
+(1.00: torchfix matches the expert; the goal is <= 1.2). A summary per device and size ends the
+run: the median speedup over all cases and the goals of issue 7, met or not, with the offenders.
+Inputs are generated from the header:
 
     float32[n,8]      a tensor of that dtype and shape (sizes may use n)
     int64[n]<10>      integers in [0, 10)           bool[n]     random booleans
@@ -16,6 +21,7 @@ the medians. Inputs are generated from the header:
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import statistics
@@ -44,6 +50,8 @@ class Case:
     args: list[tuple[str, str]]
     old: Callable[..., Any]
     new: Callable[..., Any]
+    #: the hand-written optimum, when the case has one
+    optimum: Callable[..., Any] | None = None
 
 
 def _split_args(text: str) -> list[tuple[str, str]]:
@@ -77,7 +85,7 @@ def _load(path: Path, func: str) -> Callable[..., Any]:
 def discover(rules: list[str] | None) -> list[Case]:
     cases = []
     for before in sorted(CORPUS.glob("TFV*/*.py")):
-        if before.name.endswith(".expected.py") or before.name.startswith("trap_"):
+        if before.name.endswith((".expected.py", ".optimum.py")) or before.name.startswith("trap_"):
             continue
         rule = before.parent.name
         if rules and not any(rule.startswith(r) for r in rules):
@@ -87,7 +95,9 @@ def discover(rules: list[str] | None) -> list[Case]:
         if header is None or not after.exists() or after.read_bytes() == before.read_bytes():
             continue  # not runnable, or the checker refuted the rewrite: nothing to time
         func, args = header.group(1), _split_args(header.group(2))
-        cases.append(Case(rule, before.stem, func, args, _load(before, func), _load(after, func)))
+        best = before.with_name(before.stem + ".optimum.py")
+        optimum = _load(best, func) if best.exists() else None
+        cases.append(Case(rule, before.stem, func, args, _load(before, func), _load(after, func), optimum))
     return cases
 
 
@@ -119,7 +129,7 @@ def _clone(value: Any) -> Any:
     return value.clone() if isinstance(value, torch.Tensor) else value
 
 
-def time_pair(case: Case, n: int, device: str, budget: float) -> tuple[float, float]:
+def time_pair(case: Case, n: int, device: str, budget: float) -> tuple[float, float, float | None]:
     generator = torch.Generator().manual_seed(n)
     inputs = {name: make_input(spec, n, device, generator) for name, spec in case.args}
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
@@ -137,15 +147,20 @@ def time_pair(case: Case, n: int, device: str, budget: float) -> tuple[float, fl
 
     first_old = once(case.old)  # warm-up (and first-call allocations)
     once(case.new)
+    if case.optimum is not None:
+        once(case.optimum)
     if first_old * 3 > MAX_SECONDS:
         raise TimeoutError(f"the old code takes {first_old:.1f}s per call at this size: skipped")
-    old_times, new_times = [], []
+    old_times, new_times, opt_times = [], [], []
     started = time.perf_counter()
     minimum = 5 if first_old < 1.0 else 2
     while len(old_times) < minimum or (time.perf_counter() - started < budget and len(old_times) < 200):
         old_times.append(once(case.old))
         new_times.append(once(case.new))
-    return statistics.median(old_times), statistics.median(new_times)
+        if case.optimum is not None:
+            opt_times.append(once(case.optimum))
+    optimum = statistics.median(opt_times) if opt_times else None
+    return statistics.median(old_times), statistics.median(new_times), optimum
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=["cpu", "cuda", "all"], default="all")
     parser.add_argument("--budget", type=float, default=0.3, help="seconds per case and size")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--json", type=Path, help="also write every measurement to this JSON file")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -163,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = discover([r for r in args.rules.split(",") if r] or None)
     print(f"torch {torch.__version__}, {args.threads} thread(s), devices: {', '.join(devices)}, {len(cases)} cases")
     speedups: dict[tuple[str, str, int], list[float]] = {}
-    header = f"{'case':<40} {'dev':<4} {'n':>5} {'old us':>10} {'new us':>10} {'speedup':>8}"
+    rows: list[dict[str, Any]] = []
+    header = f"{'case':<40} {'dev':<4} {'n':>5} {'old us':>10} {'new us':>10} {'speedup':>8} {'new/opt':>8}"
     print(header)
     print("-" * len(header))
     for case in cases:
@@ -176,14 +193,20 @@ def main(argv: list[str] | None = None) -> int:
                           f"> {MAX_SECONDS:.0f}s per call")
                     continue
                 try:
-                    old, new = time_pair(case, n, device, args.budget)
+                    old, new, opt = time_pair(case, n, device, args.budget)
                     previous = (n, old)
                 except Exception as exc:  # a case that cannot run at this size is reported, not fatal
                     print(f"{case.rule + '/' + case.name:<40} {device:<4} {n:>5}  error: {type(exc).__name__}: {exc}")
                     continue
                 ratio = old / new if new > 0 else float("inf")
+                over_opt = new / opt if opt else None
                 speedups.setdefault((case.rule, device, n), []).append(ratio)
-                print(f"{case.rule + '/' + case.name:<40} {device:<4} {n:>5} {old * 1e6:>10.1f} {new * 1e6:>10.1f} {ratio:>7.1f}x")
+                rows.append({
+                    "rule": case.rule, "case": case.name, "device": device, "n": n, "old_s": old, "new_s": new,
+                    "opt_s": opt, "speedup": ratio, "new_over_opt": over_opt,
+                })
+                print(f"{case.rule + '/' + case.name:<40} {device:<4} {n:>5} {old * 1e6:>10.1f} {new * 1e6:>10.1f} {ratio:>7.1f}x"
+                      + (f" {over_opt:>7.2f}" if over_opt is not None else f" {'=':>7}"))
     print()
     print("median speedup per rule")
     print(f"{'rule':<8} {'dev':<4} " + " ".join(f"{'n=' + str(n):>9}" for n in sizes) + "   slower at any n?")
@@ -195,7 +218,45 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(f"{statistics.median(values):>8.1f}x" if values else f"{'-':>9}")
                 slower |= any(v < 1.0 for v in values)
             print(f"{rule:<8} {device:<4} " + " ".join(cells) + f"   {'yes' if slower else 'no'}")
+    print()
+    print_goals(rows, devices, sizes)
+    if args.json:
+        args.json.write_text(json.dumps({"torch": torch.__version__, "threads": args.threads, "rows": rows}, indent=1))
     return 0
+
+
+def print_goals(rows: list[dict[str, Any]], devices: list[str], sizes: list[int]) -> None:
+    """All cases together, per device and size, and issue 7's goals, met or not."""
+    print("all cases")
+    for device in devices:
+        for n in sizes:
+            here = [r for r in rows if r["device"] == device and r["n"] == n]
+            if not here:
+                continue
+            ratios = [r["new_over_opt"] for r in here if r["new_over_opt"] is not None]
+            line = f"  {device:<4} n={n:<5} {len(here):>3} cases, median speedup {statistics.median(r['speedup'] for r in here):.1f}x"
+            if ratios:
+                line += f"; new/opt over {len(ratios)} optima: median {statistics.median(ratios):.2f}, worst {max(ratios):.2f}"
+            print(line)
+
+    def goal(text: str, offenders: list[str], measured: bool = True) -> None:
+        if not measured:
+            return
+        state = "met" if not offenders else "NOT met: " + ", ".join(offenders)
+        print(f"  goal: {text}: {state}")
+
+    at_256 = {d: [r for r in rows if r["device"] == d and r["n"] == 256] for d in devices}
+    for device, target in (("cpu", 50), ("cuda", 100)):
+        here = at_256.get(device) or []
+        if here:
+            median = statistics.median(r["speedup"] for r in here)
+            goal(f"median >= {target}x at n=256 on {device} (measured {median:.1f}x)", [] if median >= target else [f"median {median:.1f}x"])
+    goal("no case slower at n=16", [f"{r['rule']}/{r['case']} ({r['device']}, {r['speedup']:.2f}x)" for r in rows if r["n"] == 16 and r["speedup"] < 1.0],
+         any(r["n"] == 16 for r in rows))
+    with_opt = [r for r in rows if r["new_over_opt"] is not None]
+    goal("within 1.2x of the hand-written optimum",
+         [f"{r['rule']}/{r['case']} ({r['device']}, n={r['n']}: {r['new_over_opt']:.1f}x)" for r in with_opt if r["new_over_opt"] > 1.2],
+         bool(with_opt))
 
 
 if __name__ == "__main__":

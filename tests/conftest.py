@@ -36,4 +36,4 @@ def checker():
 
 
 def corpus_cases(code: str) -> list[Path]:
-    return sorted(p for p in (CORPUS / code).glob("*.py") if not p.name.endswith(".expected.py"))
+    return sorted(p for p in (CORPUS / code).glob("*.py") if not p.name.endswith((".expected.py", ".optimum.py")))
