@@ -166,3 +166,17 @@ def test_bytes_round_trip_outside_the_edit(data):
 def test_verdict_none_only_when_nothing_was_checked():
     result = run(SRC, [AssignOne], FakeChecker(lambda k: verified("ok")))
     assert result.records[0].verdict is not None and result.records[0].reason == "ok"
+
+
+def test_a_refutation_found_only_on_the_gpu_is_the_one_reported():
+    import dataclasses
+
+    def on(device: str, reason: str):  # noqa: ANN202
+        verdict = rejected(reason)
+        return dataclasses.replace(verdict, counterexample=dataclasses.replace(verdict.counterexample, device=device))
+
+    rule = variant(AssignOne, ladder=("2", "3"))
+    result = run(SRC, [rule], FakeChecker(by_new_code({"x = 2": on("cpu", "first rung"), "x = 3": on("cuda", "second rung")})))
+    assert result.records[0].outcome == "rejected" and result.records[0].reason == "second rung"
+    result = run(SRC, [rule], FakeChecker(by_new_code({"x = 2": on("cpu", "first rung"), "x = 3": on("cpu", "second rung")})))
+    assert result.records[0].reason == "first rung"

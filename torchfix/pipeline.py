@@ -224,7 +224,14 @@ def _judge(
                 continue
             return Outcome.VERIFIED.value, verdict.reason, candidate, verdict
         if verdict.outcome is Outcome.REJECTED:
-            first_rejection = first_rejection or verdict
+            # the first refutation explains the climb; one found only on a GPU explains why a
+            # rung that holds on the CPU was dropped there, so it is the one worth showing
+            on_gpu = verdict.counterexample is not None and verdict.counterexample.device not in ("", "cpu")
+            first_on_gpu = first_rejection is not None and first_rejection.counterexample is not None and (
+                first_rejection.counterexample.device not in ("", "cpu")
+            )
+            if first_rejection is None or (on_gpu and not first_on_gpu):
+                first_rejection = verdict
         elif unverified is None:
             unverified = (candidate, verdict.reason, verdict)
     if slower is not None:
