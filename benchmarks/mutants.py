@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from equivalence.kernel import InputSpec, Kernel, Kind
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 F_MODULES = (("torch", "torch"), ("F", "torch.nn.functional"))
 

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mutants import Case, build_cases, quick_cases  # noqa: E402
 
-from equivalence.checker import Checker, CheckSettings  # noqa: E402
-from equivalence.kernel import Outcome  # noqa: E402
+from torchfix.equivalence.checker import Checker, CheckSettings  # noqa: E402
+from torchfix.equivalence.kernel import Outcome  # noqa: E402
 
 
 def run(cases: list[Case], settings: CheckSettings, jobs: int, progress: bool) -> list[dict]:

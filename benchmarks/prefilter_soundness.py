@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 import libcst as cst  # noqa: E402
 from libcst.metadata import MetadataWrapper  # noqa: E402
 
-from codemods.registry import ALL_RULES  # noqa: E402
-from codemods.syntax import SyntaxIndex, parse_tree  # noqa: E402
+from torchfix.codemods.registry import ALL_RULES  # noqa: E402
+from torchfix.codemods.syntax import SyntaxIndex, parse_tree  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from codemods.registry import ALL_RULES  # noqa: E402
-from equivalence.kernel import Outcome, Verdict  # noqa: E402
+from torchfix.codemods.registry import ALL_RULES  # noqa: E402
+from torchfix.equivalence.kernel import Outcome, Verdict  # noqa: E402
 from torchfix.discover import discover  # noqa: E402
 from torchfix.pipeline import OVERLAP_REASON, process_source  # noqa: E402
 from torchfix.source import SourceError, parse  # noqa: E402

@@ -14,7 +14,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import PositionProvider
 
-from codemods.base import ModuleFacts
+from torchfix.codemods.base import ModuleFacts
 
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
@@ -389,7 +389,7 @@ def comments_in(node: cst.CSTNode) -> list[cst.EmptyLine]:
 # ----------------------------------------------------------------------------- tensor evidence
 
 #: methods and attributes that lists, tuples and numpy arrays do not have
-_TENSOR_ONLY_ATTRS = frozenset(
+TENSOR_ONLY_ATTRS = frozenset(
     {"size", "numel", "dim", "ndimension", "detach", "cpu", "cuda", "to", "backward", "requires_grad",
      "device", "is_cuda", "unsqueeze", "float", "double", "long", "int", "half", "bool", "softmax",
      "log_softmax", "masked_fill", "index_select", "new_zeros", "new_ones", "new_empty", "new_full",
@@ -417,7 +417,7 @@ def tensor_evidence(scope: cst.CSTNode, name: str, torch_names: Collection[str])
     class _Evidence(cst.CSTVisitor):
         def visit_Attribute(self, node: cst.Attribute) -> None:
             nonlocal found
-            if isinstance(node.value, cst.Name) and node.value.value == name and node.attr.value in _TENSOR_ONLY_ATTRS:
+            if isinstance(node.value, cst.Name) and node.value.value == name and node.attr.value in TENSOR_ONLY_ATTRS:
                 found = True
 
         def visit_Param(self, node: cst.Param) -> None:

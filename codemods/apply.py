@@ -13,8 +13,8 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
-from codemods.analysis import module_facts
-from codemods.base import Edit, Replacement
+from torchfix.codemods.analysis import module_facts
+from torchfix.codemods.base import Edit, Replacement
 
 
 class _ApplyEdits(cst.CSTTransformer):

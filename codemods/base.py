@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from equivalence.kernel import Kernel
+from torchfix.equivalence.kernel import Kernel
 
 if TYPE_CHECKING:
-    from codemods.syntax import SyntaxIndex
+    from torchfix.codemods.syntax import SyntaxIndex
 
 #: what an original node is replaced by (LibCST's own vocabulary)
 Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
@@ -89,6 +89,10 @@ class Rule:
     #: use instead / when it stays silent
     docs: ClassVar[str]
     examples: ClassVar[Sequence[Example]] = ()
+    #: the rule only ever matches code that shows tensor evidence (a torch/numpy binding, a
+    #: ``Tensor`` annotation, ``.item()``, a tensor-only method), so the pipeline's cheap byte
+    #: pre-filter (``torchfix.pipeline.mentions_tensor_code``) may keep files from it unparsed
+    tensor_code_only: ClassVar[bool] = False
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         raise NotImplementedError

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from codemods.base import Rule
-from codemods.tfv001_loop_over_batch import LoopOverBatch
-from codemods.tfv002_comprehension import ComprehensionOverTensor
-from codemods.tfv003_cat_in_loop import CatInLoop
-from codemods.tfv004_item_accumulator import ItemAccumulator
-from codemods.tfv005_elementwise_branch import ElementwiseBranch
-from codemods.tfv006_index_accumulation import IndexAccumulation
+from torchfix.codemods.base import Rule
+from torchfix.codemods.tfv001_loop_over_batch import LoopOverBatch
+from torchfix.codemods.tfv002_comprehension import ComprehensionOverTensor
+from torchfix.codemods.tfv003_cat_in_loop import CatInLoop
+from torchfix.codemods.tfv004_item_accumulator import ItemAccumulator
+from torchfix.codemods.tfv005_elementwise_branch import ElementwiseBranch
+from torchfix.codemods.tfv006_index_accumulation import IndexAccumulation
 
 ALL_RULES: list[type[Rule]] = sorted(
     [LoopOverBatch, ComprehensionOverTensor, CatInLoop, ItemAccumulator, ElementwiseBranch, IndexAccumulation], key=lambda r: r.code,

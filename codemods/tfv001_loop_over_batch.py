@@ -9,7 +9,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from codemods.analysis import (
+from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     ELEMENTWISE_METHODS,
     RuleContext,
@@ -24,9 +24,9 @@ from codemods.analysis import (
     statement_code,
     tensor_evidence,
 )
-from codemods.base import Candidate, Edit, Example, Proposal, Rule
-from codemods.syntax import SyntaxIndex, assigned_name, is_range_call, single_statement
-from equivalence.kernel import InputSpec, Kernel, Kind
+from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.syntax import SyntaxIndex, assigned_name, is_range_call, single_statement
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV001"
 
@@ -420,6 +420,7 @@ class _Match:
 
 class LoopOverBatch(Rule):
     code = CODE
+    tensor_code_only = True
     name = "loop-over-batch"
     summary = "A Python loop computes one sample of a batch at a time where one batched expression does."
     docs = """

@@ -9,7 +9,7 @@ from typing import Iterable
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from codemods.analysis import (
+from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
@@ -30,9 +30,9 @@ from codemods.analysis import (
     names_used,
     tensor_evidence,
 )
-from codemods.base import Candidate, Edit, Example, Proposal, Rule
-from codemods.syntax import SyntaxIndex, has_conversion, is_range_call
-from equivalence.kernel import InputSpec, Kernel, Kind
+from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.syntax import SyntaxIndex, has_conversion, is_range_call
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV002"
 
@@ -117,6 +117,7 @@ class _Match:
 
 class ComprehensionOverTensor(Rule):
     code = CODE
+    tensor_code_only = True
     name = "comprehension-over-tensor"
     summary = "A list comprehension or generator that walks a tensor one element at a time."
     docs = """

@@ -11,7 +11,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from codemods.analysis import (
+from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     LazyMetadata,
     assigned_names,
@@ -26,9 +26,9 @@ from codemods.analysis import (
     parent_map,
     statement_code,
 )
-from codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
-from codemods.syntax import SyntaxIndex
-from equivalence.kernel import InputSpec, Kernel, Kind
+from torchfix.codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from torchfix.codemods.syntax import SyntaxIndex
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV003"
 
@@ -175,6 +175,7 @@ class _Context:
 
 class CatInLoop(Rule):
     code = CODE
+    tensor_code_only = True
     name = "cat-in-loop"
     summary = "`torch.cat` / `np.concatenate` growing a value inside a loop: O(n^2) copying."
     docs = """

@@ -9,7 +9,7 @@ from typing import Iterable
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from codemods.analysis import (
+from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
@@ -37,9 +37,9 @@ from codemods.analysis import (
     statement_code,
     tensor_evidence,
 )
-from codemods.base import Candidate, Edit, Example, Proposal, Rule
-from codemods.syntax import SyntaxIndex, has_conversion
-from equivalence.kernel import InputSpec, Kernel, Kind
+from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.syntax import SyntaxIndex, has_conversion
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV004"
 
@@ -73,6 +73,7 @@ def _atom(node: cst.BaseExpression) -> str:
 
 class ItemAccumulator(Rule):
     code = CODE
+    tensor_code_only = True
     name = "item-accumulator"
     summary = "`.item()` (or `float(t)`, `int(t)`) accumulated in a Python loop: one device sync per step."
     docs = """

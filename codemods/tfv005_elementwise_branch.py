@@ -9,7 +9,7 @@ from typing import Iterable
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from codemods.analysis import (
+from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
@@ -30,9 +30,9 @@ from codemods.analysis import (
     statement_code,
     tensor_evidence,
 )
-from codemods.base import Candidate, Edit, Example, Proposal, Rule
-from codemods.syntax import SyntaxIndex, is_range_call, simple_loop, single_statement
-from equivalence.kernel import InputSpec, Kernel, Kind
+from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.syntax import SyntaxIndex, is_range_call, simple_loop, single_statement
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV005"
 
@@ -91,6 +91,7 @@ class _Match:
 
 class ElementwiseBranch(Rule):
     code = CODE
+    tensor_code_only = True
     name = "elementwise-branch"
     summary = "An `if`/`else` on tensor elements inside a Python loop: one Python branch per element."
     docs = """

@@ -10,7 +10,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import MetadataWrapper
 
-from codemods.analysis import (
+from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     LoopShape,
     RuleContext,
@@ -25,9 +25,9 @@ from codemods.analysis import (
     statement_code,
     tensor_evidence,
 )
-from codemods.base import Candidate, Edit, Example, Proposal, Rule
-from codemods.syntax import SyntaxIndex, simple_loop, single_statement
-from equivalence.kernel import InputSpec, Kernel, Kind
+from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.syntax import SyntaxIndex, simple_loop, single_statement
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV006"
 
@@ -61,6 +61,7 @@ class _Match:
 
 class IndexAccumulation(Rule):
     code = CODE
+    tensor_code_only = True
     name = "index-accumulation"
     summary = "Scatter into a tensor one index at a time in a Python loop: one indexing kernel per element."
     docs = """

@@ -1,4 +1,4 @@
-"""``python -m equivalence OLD.py:func NEW.py:func`` -- check that two functions agree.
+"""``python -m torchfix.equivalence OLD.py:func NEW.py:func`` -- check that two functions agree.
 
 The old function defines its own domain: every input on which it runs must give the same result
 (value, Python type, dtype, shape, device), leave its tensor arguments in the same state, and --
@@ -19,8 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from equivalence.functions import UsageError, kernel_from_functions
-from equivalence.kernel import Outcome, Verdict
+from torchfix.equivalence.functions import UsageError, kernel_from_functions
+from torchfix.equivalence.kernel import Outcome, Verdict
 
 EXIT = {Outcome.VERIFIED: 0, Outcome.REJECTED: 1, Outcome.UNVERIFIED: 3, Outcome.SKIPPED: 3}
 _DTYPE = re.compile(r"\b(bfloat16|float16|float32|float64|int64|int32|int16|int8|uint8|bool|int|float)\b")
@@ -38,7 +38,7 @@ def _split(target: str) -> tuple[Path, str]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m equivalence",
+        prog="python -m torchfix.equivalence",
         description="Check that NEW computes what OLD computes on every input OLD accepts.",
     )
     parser.add_argument("old", metavar="OLD.py:func")
@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _devices(choice: str | None) -> tuple[str, ...]:
-    from equivalence.checker import available_devices
+    from torchfix.equivalence.checker import available_devices
 
     available = available_devices()
     if choice in (None, "all"):
@@ -71,7 +71,7 @@ def _devices(choice: str | None) -> tuple[str, ...]:
 def _witness_path(args: argparse.Namespace, key: str) -> Path:
     if args.witness:
         return Path(args.witness)
-    from equivalence.cache import default_cache_dir
+    from torchfix.equivalence.cache import default_cache_dir
 
     base = default_cache_dir() or Path(tempfile.gettempdir()) / "torchfix"
     return base / "witnesses" / f"{key}.json"
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    from equivalence.checker import Checker, CheckSettings
+    from torchfix.equivalence.checker import Checker, CheckSettings
 
     settings = CheckSettings(examples=args.examples, timeout=args.timeout, seed=args.seed, devices=devices)
     cache = None if args.no_cache or args.replay else ...

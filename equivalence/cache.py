@@ -22,7 +22,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from equivalence.kernel import Counterexample, Kernel, Outcome, Timing, Verdict
+from torchfix.equivalence.kernel import Counterexample, Kernel, Outcome, Timing, Verdict
 
 _SOURCE_HASH: str | None = None
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from equivalence.kernel import Kernel, Outcome, Verdict
+from torchfix.equivalence.kernel import Kernel, Outcome, Verdict
 
 #: ``Checker(cache_dir=...)``'s default: resolve from the environment (``equivalence.cache``)
 DEFAULT_CACHE: Any = object()
@@ -84,7 +84,9 @@ _STARTUP_SECONDS = 120.0
 
 
 def _package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The directory holding the ``torchfix`` package the worker must import (this one's)."""
+    top = sys.modules[__name__.split(".")[0]]
+    return os.path.dirname(os.path.dirname(os.path.abspath(top.__file__ or "")))
 
 
 def _scratch_dir() -> str:
@@ -114,7 +116,7 @@ class Checker:
     """
 
     def __init__(self, settings: CheckSettings | None = None, cache_dir: Any = DEFAULT_CACHE) -> None:
-        from equivalence.cache import VerdictCache, default_cache_dir
+        from torchfix.equivalence.cache import VerdictCache, default_cache_dir
 
         self.settings = settings or CheckSettings()
         self._process: Any = None
@@ -147,7 +149,7 @@ class Checker:
         parent, child = socket.socketpair()
         env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=_package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""))
         process = subprocess.Popen(
-            [sys.executable, "-m", "equivalence.worker", str(child.fileno()), str(address_space_mb)],
+            [sys.executable, "-m", f"{__package__}.worker", str(child.fileno()), str(address_space_mb)],
             pass_fds=(child.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

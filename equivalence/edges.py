@@ -14,8 +14,8 @@ from typing import Any, Iterator
 
 import torch
 
-from equivalence.kernel import FLOAT_DTYPES, InputSpec, Kind
-from equivalence.values import Signature, Slot
+from torchfix.equivalence.kernel import FLOAT_DTYPES, InputSpec, Kind
+from torchfix.equivalence.values import Signature, Slot
 
 #: (name, size pool, step count): shapes draw their sizes from the pool in order
 _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (

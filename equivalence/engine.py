@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from equivalence.edges import edge_inputs
-from equivalence import edges as _edges
-from equivalence.compare import Difference, Tolerance, compare, short
-from equivalence.execute import base_namespace, run_snippet
-from equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
-from equivalence.values import (
+from torchfix.equivalence.edges import edge_inputs
+from torchfix.equivalence import edges as _edges
+from torchfix.equivalence.compare import Difference, Tolerance, compare, short
+from torchfix.equivalence.execute import base_namespace, run_snippet
+from torchfix.equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
+from torchfix.equivalence.values import (
     Signature,
     candidate_signatures,
     describe,

@@ -17,11 +17,11 @@ from typing import Any
 
 import torch
 
-from equivalence.kernel import InputSpec, Kernel, Kind
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 _ALLOWED_ROOTS = ("torch", "numpy", "math")
 #: what an ``import`` written in a kernel may name: the bound modules, plus two that only
-#: describe code (``python -m equivalence`` runs whole source files, which import them)
+#: describe code (``python -m torchfix.equivalence`` runs whole source files, which import them)
 _IMPORTABLE_ROOTS = _ALLOWED_ROOTS + ("__future__", "typing")
 _FORBIDDEN_BUILTINS = frozenset(
     {

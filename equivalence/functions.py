@@ -1,4 +1,4 @@
-"""Two Python functions -> one verification kernel (for ``python -m equivalence``).
+"""Two Python functions -> one verification kernel (for ``python -m torchfix.equivalence``).
 
 The function sources are *parsed* here (to read the parameters) and never run in this process:
 each snippet carries its whole source file, which the boxed worker executes in its restricted
@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from equivalence.kernel import InputSpec, Kernel, Kind
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 
 class UsageError(Exception):

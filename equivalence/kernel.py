@@ -116,7 +116,7 @@ class Counterexample:
     detail: str = ""
     seed: int | None = None
     #: the exact inputs, as JSON (``equivalence.values.encode_inputs``), so that the example can
-    #: be replayed bit for bit (``python -m equivalence ... --replay FILE``)
+    #: be replayed bit for bit (``python -m torchfix.equivalence ... --replay FILE``)
     witness: str = ""
     #: the device the example ran on
     device: str = ""

@@ -27,9 +27,9 @@ from typing import Any, Callable
 
 import torch
 
-from equivalence.execute import Opaque, base_namespace, clone, exec_on_device, input_device
-from equivalence.kernel import InputSpec, Kernel, Kind, Timing, Verdict
-from equivalence.values import Signature, Slot, describe
+from torchfix.equivalence.execute import Opaque, base_namespace, clone, exec_on_device, input_device
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Timing, Verdict
+from torchfix.equivalence.values import Signature, Slot, describe
 
 #: loop extents the speedup is measured at
 SIZES: tuple[int, ...] = (256, 4096)

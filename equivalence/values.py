@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from equivalence.kernel import FLOAT_DTYPES, InputSpec, Kind
+from torchfix.equivalence.kernel import FLOAT_DTYPES, InputSpec, Kind
 
 MAX_STEPS = 4
 POOL_SIZE = 3

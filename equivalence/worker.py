@@ -1,4 +1,4 @@
-"""The boxed worker: ``python -m equivalence.worker FD MEMORY_MB``.
+"""The boxed worker: ``python -m torchfix.equivalence.worker FD MEMORY_MB``.
 
 It receives ``(kernel, settings)`` pickles on the socket FD and answers each with a Verdict. The
 parent kills it on timeout; the address-space limit turns a runaway allocation into a MemoryError.
@@ -10,8 +10,8 @@ import os
 import sys
 from multiprocessing.connection import Connection
 
-from equivalence.checker import merge_verdicts
-from equivalence.kernel import Outcome, Verdict
+from torchfix.equivalence.checker import merge_verdicts
+from torchfix.equivalence.kernel import Outcome, Verdict
 
 
 def serve(conn: Connection, memory_mb: int) -> None:
@@ -30,9 +30,9 @@ def serve(conn: Connection, memory_mb: int) -> None:
     import torch
 
     torch.set_num_threads(1)
-    from equivalence.engine import EngineSettings, check_kernel, replay_kernel
-    from equivalence.execute import is_device_failure
-    from equivalence.timing import with_timings
+    from torchfix.equivalence.engine import EngineSettings, check_kernel, replay_kernel
+    from torchfix.equivalence.execute import is_device_failure
+    from torchfix.equivalence.timing import with_timings
 
     # the parent times checks from here on, not the imports
     conn.send("ready")

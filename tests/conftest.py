@@ -27,7 +27,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def checker():
-    from equivalence.checker import Checker, CheckSettings
+    from torchfix.equivalence.checker import Checker, CheckSettings
 
     # equivalence only: the rule tests are about what is emitted when a rewrite is verified; the
     # timing stage has tests of its own (tests/test_timing.py)

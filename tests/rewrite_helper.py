@@ -11,9 +11,9 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from codemods.apply import add_imports, apply_edits, overlaps
-from codemods.base import Edit, Proposal, Rule
-from equivalence.kernel import Outcome, Verdict
+from torchfix.codemods.apply import add_imports, apply_edits, overlaps
+from torchfix.codemods.base import Edit, Proposal, Rule
+from torchfix.equivalence.kernel import Outcome, Verdict
 
 
 @dataclass

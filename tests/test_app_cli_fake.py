@@ -245,7 +245,7 @@ def test_usage_errors_exit_2(tmp_path, capfdbinary, hooks, args, message):
 
 def test_version(tmp_path, capfdbinary, hooks):
     code, out, err = run(["--version"], tmp_path, capfdbinary)
-    assert code == 0 and b"torchfix, version" in out
+    assert code == 0 and b"torchfix (torchfix-codemod) " in out
 
 
 def test_a_crashing_rule_exits_2_after_processing_the_other_files(tmp_path, capfdbinary, hooks):

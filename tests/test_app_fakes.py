@@ -10,8 +10,8 @@ from typing import Callable, Iterable
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from codemods.base import Candidate, Edit, Proposal, Rule
-from equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
+from torchfix.codemods.base import Candidate, Edit, Proposal, Rule
+from torchfix.equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 
 
 def verified(reason: str = "no counterexample in 60 examples on cpu") -> Verdict:

@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from equivalence.kernel import Outcome
+from torchfix.equivalence.kernel import Outcome
 from test_app_fakes import (
     AssignOne, BrokenOutput, Crashing, FakeChecker, NeverMatches, WholeFunction, by_new_code, rejected, unverified,
     variant, verified,

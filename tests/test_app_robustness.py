@@ -12,7 +12,7 @@ import pytest
 hypothesmith = pytest.importorskip("hypothesmith")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from codemods.registry import ALL_RULES  # noqa: E402
+from torchfix.codemods.registry import ALL_RULES  # noqa: E402
 from test_app_fakes import FakeChecker  # noqa: E402
 from torchfix.pipeline import OVERLAP_REASON, process_source  # noqa: E402
 from torchfix.source import parse  # noqa: E402

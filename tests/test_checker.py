@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from equivalence.checker import Checker, CheckSettings
-from equivalence.compare import Tolerance, compare
-from equivalence.kernel import InputSpec, Kernel, Kind, Outcome
+from torchfix.equivalence.checker import Checker, CheckSettings
+from torchfix.equivalence.compare import Tolerance, compare
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Outcome
 
 SUM_LOOP = """
 total = 0.0
@@ -191,14 +191,14 @@ def test_a_worker_that_cannot_start_under_the_address_space_limit_is_restarted_w
 
 def test_a_device_leg_moves_every_input_of_an_example_to_its_device():
     # a regression: examples are dicts, and the CUDA leg once ran them on the CPU unmoved
-    from equivalence.engine import _to_device
+    from torchfix.equivalence.engine import _to_device
 
     moved = _to_device({"x": torch.ones(2), "steps": [torch.ones(1), torch.ones(1)], "n": 3}, "meta")
     assert moved["x"].device.type == "meta" and {t.device.type for t in moved["steps"]} == {"meta"} and moved["n"] == 3
 
 
 def test_snippets_on_a_device_allocate_there_by_default():
-    from equivalence.execute import base_namespace, run_snippet
+    from torchfix.equivalence.execute import base_namespace, run_snippet
 
     kernel = Kernel("y = torch.zeros(2) + x\n", "y = x\n", (InputSpec("x"),), ("y",))
     code = compile(kernel.old, "<old>", "exec")
@@ -207,8 +207,8 @@ def test_snippets_on_a_device_allocate_there_by_default():
 
 
 def test_a_gpu_leg_where_the_old_code_never_runs_does_not_veto_the_cpu_verdict():
-    from equivalence.checker import merge_verdicts
-    from equivalence.kernel import Verdict
+    from torchfix.equivalence.checker import merge_verdicts
+    from torchfix.equivalence.kernel import Verdict
 
     cpu = Verdict(Outcome.VERIFIED, "no counterexample", examples=90, devices=("cpu",))
     gpu = Verdict(Outcome.UNVERIFIED, "found no input on which the old code runs (...); the old code raised TypeError: can't convert cuda:0 device type tensor to numpy", devices=("cuda",))

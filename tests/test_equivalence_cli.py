@@ -1,4 +1,4 @@
-"""The checker on its own: ``python -m equivalence``, gradients, witnesses, replay, cache, dtypes.
+"""The checker on its own: ``python -m torchfix.equivalence``, gradients, witnesses, replay, cache, dtypes.
 
 The persistent verdict cache is off by default under pytest (PYTEST_CURRENT_TEST is set; see
 equivalence.cache); the tests that exercise it pass a tmp directory explicitly.
@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from equivalence.checker import Checker, CheckSettings
-from equivalence.engine import EngineSettings, check_kernel
-from equivalence.functions import UsageError, kernel_from_functions
-from equivalence.kernel import InputSpec, Kernel, Kind, Outcome
-from equivalence.values import decode_inputs, encode_inputs
+from torchfix.equivalence.checker import Checker, CheckSettings
+from torchfix.equivalence.engine import EngineSettings, check_kernel
+from torchfix.equivalence.functions import UsageError, kernel_from_functions
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Outcome
+from torchfix.equivalence.values import decode_inputs, encode_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,7 +61,7 @@ def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, TORCHFIX_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
     env.pop("PYTEST_CURRENT_TEST", None)
     return subprocess.run(
-        [sys.executable, "-m", "equivalence", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+        [sys.executable, "-m", "torchfix.equivalence", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
     )
 
 
@@ -171,7 +171,7 @@ def test_half_precision_inputs_are_generated(dtype, checker):
 
 
 def test_tolerance_is_widened_only_for_reordered_reductions():
-    from equivalence.compare import Tolerance, compare
+    from torchfix.equivalence.compare import Tolerance, compare
 
     a, b = torch.tensor([1000.0]), torch.tensor([1000.01])
     assert compare(a, b, "y", Tolerance()) is not None
@@ -250,7 +250,7 @@ def test_persistent_cache_makes_a_rerun_cost_no_checks(tmp_path):
 
 
 def test_cache_defaults(monkeypatch, tmp_path):
-    from equivalence.cache import default_cache_dir
+    from torchfix.equivalence.cache import default_cache_dir
 
     monkeypatch.delenv("TORCHFIX_NO_CACHE", raising=False)
     monkeypatch.delenv("TORCHFIX_CACHE_DIR", raising=False)

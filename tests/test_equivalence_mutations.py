@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from mutants import build_cases  # noqa: E402
 
-from equivalence.kernel import Outcome  # noqa: E402
+from torchfix.equivalence.kernel import Outcome  # noqa: E402
 
 _CASES = build_cases()
 

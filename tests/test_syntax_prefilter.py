@@ -15,8 +15,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper
 
-from codemods.registry import ALL_RULES
-from codemods.syntax import SyntaxIndex, parse_tree
+from torchfix.codemods.registry import ALL_RULES
+from torchfix.codemods.syntax import SyntaxIndex, parse_tree
 from torchfix.pipeline import process_source
 
 ROOT = Path(__file__).resolve().parent.parent

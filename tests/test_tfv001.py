@@ -11,8 +11,8 @@ from libcst.metadata import MetadataWrapper
 from rewrite_helper import Outcomes
 from rewrite_helper import rewrite as _rewrite
 
-from codemods.tfv001_loop_over_batch import LoopOverBatch
-from equivalence.kernel import Outcome, Verdict
+from torchfix.codemods.tfv001_loop_over_batch import LoopOverBatch
+from torchfix.equivalence.kernel import Outcome, Verdict
 
 CASES = corpus_cases("TFV001")
 

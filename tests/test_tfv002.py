@@ -11,8 +11,8 @@ from conftest import corpus_cases
 from libcst.metadata import MetadataWrapper
 from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
 
-from codemods.tfv002_comprehension import ComprehensionOverTensor
-from equivalence.kernel import InputSpec, Kernel, Outcome
+from torchfix.codemods.tfv002_comprehension import ComprehensionOverTensor
+from torchfix.equivalence.kernel import InputSpec, Kernel, Outcome
 
 CASES = corpus_cases("TFV002")
 

@@ -11,8 +11,8 @@ from conftest import corpus_cases
 from libcst.metadata import MetadataWrapper
 from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
 
-from codemods.tfv003_cat_in_loop import CatInLoop
-from equivalence.kernel import Kernel, Outcome
+from torchfix.codemods.tfv003_cat_in_loop import CatInLoop
+from torchfix.equivalence.kernel import Kernel, Outcome
 
 CASES = corpus_cases("TFV003")
 

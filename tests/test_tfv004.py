@@ -8,8 +8,8 @@ import pytest
 from conftest import corpus_cases
 from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
 
-from codemods.tfv004_item_accumulator import ItemAccumulator
-from equivalence.kernel import Outcome
+from torchfix.codemods.tfv004_item_accumulator import ItemAccumulator
+from torchfix.equivalence.kernel import Outcome
 
 CASES = corpus_cases("TFV004")
 

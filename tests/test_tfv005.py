@@ -12,15 +12,15 @@ from conftest import corpus_cases
 from libcst.metadata import MetadataWrapper
 from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
 
-from codemods.tfv005_elementwise_branch import ElementwiseBranch
-from equivalence.kernel import Outcome
+from torchfix.codemods.tfv005_elementwise_branch import ElementwiseBranch
+from torchfix.equivalence.kernel import Outcome
 
 CASES = corpus_cases("TFV005")
 
 
 @pytest.fixture(scope="module")
 def checker():
-    from equivalence.checker import Checker, CheckSettings
+    from torchfix.equivalence.checker import Checker, CheckSettings
 
     with Checker(CheckSettings(examples=60)) as instance:
         yield instance

@@ -13,15 +13,15 @@ from conftest import corpus_cases
 from libcst.metadata import MetadataWrapper
 from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections
 
-from codemods.tfv006_index_accumulation import IndexAccumulation
-from equivalence.kernel import Kind, Outcome
+from torchfix.codemods.tfv006_index_accumulation import IndexAccumulation
+from torchfix.equivalence.kernel import Kind, Outcome
 
 CASES = corpus_cases("TFV006")
 
 
 @pytest.fixture(scope="module")
 def checker():
-    from equivalence.checker import Checker, CheckSettings
+    from torchfix.equivalence.checker import Checker, CheckSettings
 
     with Checker(CheckSettings(examples=60)) as instance:
         yield instance
@@ -84,7 +84,7 @@ def test_checker_rejects_plain_advanced_index_add():
     [-6, 6] whatever the sizes, so about two thirds of the examples index out of range and
     are discarded, and a repeat with non-zero values at it is rarer still. 200 examples find
     it on every seed tried (0-3)."""
-    from equivalence.checker import Checker, CheckSettings
+    from torchfix.equivalence.checker import Checker, CheckSettings
 
     (proposal,) = _proposals(SCATTER)
     kernel = proposal.candidates[-1].kernel

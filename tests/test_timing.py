@@ -12,9 +12,9 @@ import json
 import pytest
 from test_app_fakes import AssignOne, FakeChecker, by_new_code, variant, verified
 
-from equivalence.cache import verdict_from_json, verdict_to_json
-from equivalence.kernel import InputSpec, Kernel, Kind, Outcome, Timing, Verdict
-from equivalence.timing import (
+from torchfix.equivalence.cache import verdict_from_json, verdict_to_json
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Outcome, Timing, Verdict
+from torchfix.equivalence.timing import (
     SIZES,
     NotMeasured,
     _predict,
@@ -162,7 +162,7 @@ def test_timings_survive_the_persistent_cache() -> None:
 
 
 def test_the_boxed_checker_attaches_timings_to_verified_verdicts() -> None:
-    from equivalence.checker import Checker, CheckSettings
+    from torchfix.equivalence.checker import Checker, CheckSettings
 
     with Checker(CheckSettings(examples=10), cache_dir=None) as checker:
         verdict = checker.check(HIST)

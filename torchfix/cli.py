@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Sequence
 
 import click
 
-from equivalence.checker import CheckSettings  # stdlib-only module: cheap, and no torch
+from torchfix.equivalence.checker import CheckSettings  # stdlib-only module: cheap, and no torch
 from torchfix import __version__
 
 _DEFAULTS = CheckSettings()
 
 if TYPE_CHECKING:
-    from codemods.base import Rule
+    from torchfix.codemods.base import Rule
     from torchfix.pipeline import CheckerLike
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -48,14 +48,14 @@ EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 def load_rules(select: list[str] | None, ignore: list[str] | None) -> list[type[Rule]]:
     """The rules of this run; ValueError for an unknown code (a usage error)."""
-    from codemods.registry import select_rules
+    from torchfix.codemods.registry import select_rules
 
     return select_rules(select, ignore)
 
 
 def find_rule(code: str) -> type[Rule] | None:
     """The rule ``--explain CODE`` documents, or None."""
-    from codemods.registry import ALL_RULES
+    from torchfix.codemods.registry import ALL_RULES
 
     wanted = code.strip().upper()
     return next((rule for rule in ALL_RULES if rule.code == wanted), None)
@@ -63,20 +63,20 @@ def find_rule(code: str) -> type[Rule] | None:
 
 def documented_rules() -> list[type[Rule]]:
     """Every rule, for SARIF's ``tool.driver.rules``."""
-    from codemods.registry import ALL_RULES
+    from torchfix.codemods.registry import ALL_RULES
 
     return list(ALL_RULES)
 
 
 def known_codes() -> list[str]:
-    from codemods.registry import ALL_RULES
+    from torchfix.codemods.registry import ALL_RULES
 
     return [rule.code for rule in ALL_RULES]
 
 
 def make_checker(examples: int | None, seed: int | None, timeout: float | None, measure: bool | None = None) -> CheckerLike:
     """The checker of a run. Called at most once, when the first candidate needs checking."""
-    from equivalence.checker import Checker, available_devices
+    from torchfix.equivalence.checker import Checker, available_devices
 
     # options left unset keep the checker's own defaults (one source of truth)
     given = {"examples": examples, "seed": seed, "timeout": timeout, "measure": measure}
@@ -177,7 +177,7 @@ class _Review:
 @click.option("--report-unused-suppressions", "report_unused", is_flag=True, help="List `# torchfix: ignore` comments that silenced nothing (--check fails on them).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour: auto = on a terminal, unless NO_COLOR is set.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors on stderr: no per-rewrite lines, no progress, no summary.")
-@click.version_option(__version__, prog_name="torchfix")
+@click.version_option(__version__, prog_name="torchfix", message="%(prog)s (torchfix-codemod) %(version)s")
 def cli(
     paths: Sequence[str], apply_: bool, check: bool, interactive: bool, select: str | None, ignore: str | None,
     exclude: Sequence[str], explain: str | None, unsafe: bool | None, allow_slower: bool | None, measure: bool | None,

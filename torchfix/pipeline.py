@@ -24,10 +24,11 @@ from typing import Callable, Iterable, Protocol, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from codemods.apply import add_imports, apply_edits, overlaps
-from codemods.base import Candidate, Edit, Proposal, Rule
-from codemods.syntax import SyntaxIndex, parse_tree
-from equivalence.kernel import Kernel, Outcome, Verdict
+from torchfix.codemods.analysis import TENSOR_ONLY_ATTRS
+from torchfix.codemods.apply import add_imports, apply_edits, overlaps
+from torchfix.codemods.base import Candidate, Edit, Proposal, Rule
+from torchfix.codemods.syntax import SyntaxIndex, parse_tree
+from torchfix.equivalence.kernel import Kernel, Outcome, Verdict
 from torchfix.source import SourceError, parse, read_bytes
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -43,13 +44,9 @@ SLOWER_REASON = "verified, but measured slower than the original: {speed}; emitt
 # or a method that lists and numpy arrays lack, such as ``.size(``). Files failing it are counted
 # as "skipped (no torch)" and never parsed. Conservative on purpose: ``.to(`` or ``.int(`` let
 # plenty of unrelated files through, which only costs a parse.
-try:  # the list the rules themselves use for tensor evidence
-    from codemods.analysis import _TENSOR_ONLY_ATTRS as _EVIDENCE_ATTRS
-except ImportError:  # pragma: no cover - the helper was renamed: fall back to a fixed list
-    _EVIDENCE_ATTRS = frozenset({"size", "numel", "dim", "detach", "cpu", "cuda", "to", "backward", "float", "double", "long", "int"})
 _TENSOR_CODE = re.compile(
     rb"torch|numpy|\bnp\b|Tensor|\.item\b|\.(?:"
-    + b"|".join(re.escape(a.encode()) for a in sorted(_EVIDENCE_ATTRS, key=len, reverse=True))
+    + b"|".join(re.escape(a.encode()) for a in sorted(TENSOR_ONLY_ATTRS, key=len, reverse=True))
     + rb")\b"
 )
 
@@ -60,9 +57,8 @@ def mentions_tensor_code(data: bytes) -> bool:
 
 
 def gated(rule: type[Rule]) -> bool:
-    """Whether ``rule`` only ever matches tensor code (so :func:`mentions_tensor_code` gates it).
-    True for the rules of ``codemods/``; a rule may say otherwise with ``tensor_code_only``."""
-    return bool(getattr(rule, "tensor_code_only", rule.__module__.split(".")[0] == "codemods"))
+    """Whether ``rule`` only ever matches tensor code (so :func:`mentions_tensor_code` gates it)."""
+    return rule.tensor_code_only
 
 
 class CheckerLike(Protocol):

@@ -107,7 +107,7 @@ class Summary:
         """The measured speedups of the emitted rewrites: median and range per device and size."""
         import statistics
 
-        from equivalence.kernel import format_speedup
+        from torchfix.equivalence.kernel import format_speedup
 
         lines = []
         for (device, size), values in sorted(self.speedups.items()):
