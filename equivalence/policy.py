@@ -526,11 +526,11 @@ class _Vetter:
                 raise _Refused(node, f"assigns to an attribute of the bound module `{self.bindings[root.id]}`")
             self._module_chain(node, self.bindings[root.id], attrs, called)
             return
+        self._visit(root, called=False)  # what is evaluated first is reported first
         for attr in attrs:
             if attr not in VALUE_ATTRIBUTES:
                 verb = "calls" if called and attr == attrs[-1] else "uses"
                 raise _Refused(node, f"{verb} the attribute `.{attr}`, which is not a known pure tensor/array attribute")
-        self._visit(root, called=False)
 
     def _module_chain(self, node: ast.Attribute, base: str, attrs: list[str], called: bool) -> None:
         verb = "calls" if called else "uses"
