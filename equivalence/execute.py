@@ -45,9 +45,18 @@ def _guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist
     import sys
 
     caller = sys._getframe(1)
-    if caller.f_code.co_filename.startswith("<") and (level != 0 or name.split(".")[0] not in _IMPORTABLE_ROOTS):
+    if not caller.f_code.co_filename.startswith("<"):
+        return builtins.__import__(name, globals, locals, fromlist, level)
+    if level != 0 or name.split(".")[0] not in _IMPORTABLE_ROOTS:
         raise ImportError("kernels may import torch, numpy and math only")
-    return builtins.__import__(name, globals, locals, fromlist, level)
+    module = builtins.__import__(name, globals, locals, fromlist, level)
+    if name.split(".")[0] in ("__future__", "typing"):
+        return module
+    # the kernel gets the same view of the module as through a binding
+    dotted = getattr(module, "__name__", "")
+    if dotted not in policy.TABLE_MODULES:
+        raise ImportError(f"{dotted} is not a known pure module")
+    return module_proxy(module, dotted)
 
 
 SAFE_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in policy.BUILTINS if hasattr(builtins, name)}
