@@ -132,6 +132,12 @@ KNOWN_CALLEES: tuple[tuple[str, tuple[str, ...]], ...] = (
         matrix_exp cholesky chain_matmul
     """)),
     ("torch: function transforms", _rows("torch", "vmap")),
+    # torch's global generator only (no file, no device state beyond it): TFV003 seeds old and new
+    # alike (``torch.manual_seed(0)`` before each snippet) so that random pieces keep their order
+    ("torch: random numbers", _rows("torch", """
+        manual_seed rand randn randint randperm rand_like randn_like randint_like normal
+        bernoulli multinomial poisson Generator
+    """)),
     ("torch.linalg", _rows("torch.linalg", """
         norm vector_norm matrix_norm det slogdet inv pinv solve lstsq cholesky qr svd svdvals
         eig eigh eigvals eigvalsh matrix_rank matrix_power matrix_exp cross multi_dot vecdot
@@ -273,6 +279,7 @@ VALUE_ATTRIBUTES: frozenset[str] = frozenset(
     index_add_ index_copy index_copy_ index_fill index_fill_ index_put index_put_
     index_reduce index_reduce_ scatter scatter_ scatter_add scatter_add_ scatter_reduce
     scatter_reduce_ put_ fill_diagonal_
+    uniform_ normal_ bernoulli bernoulli_ random_ exponential_ multinomial manual_seed
     astype copy flat fill reshape astype sum cumsum ptp conj conjugate
     append extend insert pop remove index count clear reverse sort
     keys values items get setdefault update
