@@ -32,7 +32,7 @@ KERNELS = [
     Kernel("total = 0.0\nfor i in range(len(x)):\n    total += x[i].item()\n", "total = x.sum(dtype=torch.float64).item()\n",
            (InputSpec("x", ranks=(1,)),), ("total",), reorders_float_reduction=True),
     Kernel("out = torch.empty_like(x)\nfor i in range(x.shape[0]):\n    out[i] = x[i] * 2\n", "out = x * 2\n",
-           (InputSpec("x"),), ("out",)),
+           (InputSpec("x", dtypes=("float32", "float64")),), ("out",)),
     Kernel("for i in range(len(idx)):\n    h[idx[i]] += 1\n", "h.index_put_((idx,), torch.ones_like(idx, dtype=h.dtype), accumulate=True)\n",
            (InputSpec("h", ranks=(1,), dtypes=("int64",)), InputSpec("idx", ranks=(1,), index=True)), ()),
     Kernel("y = torch.stack([torch.where(r > 0, r, 0.0 * r) for r in x])\n", "y = torch.where(x > 0, x, 0.0 * x)\n",

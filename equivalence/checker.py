@@ -20,6 +20,7 @@ costs a second or two, and a run with nothing to check should not pay it.
 from __future__ import annotations
 
 import socket
+import sys
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import Any
@@ -118,6 +119,8 @@ class Checker:
         self._unlimited = False
         #: whether the running worker loaded its seccomp filter
         self.seccomp_loaded: bool | None = None
+        #: set when CUDA did not work inside the sandbox and GPU workers run without it
+        self.sandbox_off_reason = ""
 
     def isolation(self) -> Any:
         """How this checker's workers are isolated (``sandbox.Isolation``); raises
@@ -149,11 +152,13 @@ class Checker:
         from torchfix.equivalence.sandbox import launch
 
         found = self.isolation()
+        sandboxed = found.sandboxed and not self.sandbox_off_reason
+        gpu = any(d != "cpu" for d in self.settings.devices)
         parent, child = socket.socketpair()
         try:
             self._launch = launch(
-                [str(child.fileno()), str(address_space_mb), "1" if found.sandboxed else "0"],
-                (child.fileno(),), self.settings.devices,
+                [str(child.fileno()), str(address_space_mb), "1" if sandboxed else "0", "1" if gpu else "0"],
+                (child.fileno(),), self.settings.devices, sandboxed=sandboxed, fallback_reason=self.sandbox_off_reason,
             )
         finally:
             child.close()
@@ -165,6 +170,14 @@ class Checker:
         if not (isinstance(ready, tuple) and ready[0] == "ready"):
             raise RuntimeError("the checker worker did not start")
         self.seccomp_loaded = bool(ready[1])
+        if gpu and sandboxed and not ready[2]:
+            # the parent sees a GPU, the sandboxed worker does not: rather than fail every GPU
+            # leg, run GPU workers outside the namespaces (still vetted, filtered and limited),
+            # and say so once
+            self._stop()
+            self.sandbox_off_reason = "CUDA is not usable inside the bubblewrap sandbox"
+            sys.stderr.write(f"torchfix: warning: {self.sandbox_off_reason}; GPU checks run without it\n")
+            self._spawn(address_space_mb)
 
     def _stop(self) -> None:
         from torchfix.equivalence.sandbox import kill

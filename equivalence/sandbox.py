@@ -267,11 +267,13 @@ class Launch:
 
 def launch(
     argv_tail: Sequence[str], pass_fds: Sequence[int], devices: Sequence[str] = ("cpu",),
-    bootstrap: str = BOOTSTRAP, capture: bool = False,
+    bootstrap: str = BOOTSTRAP, capture: bool = False, sandboxed: bool = True, fallback_reason: str = "",
 ) -> Launch:
     """Start ``python -I -c BOOTSTRAP PACKAGE_ROOT *argv_tail`` isolated as :func:`isolation` says.
     The first tail argument the bootstrap sees is followed by ``1``/``0``: sandboxed or not."""
     found = isolation(devices)
+    if not sandboxed and found.sandboxed:
+        found = Isolation("", found.seccomp, fallback_reason or "the sandbox was turned off for this worker", found.bwrap)
     python = [sys.executable, "-I", "-c", bootstrap, package_root(), *argv_tail]
     output = subprocess.PIPE if capture else subprocess.DEVNULL
     if found.sandboxed:
@@ -374,9 +376,11 @@ def resident_mb(launched: Launch) -> float:
 # ----------------------------------------------------------------------------- inside the worker
 
 
-def confine(memory_mb: int, sandboxed: bool, seccomp: bool = True) -> bool:
+def confine(memory_mb: int, sandboxed: bool, seccomp: bool = True, gpu: bool = False) -> bool:
     """Limits for the process that will run kernels; call first thing in the worker. Returns
-    whether a seccomp filter was loaded."""
+    whether a seccomp filter was loaded. ``gpu``: the CUDA driver opens its device nodes
+    read-write and keeps a cache under ``$HOME``, so the filter's file-write rules are left out
+    (the sandbox's file system stays read-only all the same)."""
     try:
         import resource
     except ImportError:  # pragma: no cover - not on Linux
@@ -393,7 +397,7 @@ def confine(memory_mb: int, sandboxed: bool, seccomp: bool = True) -> bool:
             resource.setrlimit(which, (value, value))
         except (ValueError, OSError):  # pragma: no cover - a hard limit already lower
             pass
-    return _load_seccomp() if seccomp else False
+    return _load_seccomp(file_writes=gpu) if seccomp else False
 
 
 #: syscalls answered with EPERM outright (those a kernel has no business making)
@@ -413,7 +417,15 @@ DENIED_SYSCALLS = (
 )
 
 
-def _load_seccomp() -> bool:
+#: path-changing calls, left out of the filter for a GPU worker (see :func:`confine`)
+FILE_SYSCALLS = frozenset(
+    """creat mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 link linkat symlink symlinkat
+    mknod mknodat truncate chmod fchmod fchmodat chown fchown lchown fchownat utime utimes utimensat
+    futimesat""".split()
+)
+
+
+def _load_seccomp(file_writes: bool = False) -> bool:
     try:
         import errno
 
@@ -424,6 +436,8 @@ def _load_seccomp() -> bool:
         filt = sc.SyscallFilter(sc.ALLOW)
         denied = sc.ERRNO(errno.EPERM)
         for name in DENIED_SYSCALLS:
+            if file_writes and name in FILE_SYSCALLS:
+                continue
             try:
                 filt.add_rule(denied, name)
             except (OSError, ValueError):  # a syscall this architecture does not have
@@ -432,11 +446,11 @@ def _load_seccomp() -> bool:
         filt.add_rule(denied, "clone", sc.Arg(0, sc.MASKED_EQ, clone_thread, 0))
         filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
         filt.add_rule(denied, "tgkill", sc.Arg(0, sc.NE, os.getpid()))
-        write_flags = (os.O_WRONLY, os.O_RDWR)
+        write_flags = () if file_writes else (os.O_WRONLY, os.O_RDWR)
         for flag in write_flags:
             filt.add_rule(denied, "openat", sc.Arg(2, sc.MASKED_EQ, os.O_ACCMODE, flag))
             filt.add_rule(denied, "open", sc.Arg(1, sc.MASKED_EQ, os.O_ACCMODE, flag))
-        for flag in (os.O_CREAT, os.O_TRUNC):
+        for flag in () if file_writes else (os.O_CREAT, os.O_TRUNC):
             filt.add_rule(denied, "openat", sc.Arg(2, sc.MASKED_EQ, flag, flag))
             filt.add_rule(denied, "open", sc.Arg(1, sc.MASKED_EQ, flag, flag))
         filt.add_rule(sc.ERRNO(errno.ENOSYS), "openat2")  # flags behind a pointer: libc falls back

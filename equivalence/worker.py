@@ -36,11 +36,11 @@ def _checker_error(exc: BaseException) -> Verdict:
     return Verdict(Outcome.UNVERIFIED, f"checker error ({type(exc).__name__})")
 
 
-def serve(conn: Connection, memory_mb: int, sandboxed: bool = False) -> None:
+def serve(conn: Connection, memory_mb: int, sandboxed: bool = False, gpu: bool = False) -> None:
     """Worker loop (see the module docstring)."""
     from torchfix.equivalence.sandbox import confine
 
-    filtered = confine(memory_mb, sandboxed)
+    filtered = confine(memory_mb, sandboxed, gpu=gpu)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     # cuBLAS needs this to honour torch.use_deterministic_algorithms(True)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
@@ -52,8 +52,15 @@ def serve(conn: Connection, memory_mb: int, sandboxed: bool = False) -> None:
     from torchfix.equivalence.execute import is_device_failure
     from torchfix.equivalence.timing import with_timings
 
-    # the parent times checks from here on, not the imports
-    conn.send(("ready", filtered))
+    # the parent times checks from here on, not the imports; it needs to know whether CUDA works
+    # in here (a sandbox that hides something the driver needs would fail every GPU leg)
+    cuda = False
+    if gpu:
+        try:
+            cuda = torch.cuda.is_available() and torch.zeros(1, device="cuda").item() == 0
+        except Exception:  # noqa: BLE001 - any driver failure means: not usable here
+            cuda = False
+    conn.send(("ready", filtered, cuda))
 
     while True:
         try:
@@ -93,7 +100,8 @@ def serve(conn: Connection, memory_mb: int, sandboxed: bool = False) -> None:
 def main(argv: list[str]) -> None:
     fd, memory_mb = int(argv[0]), int(argv[1])
     sandboxed = len(argv) > 2 and argv[2] == "1"
-    serve(Connection(fd), memory_mb, sandboxed)
+    gpu = len(argv) > 3 and argv[3] == "1"
+    serve(Connection(fd), memory_mb, sandboxed, gpu)
 
 
 if __name__ == "__main__":

@@ -464,3 +464,21 @@ def test_a_slow_measurement_leaves_the_verdict_verified_and_untimed():
         verdict = checker.check(kernel)
     assert verdict.outcome is Outcome.VERIFIED, verdict.reason
     assert not verdict.timings and "ran past its budget of 2s" in verdict.timing_note
+
+
+@needs_sandbox
+def test_a_gpu_worker_that_finds_no_cuda_in_the_sandbox_is_restarted_without_it(capfd):
+    """On a GPU machine whose driver needs something the sandbox hides, every GPU leg would fail:
+    the worker says so at start and the checker runs GPU workers outside the namespaces, with a
+    warning. Simulated here on a machine without a GPU (so CUDA is unusable everywhere)."""
+    import torch
+
+    from torchfix.equivalence.checker import Checker, CheckSettings
+
+    if torch.cuda.is_available():
+        pytest.skip("a real GPU is present")
+    with Checker(CheckSettings(devices=("cpu", "cuda"), measure=False), cache_dir=None) as checker:
+        checker._start()
+        assert checker.sandbox_off_reason == "CUDA is not usable inside the bubblewrap sandbox"
+        assert not checker._launch.isolation.sandboxed and checker._launch.scratch
+    assert "GPU checks run without it" in capfd.readouterr().err
