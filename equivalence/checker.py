@@ -91,6 +91,23 @@ _TRANSIENT = ("the check timed out", "the checker worker died", "the check ran o
 
 #: importing torch and hypothesis in a fresh worker, on a slow machine
 _STARTUP_SECONDS = 120.0
+#: the largest answer read from a worker (a verdict with its counterexample is a few KiB)
+_MAX_REPLY_BYTES = 16 * 2**20
+
+
+def _reply(conn: Connection) -> Any:
+    """One answer from the worker, parsed as JSON -- never unpickled: the worker runs scanned
+    code, and unpickling its bytes would let that code run here, outside the sandbox."""
+    import json
+
+    from torchfix.equivalence.cache import verdict_from_json
+
+    data = json.loads(conn.recv_bytes(_MAX_REPLY_BYTES))
+    if isinstance(data, dict) and isinstance(data.get("ready"), list) and len(data["ready"]) == 3:
+        return tuple(data["ready"])
+    if isinstance(data, dict) and isinstance(data.get("verdict"), dict):
+        return verdict_from_json(data["verdict"])
+    raise ValueError("not an answer")
 
 
 class Checker:
@@ -164,8 +181,8 @@ class Checker:
             child.close()
         self._conn = Connection(parent.detach())
         try:
-            ready = self._conn.poll(_STARTUP_SECONDS) and self._conn.recv()
-        except (EOFError, OSError):
+            ready = self._conn.poll(_STARTUP_SECONDS) and _reply(self._conn)
+        except (EOFError, OSError, ValueError, TypeError, KeyError):
             ready = None
         if not (isinstance(ready, tuple) and ready[0] == "ready"):
             raise RuntimeError("the checker worker did not start")
@@ -254,11 +271,13 @@ class Checker:
             self._conn.send(message)
             if not self._wait(timeout):
                 return self._last_failure
-            verdict = self._conn.recv()
+            verdict = _reply(self._conn)
         except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
             code = self._process.poll() if self._process is not None else None
             self._stop()
             return Verdict(Outcome.UNVERIFIED, f"the checker worker died (exit code {code})")
+        except (ValueError, TypeError, KeyError, AttributeError):
+            verdict = None
         if not isinstance(verdict, Verdict):
             self._stop()
             return Verdict(Outcome.UNVERIFIED, "the checker worker died (it answered something that is not a verdict)")

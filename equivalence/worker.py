@@ -10,6 +10,10 @@ and answers ``("ready", seccomp_loaded)``. It then receives pickled requests on 
 - ``("replay", kernel, settings, witness, device)`` -> a Verdict on that witness alone;
 - ``None`` -> exit.
 
+Requests come from the parent as pickles (the worker trusts its parent); answers go back as JSON
+(``cache.verdict_to_json``), never pickles: the parent must not unpickle what a process running
+scanned code sends it, or a compromised worker would run code in the parent, outside the sandbox.
+
 Every kernel is vetted again here (``policy.vet``) before it runs: the parent's vetting is not
 trusted to have happened. Verdicts carry exception types and kernel lines, never exception text.
 """
@@ -22,6 +26,16 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from torchfix.equivalence.kernel import Outcome, Verdict
+
+
+def send(conn: Connection, message: Any) -> None:
+    """Answer the parent: a Verdict or the ready tuple, as JSON."""
+    import json
+
+    from torchfix.equivalence.cache import verdict_to_json
+
+    payload = {"verdict": verdict_to_json(message)} if isinstance(message, Verdict) else {"ready": list(message)}
+    conn.send_bytes(json.dumps(payload).encode())
 
 
 def _refused(kernel: Any) -> Verdict | None:
@@ -60,7 +74,7 @@ def serve(conn: Connection, memory_mb: int, sandboxed: bool = False, gpu: bool =
             cuda = torch.cuda.is_available() and torch.zeros(1, device="cuda").item() == 0
         except Exception:  # noqa: BLE001 - any driver failure means: not usable here
             cuda = False
-    conn.send(("ready", filtered, cuda))
+    send(conn, ("ready", filtered, cuda))
 
     while True:
         try:
@@ -72,15 +86,15 @@ def serve(conn: Connection, memory_mb: int, sandboxed: bool = False, gpu: bool =
         kind, kernel = message[0], message[1]
         refused = _refused(kernel)
         if refused is not None:
-            conn.send(refused)
+            send(conn, refused)
             continue
         try:
             if kind == "replay":
                 _, _, settings, witness, device = message
-                conn.send(replay_kernel(kernel, witness, EngineSettings(settings.examples, settings.seed, device)))
+                send(conn, replay_kernel(kernel, witness, EngineSettings(settings.examples, settings.seed, device)))
             elif kind == "measure":
                 _, _, verdict, settings = message
-                conn.send(with_timings(kernel, verdict, settings.devices, settings.seed))
+                send(conn, with_timings(kernel, verdict, settings.devices, settings.seed))
             else:
                 _, _, settings = message
                 verdicts = []
@@ -88,11 +102,11 @@ def serve(conn: Connection, memory_mb: int, sandboxed: bool = False, gpu: bool =
                     verdicts.append(check_kernel(kernel, EngineSettings(settings.examples, settings.seed, device)))
                     if verdicts[-1].outcome is not Outcome.VERIFIED:
                         break
-                conn.send(merge_verdicts(verdicts))
+                send(conn, merge_verdicts(verdicts))
         except MemoryError:
-            conn.send(Verdict(Outcome.UNVERIFIED, "the check ran out of memory"))
+            send(conn, Verdict(Outcome.UNVERIFIED, "the check ran out of memory"))
         except Exception as exc:  # a checker bug must not take the run down
-            conn.send(_checker_error(exc))
+            send(conn, _checker_error(exc))
             if is_device_failure(exc):
                 return  # a CUDA error outlives the check: the parent starts a fresh worker
 

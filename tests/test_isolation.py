@@ -482,3 +482,32 @@ def test_a_gpu_worker_that_finds_no_cuda_in_the_sandbox_is_restarted_without_it(
         assert checker.sandbox_off_reason == "CUDA is not usable inside the bubblewrap sandbox"
         assert not checker._launch.isolation.sandboxed and checker._launch.scratch
     assert "GPU checks run without it" in capfd.readouterr().err
+
+
+def test_the_parent_never_unpickles_what_a_worker_sends(tmp_path, monkeypatch):
+    """A worker that runs scanned code may be compromised: if the parent unpickled its answers, a
+    crafted pickle would run code in the parent, outside the sandbox. Here a fake worker answers
+    "ready" properly, then sends a pickle whose loading would write a canary."""
+    import pickle
+
+    from torchfix.equivalence.checker import Checker, CheckSettings
+
+    canary = tmp_path / "canary"
+
+    class Payload:
+        def __reduce__(self):  # noqa: ANN204
+            return (open, (str(canary), "w"))
+
+    evil = pickle.dumps(Payload())
+    fake_worker = (
+        "import sys, json; from multiprocessing.connection import Connection; "
+        "conn = Connection(int(sys.argv[2])); "
+        "conn.send_bytes(json.dumps({'ready': ['ready', False, False]}).encode()); "
+        f"conn.recv_bytes(); conn.send_bytes({evil!r}); conn.recv_bytes()"
+    )
+    real_launch = sandbox.launch
+    monkeypatch.setattr(sandbox, "launch", lambda *a, **k: real_launch(*a, **{**k, "bootstrap": fake_worker}))
+    with Checker(CheckSettings(examples=5, measure=False, timeout=20), cache_dir=None) as checker:
+        verdict = checker.check(Kernel("y = x\n", "y = x\n", (InputSpec("x"),), ("y",)))
+    assert verdict.outcome is Outcome.UNVERIFIED and "not a verdict" in verdict.reason
+    assert not canary.exists()
