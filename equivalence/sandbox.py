@@ -193,13 +193,16 @@ def bwrap_command(bwrap: str, devices: Sequence[str] = ("cpu",)) -> list[str]:
     for path in ETC_PATHS:
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
+    # the scratch tmpfs before the Python binds: a checkout or venv under /tmp (a CI clone) is
+    # then bound on top of it instead of hidden by it
+    args += ["--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp"]
     for path in _python_paths():
         args += ["--ro-bind", path, path]
     args += ["--ro-bind-try", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev"]
     if any(d != "cpu" for d in devices):
         for node in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri")):
             args += ["--dev-bind-try", node, node]
-    args += ["--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    args += ["--chdir", "/tmp"]
     for name, value in _worker_env("/tmp").items():
         args += ["--setenv", name, value]
     return args
@@ -240,7 +243,10 @@ def _probe(mode: str, devices: Sequence[str]) -> Isolation:
     bwrap = find_bwrap()
     if bwrap is None:
         return Isolation("", seccomp, "bubblewrap (bwrap) not found")
-    command = bwrap_command(bwrap, devices) + [sys.executable, "-I", "-c", "print('sandboxed')"]
+    # the probe imports this package the way a worker does, so that a bind that is missing
+    # shows here (and the run falls back, saying so) rather than as workers that never start
+    probe = "import sys; sys.path.insert(0, sys.argv[1]); import torchfix.equivalence.sandbox; print('sandboxed')"
+    command = bwrap_command(bwrap, devices) + [sys.executable, "-I", "-c", probe, package_root()]
     try:
         done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, env={}, cwd="/")
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -334,7 +340,14 @@ def kill(launched: Launch) -> None:
     the tree is found through ``/proc`` and stopped before it is killed (so that nothing forks
     past the sweep), then the worker's own session is killed."""
     process = launched.process
-    if process.poll() is None:
+    if process.poll() is not None:
+        try:  # what is left of its process group
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    else:
+        # the tree first: once the worker is dead its children belong to init and /proc no
+        # longer shows them below it
         tree = descendants(process.pid)
         for pid in tree:
             _signal(pid, signal.SIGSTOP)
