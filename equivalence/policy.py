@@ -397,9 +397,11 @@ def _chain(node: ast.Attribute) -> tuple[ast.expr, list[str]]:
 
 
 class _Vetter:
-    def __init__(self, bindings: dict[str, str], inputs: set[str], opaque: set[str]) -> None:
+    def __init__(self, bindings: dict[str, str], inputs: set[str], opaque: set[str], refused: dict[str, str] | None = None) -> None:
         #: name -> dotted target, for bindings to table modules and rows
         self.bindings = bindings
+        #: name -> dotted target, for bindings outside the table (a read of one is refused)
+        self.refused_bindings = refused or {}
         self.inputs = inputs
         self.opaque = opaque
         self.builtins = frozenset(BUILTINS)
@@ -506,6 +508,9 @@ class _Vetter:
             return
         if name in self.inputs or name in self.opaque or name in self.assigned or name in self.builtins:
             return
+        if name in self.refused_bindings:
+            verb = "calls" if called else "uses"
+            raise _Refused(node, f"{verb} `{name}`, bound to `{self.refused_bindings[name]}`, which is not a known pure callee")
         if name in self.all_builtins:
             verb = "calls" if called else "uses"
             raise _Refused(node, f"{verb} `{name}`, which is not a known pure callee")
@@ -562,16 +567,16 @@ class _Vetter:
                 raise _Refused(node, f"{verb} `{full}`, which is not a known pure callee")
 
 
-def _bindings(modules: Iterable[tuple[str, str]]) -> tuple[dict[str, str], set[str], list[str]]:
+def _bindings(modules: Iterable[tuple[str, str]]) -> tuple[dict[str, str], set[str], dict[str, str]]:
     bound: dict[str, str] = {}
     opaque: set[str] = set()
-    refused: list[str] = []
+    refused: dict[str, str] = {}
     for name, dotted in modules:
         kind = binding_kind(dotted)
         if kind == "opaque":
             opaque.add(name)
         elif kind == "refused":
-            refused.append(f"binds `{name}` to `{dotted}`, which is not a known pure callee")
+            refused[name] = dotted
         else:
             bound[name] = dotted
     return bound, opaque, refused
@@ -579,15 +584,16 @@ def _bindings(modules: Iterable[tuple[str, str]]) -> tuple[dict[str, str], set[s
 
 def vet_snippets(old: str, new: str, modules: Iterable[tuple[str, str]], inputs: Iterable[str], opaque: Iterable[str]) -> Refusal | None:
     """``vet`` on the parts of a kernel (for callers that hold no ``Kernel``)."""
+    # a rule binds the file's module imports whether or not the kernel uses them: a binding
+    # outside the table refuses the kernel only where the kernel reads it (at run time the name
+    # is a stand-in, never the module)
     bound, opaque_bindings, refused = _bindings(modules)
-    if refused:
-        return Refusal(f"the kernel {refused[0]}")
     inputs = set(inputs)
     clash = sorted(inputs & (set(bound) | opaque_bindings))
     if clash:
         return Refusal(f"the kernel reads an input named `{clash[0]}`, which is also a module binding")
     for label, source in (("old", old), ("new", new)):
-        vetter = _Vetter(dict(bound), set(inputs), set(opaque) | opaque_bindings)
+        vetter = _Vetter(dict(bound), set(inputs), set(opaque) | opaque_bindings, refused)
         try:
             vetter.vet(source)
         except _Refused as exc:

@@ -116,7 +116,12 @@ def test_bindings_outside_the_table_are_refused_or_opaque():
     assert binding_kind("mypkg.helper") == "opaque"
     assert binding_kind("torch.save") == "refused"
     kernel = Kernel("y = s(x)\n", "y = x\n", (InputSpec("x"),), ("y",), modules=(("s", "torch.save"),))
-    assert "binds `s` to `torch.save`" in vet(kernel).reason
+    assert "calls `s`, bound to `torch.save`, which is not a known pure callee" in vet(kernel).reason
+    chain = Kernel("y = mz.load_url('u')\n", "y = x\n", (InputSpec("x"),), ("y",), modules=(("mz", "torch.utils.model_zoo"),))
+    assert "uses `mz`, bound to `torch.utils.model_zoo`" in vet(chain).reason
+    # rules bind every module the file imports: one the kernel never reads refuses nothing
+    unused = Kernel("y = x * 2\n", "y = x + x\n", (InputSpec("x"),), ("y",), modules=(("torch", "torch"), ("mz", "torch.utils.model_zoo")))
+    assert vet(unused) is None
 
 
 def test_the_table_is_data_and_needs_no_torch():
