@@ -6,8 +6,13 @@ printed in a report.
 
 A kernel is two statement snippets, ``old`` and ``new``, run one after the other on clones of the
 same generated inputs. Each snippet reads the names listed in ``inputs`` and leaves the names listed
-in ``outputs``; the checker compares those outputs, and every tensor input (to catch a missing or
-extra in-place write).
+in ``outputs``; the checker compares those outputs, and every input after the run (to catch a
+missing or extra in-place write).
+
+An input may be of several *kinds* (:class:`Kind`): the pass lists every kind its static evidence
+allows (``InputSpec.kinds``), and the checker tries each of them, admitting those the old code runs
+on -- exactly as it admits ranks and dtypes. No kind is assumed away: code that holds Python lists
+is checked with Python lists.
 """
 
 from __future__ import annotations
@@ -24,31 +29,88 @@ INT_DTYPES: tuple[str, ...] = ("int64", "int32", "int16", "int8", "uint8")
 
 
 class Kind(str, enum.Enum):
-    """What a kernel input is."""
+    """What a kernel input is. Each kind is one family of values the checker builds.
 
+    ``ranks`` and ``dtypes`` of an :class:`InputSpec` shape the array kinds (TENSOR, NDARRAY); the
+    number kinds inside containers follow ``dtypes`` too (float dtypes: Python floats, integer
+    dtypes: Python ints, bool: Python bools). ``index`` / ``nonnegative`` / ``count`` shape the
+    values of every kind.
+    """
+
+    #: a ``torch.Tensor`` of one of the spec's ranks and dtypes
     TENSOR = "tensor"
+    #: a ``numpy.ndarray`` of one of the spec's ranks and dtypes (bfloat16 has no NumPy dtype),
+    #: drawn with the same values, sizes and specials as tensors
+    NDARRAY = "ndarray"
+    #: a Python ``list`` of Python numbers -- all ``int``, all ``float`` or all ``bool`` -- whose
+    #: length comes from the example's shared size pool (a per-step input of kind TENSOR is a
+    #: list of tensors already: ``per_step``)
+    LIST = "list"
+    #: a Python ``int``
     INT = "int"
+    #: a Python ``float``
     FLOAT = "float"
+    #: a Python ``bool``
     BOOL = "bool"
-    #: a Python number or a tensor: the old code's own domain decides which
+    #: a NumPy scalar: ``numpy.float64``, ``numpy.int64`` or ``numpy.float32`` (``float64`` is a
+    #: subclass of ``float`` that prints and compares like one, and is still not one)
+    NUMPY_SCALAR = "numpy scalar"
+    #: a ``dict`` with ``str`` keys -- the spec's ``keys`` (the code subscripts with them) and a
+    #: pooled number of others -- whose values are Python numbers or float32 tensors of rank 0 or 1
+    DICT = "dict"
+    #: a one-shot iterator (a generator) over Python numbers or float32 tensors of rank 0 or 1;
+    #: the old and the new code each get their own, over the same values, and what is left in it
+    #: after the run is compared too
+    ITERATOR = "iterator"
+    #: nothing is known: every kind in :data:`UNKNOWN_KINDS` (the old code's domain decides)
     ANY = "any"
     #: a name the checker cannot build (a model, a helper defined elsewhere): a deterministic
-    #: stand-in is bound instead, shared by the old and the new snippet
+    #: stand-in is bound instead, shared by the old and the new snippet. Never mixed with others.
     OPAQUE = "opaque"
+
+
+#: the kinds a name about which nothing is known may hold. DICT and ITERATOR are left out: a pass
+#: lists them where the code uses a name as one (string keys, ``.values()``, iteration only)
+UNKNOWN_KINDS: tuple[Kind, ...] = (
+    Kind.TENSOR, Kind.NDARRAY, Kind.LIST, Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NUMPY_SCALAR,
+)
+#: every kind the checker builds values of, in the order signatures list them (tensors first:
+#: the common case, and the one timed first)
+BUILDABLE_KINDS: tuple[Kind, ...] = UNKNOWN_KINDS + (Kind.DICT, Kind.ITERATOR)
+#: the Python number kinds
+NUMBER_KINDS: tuple[Kind, ...] = (Kind.INT, Kind.FLOAT, Kind.BOOL)
+#: NumPy scalar types the checker draws, by dtype name
+NUMPY_SCALAR_DTYPES: tuple[str, ...] = ("float64", "int64", "float32")
+
+
+def expand_kinds(kinds: "tuple[Kind, ...] | list[Kind] | Kind") -> tuple[Kind, ...]:
+    """``kinds`` with ANY replaced by :data:`UNKNOWN_KINDS`, without repeats, in canonical order."""
+    if isinstance(kinds, Kind):
+        kinds = (kinds,)
+    wanted: set[Kind] = set()
+    for kind in kinds:
+        wanted |= set(UNKNOWN_KINDS) if kind is Kind.ANY else {kind}
+    if Kind.OPAQUE in wanted and len(wanted) > 1:
+        raise ValueError("Kind.OPAQUE cannot be mixed with other kinds")
+    return tuple(k for k in BUILDABLE_KINDS + (Kind.OPAQUE,) if k in wanted)
 
 
 @dataclass(frozen=True)
 class InputSpec:
     """One name a kernel reads, with what the pass knows about it.
 
+    ``kinds`` are the kinds the pass's evidence allows (``codemods.evidence``); left empty, they
+    are what ``kind`` stands for (``InputSpec(name, Kind.TENSOR)``: tensors only; ``Kind.ANY``:
+    :data:`UNKNOWN_KINDS`). Given, ``kind`` is set from them: the one kind, or ANY for several.
+
     ``per_step`` inputs are lists, one value per iteration of an abstracted loop; every per-step
-    input of a kernel gets the same length (the step count), and every element of one list has the
-    same rank and dtype.
+    input of a kernel gets the same length (the step count), and every element of one list is of
+    the same kind, rank and dtype.
     """
 
     name: str
     kind: Kind = Kind.TENSOR
-    #: ranks the tensor may have; the old code's domain narrows this further
+    #: ranks the tensor (or ndarray) may have; the old code's domain narrows this further
     ranks: tuple[int, ...] = (0, 1, 2, 3)
     #: dtypes the tensor may have (names of torch dtypes); empty means DEFAULT_DTYPES
     dtypes: tuple[str, ...] = ()
@@ -58,6 +120,20 @@ class InputSpec:
     #: a loop bound or other count: an int drawn around the shared size pool, negatives included
     count: bool = False
     per_step: bool = False
+    #: every kind the evidence allows; empty: the kinds ``kind`` stands for
+    kinds: tuple[Kind, ...] = ()
+    #: for Kind.DICT: the keys the code subscripts the dict with (every generated dict has them)
+    keys: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kinds:
+            kinds = expand_kinds(self.kinds)
+            object.__setattr__(self, "kinds", kinds)
+            object.__setattr__(self, "kind", kinds[0] if len(kinds) == 1 else Kind.ANY)
+
+    def allowed_kinds(self) -> tuple[Kind, ...]:
+        """The kinds the checker tries for this input, in canonical order."""
+        return self.kinds or expand_kinds(self.kind)
 
     def allowed_dtypes(self) -> tuple[str, ...]:
         if self.dtypes:
@@ -101,6 +177,10 @@ class Outcome(str, enum.Enum):
     VERIFIED = "verified"
     REJECTED = "rejected"
     UNVERIFIED = "unverified"
+    #: verified, but a candidate whose speed must be measured before it is emitted
+    #: (``Candidate.needs_measurement``) could not be timed: the pipeline's outcome, never a
+    #: checker's verdict
+    UNMEASURED = "unmeasured"
     SKIPPED = "skipped"
 
 

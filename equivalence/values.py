@@ -1,43 +1,72 @@
 """Input signatures and the hypothesis strategies that fill them with values.
 
-A *signature* fixes, for every kernel input, what kind of value it is: a tensor's rank and dtype, or
-the Python type of a number. The old code defines its own domain: a signature is admitted only when
+A *signature* fixes, for every kernel input, what kind of value it is (``Kind``): a tensor's or an
+ndarray's rank and dtype, the Python type of a number, the NumPy scalar type, or what a list, dict
+or one-shot iterator holds. The old code defines its own domain: a signature is admitted only when
 the old code runs on it with non-empty sizes (an empty loop accepts anything, and would make every
 rewrite look wrong on, say, "an empty float tensor of labels"). Hypothesis then explores values and
 sizes -- 0 and 1 included -- inside the admitted signatures, and shrinks any counterexample.
 
+Every kind an input allows appears in at least one candidate signature (:func:`candidate_signatures`
+samples the rest); the engine then tries, beside the admitted signatures, each kind no admitted
+signature holds yet (``engine.admit_signatures``).
+
 Sizes are drawn from a small pool shared by all inputs of one example, so that dimensions coincide
-the way real batch dimensions do.
+the way real batch dimensions do; the length of a list, dict or iterator is one of those sizes.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
+import json
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
+import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from torchfix.equivalence.kernel import FLOAT_DTYPES, InputSpec, Kind
+from torchfix.equivalence.kernel import FLOAT_DTYPES, NUMPY_SCALAR_DTYPES, InputSpec, Kind
 
 MAX_STEPS = 4
 POOL_SIZE = 3
 MAX_DIM = 5
 
+#: the dtype names that stand for Python numbers inside lists, dicts and iterators
+_PYTHON_NUMBER_DTYPES = {Kind.FLOAT: "float64", Kind.INT: "int64", Kind.BOOL: "bool"}
+#: a dict's or an iterator's tensor elements: float32, rank 0 (a loss) or 1 (a weight vector)
+_TENSOR_ELEMENT_RANKS = (0, 1)
+
 
 @dataclass(frozen=True)
 class Slot:
-    """The signature of one input: ``kind`` is tensor/int/float/bool; rank and dtype for tensors."""
+    """The signature of one input.
+
+    ``kind``: what it is. TENSOR / NDARRAY: ``rank`` and ``dtype`` (a torch dtype name).
+    NUMPY_SCALAR: ``dtype`` is the NumPy scalar type's name. LIST / DICT / ITERATOR: ``element``
+    says what they hold -- Kind.FLOAT / INT / BOOL for Python numbers, Kind.TENSOR for tensors of
+    ``rank`` and ``dtype``.
+    """
 
     kind: Kind
     rank: int = 0
     dtype: str = ""
+    element: Kind | None = None
 
     def describe(self) -> str:
         if self.kind is Kind.TENSOR:
             return f"{self.dtype}[rank {self.rank}]"
+        if self.kind is Kind.NDARRAY:
+            return f"ndarray {self.dtype}[rank {self.rank}]"
+        if self.kind is Kind.NUMPY_SCALAR:
+            return f"numpy.{self.dtype}" if self.dtype != "bool" else "numpy.bool_"
+        if self.kind in (Kind.LIST, Kind.DICT, Kind.ITERATOR):
+            what = f"{self.dtype}[rank {self.rank}] tensors" if self.element is Kind.TENSOR else (
+                self.element.value if self.element else "values"
+            )
+            return f"{'one-shot iterator' if self.kind is Kind.ITERATOR else self.kind.value} of {what}"
         return self.kind.value
 
 
@@ -52,19 +81,74 @@ def describe(signature: Signature, specs: dict[str, InputSpec]) -> str:
     return ", ".join(parts)
 
 
+def _number_elements(dtypes: tuple[str, ...]) -> list[Kind]:
+    """The Python number types standing for ``dtypes``, in their order (float32 -> float, ...)."""
+    found: list[Kind] = []
+    for dtype in dtypes:
+        kind = Kind.BOOL if dtype == "bool" else Kind.FLOAT if dtype in FLOAT_DTYPES else Kind.INT
+        if kind not in found:
+            found.append(kind)
+    return found
+
+
+def _numpy_scalar_dtypes(dtypes: tuple[str, ...]) -> list[str]:
+    floats = any(d in FLOAT_DTYPES for d in dtypes)
+    ints = any(d not in FLOAT_DTYPES and d != "bool" for d in dtypes)
+    chosen = [d for d in NUMPY_SCALAR_DTYPES if (d.startswith("float") and floats) or (d.startswith("int") and ints)]
+    return chosen or ["bool"]
+
+
 def slot_choices(spec: InputSpec) -> list[Slot]:
-    if spec.kind is Kind.TENSOR:
-        return [Slot(Kind.TENSOR, r, d) for d in spec.allowed_dtypes() for r in spec.ranks]
-    if spec.kind is Kind.ANY:
-        tensors = [Slot(Kind.TENSOR, r, d) for d in spec.allowed_dtypes() for r in spec.ranks]
-        return [Slot(Kind.INT), Slot(Kind.FLOAT)] + tensors
-    if spec.kind in (Kind.INT, Kind.FLOAT, Kind.BOOL):
-        return [Slot(spec.kind)]
-    return [Slot(Kind.OPAQUE)]
+    """Every slot the spec allows, kind by kind in canonical order (tensors first)."""
+    dtypes = spec.allowed_dtypes()
+    slots: list[Slot] = []
+    for kind in spec.allowed_kinds():
+        if kind is Kind.TENSOR:
+            slots += [Slot(Kind.TENSOR, r, d) for d in dtypes for r in spec.ranks]
+        elif kind is Kind.NDARRAY:
+            slots += [Slot(Kind.NDARRAY, r, d) for d in dtypes if d != "bfloat16" for r in spec.ranks]
+        elif kind in (Kind.LIST, Kind.DICT, Kind.ITERATOR):
+            slots += [Slot(kind, 1, _PYTHON_NUMBER_DTYPES[e], e) for e in _number_elements(dtypes)]
+            if kind is not Kind.LIST and not spec.index:
+                float_dtype = next((d for d in dtypes if d in FLOAT_DTYPES), None)
+                if float_dtype is not None:
+                    slots += [Slot(kind, r, float_dtype, Kind.TENSOR) for r in _TENSOR_ELEMENT_RANKS]
+        elif kind is Kind.NUMPY_SCALAR:
+            slots += [Slot(Kind.NUMPY_SCALAR, 0, d) for d in _numpy_scalar_dtypes(dtypes)]
+        elif kind in (Kind.INT, Kind.FLOAT, Kind.BOOL):
+            slots.append(Slot(kind))
+        else:
+            slots.append(Slot(Kind.OPAQUE))
+    return slots
+
+
+def _preferred(slots: list[Slot]) -> Slot:
+    """The common case among ``slots``: a float32 tensor (else ndarray) where allowed, else the first."""
+    for kind in (Kind.TENSOR, Kind.NDARRAY):
+        found = next((s for s in slots if s.kind is kind and s.dtype == "float32"), None)
+        if found is not None:
+            return found
+    return slots[0]
+
+
+def _stratum(slot: Slot) -> tuple[Kind, Kind | None, str]:
+    """What every candidate list must cover: each kind, each element type of a container, each
+    NumPy scalar type (ranks and tensor dtypes are sampled)."""
+    if slot.kind in (Kind.LIST, Kind.DICT, Kind.ITERATOR):
+        return slot.kind, slot.element, ""
+    if slot.kind is Kind.NUMPY_SCALAR:
+        return slot.kind, None, slot.dtype
+    return slot.kind, None, ""
 
 
 def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random) -> list[Signature]:
-    """All signatures if there are few, else a seeded sample (float32 ones first: the common case)."""
+    """All signatures if there are few, else a stratified, seeded sample.
+
+    The sample starts with the common case (float32 tensors where allowed), then holds every
+    kind of every input (each container element type and NumPy scalar type too) beside the
+    others' common case -- these strata are never sampled away, even past ``limit`` -- then
+    random signatures up to ``limit``.
+    """
     choices = [slot_choices(s) for s in specs]
     total = 1
     for c in choices:
@@ -73,11 +157,17 @@ def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random)
     if total <= limit:
         combos = list(itertools.product(*choices))
     else:
-        seen: set[tuple[Slot, ...]] = set()
-        combos = []
-        preferred = tuple(next((c for c in cs if c.dtype == "float32"), cs[0]) for cs in choices)
-        combos.append(preferred)
-        seen.add(preferred)
+        preferred = tuple(_preferred(cs) for cs in choices)
+        combos = [preferred]
+        seen: set[tuple[Slot, ...]] = {preferred}
+        for position, cs in enumerate(choices):
+            for stratum in dict.fromkeys(_stratum(s) for s in cs):
+                if any(_stratum(c[position]) == stratum for c in combos):
+                    continue
+                slot = _preferred([s for s in cs if _stratum(s) == stratum])
+                combo = preferred[:position] + (slot,) + preferred[position + 1 :]
+                seen.add(combo)
+                combos.append(combo)
         attempts = 0
         while len(combos) < limit and attempts < limit * 20:
             attempts += 1
@@ -86,6 +176,40 @@ def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random)
                 seen.add(combo)
                 combos.append(combo)
     return [tuple(zip(names, combo)) for combo in combos]
+
+
+# ----------------------------------------------------------------------------- one-shot iterators
+
+
+def _copy_item(item: Any) -> Any:
+    if isinstance(item, torch.Tensor):
+        return item.detach().clone().requires_grad_(item.requires_grad)
+    return copy.copy(item)
+
+
+class OneShot:
+    """A one-shot iterator input, kept as its items: every copy of it (``copy.copy``, which is how
+    ``execute.clone`` copies values it does not know) is a fresh generator over copies of the same
+    items. The old and the new code each consume their own; a second pass over it, in either,
+    sees nothing -- as a real generator would."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = list(items)
+
+    def fresh(self) -> Iterator[Any]:
+        items = [_copy_item(item) for item in self.items]
+        return (item for item in items)
+
+    def __copy__(self) -> Iterator[Any]:
+        return self.fresh()
+
+    def __deepcopy__(self, memo: dict) -> Iterator[Any]:
+        return self.fresh()
+
+    def __repr__(self) -> str:
+        return f"iter({render_value(self.items)})"
 
 
 # ----------------------------------------------------------------------------- concrete values
@@ -138,6 +262,15 @@ def element_strategy(spec: InputSpec, dtype: str, pool: tuple[int, ...] = ()) ->
     return _int_values(spec, dtype)
 
 
+def _tensor_from(values: list[Any], dtype_name: str, shape: tuple[int, ...]) -> torch.Tensor:
+    dtype = getattr(torch, dtype_name)
+    if dtype.is_floating_point:
+        data = torch.tensor(values, dtype=torch.float64).to(dtype)
+    else:
+        data = torch.tensor(values, dtype=torch.int64 if dtype != torch.bool else torch.bool).to(dtype)
+    return data.reshape(shape)
+
+
 @st.composite
 def tensor_strategy(draw: st.DrawFn, spec: InputSpec, slot: Slot, pool: tuple[int, ...]) -> torch.Tensor:
     shape = tuple(draw(st.sampled_from(pool)) for _ in range(slot.rank))
@@ -145,12 +278,25 @@ def tensor_strategy(draw: st.DrawFn, spec: InputSpec, slot: Slot, pool: tuple[in
     for d in shape:
         numel *= d
     values = draw(st.lists(element_strategy(spec, slot.dtype, pool), min_size=numel, max_size=numel))
-    dtype = getattr(torch, slot.dtype)
-    if dtype.is_floating_point:
-        data = torch.tensor(values, dtype=torch.float64).to(dtype)
-    else:
-        data = torch.tensor(values, dtype=torch.int64 if dtype != torch.bool else torch.bool).to(dtype)
-    return data.reshape(shape)
+    return _tensor_from(values, slot.dtype, shape)
+
+
+def to_ndarray(tensor: torch.Tensor) -> np.ndarray:
+    """The ndarray with a tensor's dtype, shape and values (its own memory)."""
+    return tensor.detach().cpu().numpy().copy()
+
+
+def numpy_scalar(value: Any, dtype: str) -> np.generic:
+    if dtype == "int64":
+        info = np.iinfo(np.int64)
+        return np.int64(min(max(int(value), int(info.min)), int(info.max)))
+    if dtype == "bool":
+        return np.bool_(value)
+    return getattr(np, dtype)(value)
+
+
+def _python_number(value: Any, element: Kind) -> Any:
+    return {Kind.FLOAT: float, Kind.INT: int, Kind.BOOL: bool}[element](value)
 
 
 def scalar_strategy(spec: InputSpec, slot: Slot, pool: tuple[int, ...]) -> st.SearchStrategy[Any]:
@@ -164,9 +310,37 @@ def scalar_strategy(spec: InputSpec, slot: Slot, pool: tuple[int, ...]) -> st.Se
     return st.integers(-8, 8) if not spec.nonnegative else st.integers(0, MAX_DIM + 1)
 
 
+def _element_strategy(spec: InputSpec, slot: Slot, pool: tuple[int, ...]) -> st.SearchStrategy[Any]:
+    """One element of a list, dict or iterator slot."""
+    if slot.element is Kind.TENSOR:
+        return tensor_strategy(spec, Slot(Kind.TENSOR, slot.rank, slot.dtype), pool)
+    element = slot.element or Kind.FLOAT
+    if spec.count and element is Kind.INT:
+        return scalar_strategy(spec, Slot(Kind.INT), pool)
+    return element_strategy(spec, slot.dtype, pool).map(lambda v: _python_number(v, element))
+
+
+@st.composite
+def _dict_strategy(draw: st.DrawFn, spec: InputSpec, slot: Slot, pool: tuple[int, ...]) -> dict[str, Any]:
+    extra = draw(st.sampled_from(pool))
+    keys = list(spec.keys) + [f"k{j}" for j in range(extra)]
+    return {key: draw(_element_strategy(spec, slot, pool)) for key in keys}
+
+
 def value_strategy(spec: InputSpec, slot: Slot, pool: tuple[int, ...]) -> st.SearchStrategy[Any]:
     if slot.kind is Kind.TENSOR:
         return tensor_strategy(spec, slot, pool)
+    if slot.kind is Kind.NDARRAY:
+        return tensor_strategy(spec, Slot(Kind.TENSOR, slot.rank, slot.dtype), pool).map(to_ndarray)
+    if slot.kind is Kind.NUMPY_SCALAR:
+        return element_strategy(spec, slot.dtype, pool).map(lambda v: numpy_scalar(v, slot.dtype))
+    if slot.kind in (Kind.LIST, Kind.ITERATOR):
+        items = st.sampled_from(pool).flatmap(
+            lambda n: st.lists(_element_strategy(spec, slot, pool), min_size=n, max_size=n)
+        )
+        return items if slot.kind is Kind.LIST else items.map(OneShot)
+    if slot.kind is Kind.DICT:
+        return _dict_strategy(spec, slot, pool)
     if slot.kind is Kind.OPAQUE:
         return st.just(None)
     return scalar_strategy(spec, slot, pool)
@@ -205,25 +379,49 @@ def sample_nonempty(specs: list[InputSpec], signature: Signature, rng: random.Ra
     slots = dict(signature)
     values: dict[str, Any] = {}
 
+    def tensor(spec: InputSpec, rank: int, dtype_name: str) -> torch.Tensor:
+        shape = tuple(rng.choice(pool) for _ in range(rank))
+        dtype = getattr(torch, dtype_name)
+        gen = torch.Generator().manual_seed(rng.randrange(2**31))
+        if dtype == torch.bool:
+            return torch.randint(0, 2, shape, generator=gen).bool()
+        if dtype.is_floating_point:
+            return torch.randn(shape, generator=gen, dtype=torch.float64).to(dtype)
+        low, high = (0, MAX_DIM) if (spec.nonnegative or dtype_name == "uint8") else (-3, 4)
+        if spec.index:
+            low, high = 0, 2
+        return torch.randint(low, high, shape, generator=gen).to(dtype)
+
+    def number(spec: InputSpec, kind: Kind) -> Any:
+        if kind is Kind.INT:
+            if spec.count:
+                return rng.choice(pool)
+            return rng.randint(0, 1) if spec.index else rng.randint(0 if spec.nonnegative else -3, 4)
+        if kind is Kind.FLOAT:
+            return rng.uniform(-2, 2)
+        return rng.random() < 0.5
+
+    def element(spec: InputSpec, slot: Slot) -> Any:
+        if slot.element is Kind.TENSOR:
+            return tensor(spec, slot.rank, slot.dtype)
+        return number(spec, slot.element or Kind.FLOAT)
+
     def one(spec: InputSpec, slot: Slot) -> Any:
         if slot.kind is Kind.TENSOR:
-            shape = tuple(rng.choice(pool) for _ in range(slot.rank))
-            dtype = getattr(torch, slot.dtype)
-            gen = torch.Generator().manual_seed(rng.randrange(2**31))
-            if dtype == torch.bool:
-                return torch.randint(0, 2, shape, generator=gen).bool()
-            if dtype.is_floating_point:
-                return torch.randn(shape, generator=gen, dtype=torch.float64).to(dtype)
-            low, high = (0, MAX_DIM) if (spec.nonnegative or slot.dtype == "uint8") else (-3, 4)
-            if spec.index:
-                low, high = 0, 2
-            return torch.randint(low, high, shape, generator=gen).to(dtype)
-        if slot.kind is Kind.INT:
-            return rng.choice(pool) if spec.count else rng.randint(0 if spec.nonnegative else -3, 4)
-        if slot.kind is Kind.FLOAT:
-            return rng.uniform(-2, 2)
-        if slot.kind is Kind.BOOL:
-            return rng.random() < 0.5
+            return tensor(spec, slot.rank, slot.dtype)
+        if slot.kind is Kind.NDARRAY:
+            return to_ndarray(tensor(spec, slot.rank, slot.dtype))
+        if slot.kind is Kind.NUMPY_SCALAR:
+            kind = Kind.BOOL if slot.dtype == "bool" else Kind.FLOAT if slot.dtype.startswith("float") else Kind.INT
+            return numpy_scalar(number(spec, kind), slot.dtype)
+        if slot.kind in (Kind.LIST, Kind.ITERATOR):
+            items = [element(spec, slot) for _ in range(rng.choice(pool))]
+            return items if slot.kind is Kind.LIST else OneShot(items)
+        if slot.kind is Kind.DICT:
+            keys = list(spec.keys) + [f"k{j}" for j in range(rng.choice(pool))]
+            return {key: element(spec, slot) for key in keys}
+        if slot.kind in (Kind.INT, Kind.FLOAT, Kind.BOOL):
+            return number(spec, slot.kind)
         return None
 
     for spec in specs:
@@ -242,30 +440,40 @@ def _encode_number(v: float) -> Any:
     return repr(float(v))
 
 
+def _encode_array(dtype: str, shape: list[int], flat: list[Any], floating: bool) -> dict[str, Any]:
+    return {"dtype": dtype, "shape": shape, "data": [_encode_number(v) for v in flat] if floating else flat}
+
+
 def encode_value(value: Any) -> Any:
-    """A JSON-able form of one input that decodes to the same bits."""
+    """A JSON-able form of one input that decodes to the same bits (and the same Python types)."""
     if isinstance(value, torch.Tensor):
         t = value.detach().cpu()
         flat = t.reshape(-1)
-        if t.is_floating_point():
-            data = [_encode_number(v) for v in flat.double().tolist()]
-        else:
-            data = flat.tolist()
-        return {
-            "tensor": {
-                "dtype": str(t.dtype).replace("torch.", ""),
-                "shape": list(t.shape),
-                "device": value.device.type,
-                "requires_grad": bool(value.requires_grad),
-                "data": data,
-            }
-        }
+        body = _encode_array(
+            str(t.dtype).replace("torch.", ""), list(t.shape),
+            flat.double().tolist() if t.is_floating_point() else flat.tolist(), t.is_floating_point(),
+        )
+        return {"tensor": {**body, "device": value.device.type, "requires_grad": bool(value.requires_grad)}}
+    if isinstance(value, np.ndarray):
+        floating = value.dtype.kind == "f"
+        flat = value.reshape(-1).astype(np.float64 if floating else value.dtype).tolist()
+        return {"ndarray": _encode_array(str(value.dtype), list(value.shape), flat, floating)}
+    if isinstance(value, np.generic):  # before float: numpy.float64 is a float subclass
+        floating = value.dtype.kind == "f"
+        item = value.item()
+        return {"numpy": {"dtype": str(value.dtype), "value": _encode_number(item) if floating else item}}
     if isinstance(value, bool):
         return {"bool": value}
     if isinstance(value, int):
         return {"int": value}
     if isinstance(value, float):
         return {"float": _encode_number(value)}
+    if isinstance(value, OneShot):
+        return {"iterator": [encode_value(v) for v in value.items]}
+    if isinstance(value, dict):
+        if not all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in value):
+            raise TypeError("cannot encode a dict whose keys are not str or int")
+        return {"dict": [[k, encode_value(v)] for k, v in value.items()]}
     if isinstance(value, (list, tuple)):
         return {"list": [encode_value(v) for v in value]}
     if value is None:
@@ -273,16 +481,25 @@ def encode_value(value: Any) -> Any:
     raise TypeError(f"cannot encode a {type(value).__name__} input")
 
 
+def _decode_floats(data: list[Any]) -> list[float]:
+    return [float(v) for v in data]
+
+
 def decode_value(data: Any, device: str | None = None) -> Any:
     (tag, body), = data.items()
     if tag == "tensor":
         dtype = getattr(torch, body["dtype"])
-        if dtype.is_floating_point:
-            t = torch.tensor([float(v) for v in body["data"]], dtype=torch.float64).to(dtype)
-        else:
-            t = torch.tensor(body["data"], dtype=torch.int64 if dtype != torch.bool else torch.bool).to(dtype)
-        t = t.reshape(body["shape"]).to(device or body["device"])
+        values = _decode_floats(body["data"]) if dtype.is_floating_point else body["data"]
+        t = _tensor_from(values, body["dtype"], tuple(body["shape"]))
+        t = t.to(device or body["device"])
         return t.requires_grad_(bool(body.get("requires_grad")))
+    if tag == "ndarray":
+        dtype = np.dtype(body["dtype"])
+        values = _decode_floats(body["data"]) if dtype.kind == "f" else body["data"]
+        return np.array(values, dtype=np.float64 if dtype.kind == "f" else dtype).astype(dtype).reshape(body["shape"])
+    if tag == "numpy":
+        dtype = np.dtype(body["dtype"])
+        return dtype.type(float(body["value"]) if dtype.kind == "f" else body["value"])
     if tag == "bool":
         return bool(body)
     if tag == "int":
@@ -291,28 +508,78 @@ def decode_value(data: Any, device: str | None = None) -> Any:
         return float(body)
     if tag == "list":
         return [decode_value(v, device) for v in body]
+    if tag == "dict":
+        return {k: decode_value(v, device) for k, v in body}
+    if tag == "iterator":
+        return OneShot([decode_value(v, device) for v in body])
     return None
 
 
 def encode_inputs(inputs: dict[str, Any], **meta: Any) -> str:
-    import json
-
     return json.dumps({**meta, "inputs": {k: encode_value(v) for k, v in inputs.items()}})
 
 
 def decode_inputs(text: str, device: str | None = None) -> dict[str, Any]:
-    import json
-
     return {k: decode_value(v, device) for k, v in json.loads(text)["inputs"].items()}
 
 
 def render_value(value: Any) -> str:
+    """The value as code (what a user would type to reproduce it)."""
     if isinstance(value, torch.Tensor):
         return (
             f"torch.tensor({value.tolist()!r}, dtype=torch.{str(value.dtype).replace('torch.', '')})"
             if value.numel() <= 24
             else f"<tensor shape={list(value.shape)} dtype={value.dtype}>"
         )
+    if isinstance(value, np.ndarray):
+        return (
+            f"np.array({value.tolist()!r}, dtype=np.{value.dtype})"
+            if value.size <= 24
+            else f"<ndarray shape={list(value.shape)} dtype={value.dtype}>"
+        )
+    if isinstance(value, np.generic):
+        return f"np.{type(value).__name__}({value.item()!r})"
+    if isinstance(value, OneShot):
+        return repr(value)
     if isinstance(value, list):
         return "[" + ", ".join(render_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {render_value(v)}" for k, v in value.items()) + "}"
     return repr(value)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, np.generic):
+        return f"numpy.{type(value).__name__}"
+    if isinstance(value, torch.Tensor):
+        return "tensor"
+    if isinstance(value, np.ndarray):
+        return "ndarray"
+    return type(value).__name__
+
+
+def _elements_text(items: list[Any]) -> str:
+    if not items:
+        return "nothing"
+    names = list(dict.fromkeys(_type_name(v) for v in items))
+    if names == ["tensor"]:
+        first = items[0]
+        return f"{len(items)} tensors, shape {list(first.shape)}, {str(first.dtype).replace('torch.', '')}, {first.device}"
+    return " / ".join(names)
+
+
+def describe_value(value: Any) -> str:
+    """What kind of value ``value`` is, for a counterexample (``list of float``, ``numpy.float64``)."""
+    if isinstance(value, torch.Tensor):
+        return f"shape {list(value.shape)}, {str(value.dtype).replace('torch.', '')}, {value.device}"
+    if isinstance(value, np.ndarray):
+        return f"ndarray, shape {list(value.shape)}, {value.dtype}"
+    if isinstance(value, OneShot):
+        return f"one-shot iterator of {_elements_text(value.items)}"
+    if isinstance(value, list):
+        if value and all(isinstance(v, torch.Tensor) for v in value):
+            return _elements_text(value)
+        return f"list of {_elements_text(value)}" if value else "empty list"
+    if isinstance(value, dict):
+        return f"dict of {_elements_text(list(value.values()))}"
+    return _type_name(value)
