@@ -4,14 +4,20 @@
 bool values exactly equal, floating values within ``torch.testing.assert_close``'s default tolerance
 for the dtype, NaN where the old value had NaN. The tolerance is widened only when the kernel says
 the new code reorders a floating reduction, and then by the reduction length and the data's scale.
+
+Python type identity is strict: ``numpy.float64`` is not ``float`` (though it subclasses it), an
+ndarray is not a tensor, a list is not a tuple. NumPy arrays and scalars are held to the same
+dtype, shape and value strictness as tensors. An iterator is compared by what is left in it.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
 # assert_close's defaults, per dtype: (rtol, atol)
@@ -76,6 +82,11 @@ def short(value: Any, limit: int = 160) -> str:
         body = repr(data.tolist()) if data.numel() <= 12 else f"<{data.numel()} elements>"
         extra = "" if value.device.type == "cpu" else f", device={value.device}"
         text = f"tensor({body}, dtype={str(value.dtype).replace('torch.', '')}, shape={list(value.shape)}{extra})"
+    elif isinstance(value, np.ndarray):
+        body = repr(value.tolist()) if value.size <= 12 else f"<{value.size} elements>"
+        text = f"ndarray({body}, dtype={value.dtype}, shape={list(value.shape)})"
+    elif isinstance(value, np.generic):
+        text = f"numpy.{type(value).__name__}({value.item()!r})"
     else:
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -85,10 +96,14 @@ def compare(old: Any, new: Any, where: str, tol: Tolerance) -> Difference | None
     """Return the first difference between ``old`` and ``new``, or None when they agree."""
     if type(old) is not type(new):
         return Difference(
-            where, short(old), short(new), f"Python type: old {type(old).__name__}, new {type(new).__name__}"
+            where, short(old), short(new), f"Python type: old {_type_name(old)}, new {_type_name(new)}"
         )
     if isinstance(old, torch.Tensor):
         return _compare_tensors(old, new, where, tol)
+    if isinstance(old, np.ndarray):
+        return _compare_arrays(old, new, where, tol)
+    if isinstance(old, np.generic):
+        return _compare_arrays(np.asarray(old), np.asarray(new), where, tol)
     if isinstance(old, float):
         return _compare_floats(old, new, where, tol)
     if isinstance(old, (list, tuple)):
@@ -107,20 +122,46 @@ def compare(old: Any, new: Any, where: str, tol: Tolerance) -> Difference | None
             if diff:
                 return diff
         return None
-    try:
-        import numpy as np
-
-        if isinstance(old, np.ndarray):
-            return _compare_tensors(torch.from_numpy(old), torch.from_numpy(new), where, tol, numpy=True)
-        if isinstance(old, np.generic):
-            return compare(old.item(), new.item(), where, tol) if old.dtype == new.dtype else Difference(
-                where, short(old), short(new), f"numpy dtype: old {old.dtype}, new {new.dtype}"
+    if inspect.isgenerator(old):
+        # an iterator input: the code consumed some of it; what is left must agree (the caller's
+        # next read of it sees exactly that). Draining is safe: the checker built it.
+        left_old, left_new = list(old), list(new)
+        if len(left_old) != len(left_new):
+            return Difference(
+                f"{where} (items left in the iterator)", short(left_old), short(left_new),
+                f"old code left {len(left_old)} item(s) unconsumed, new code {len(left_new)}",
             )
-    except ImportError:  # pragma: no cover - numpy ships with torch's usual installs
-        pass
+        return compare(left_old, left_new, f"{where} (items left in the iterator)", tol)
     if old == new or old is new:
         return None
     return Difference(where, short(old), short(new))
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, np.generic):
+        return f"numpy.{type(value).__name__}"
+    if isinstance(value, np.ndarray):
+        return "numpy.ndarray"
+    return type(value).__name__
+
+
+def _compare_arrays(old: np.ndarray, new: np.ndarray, where: str, tol: Tolerance) -> Difference | None:
+    """NumPy arrays (and scalars, as 0-d arrays): dtype and shape exactly, then values with the
+    tensor rules (exact for integers and bools, the dtype's tolerance for floats, NaN where NaN)."""
+    if old.dtype != new.dtype:
+        return Difference(where, short(old), short(new), f"numpy dtype: old {old.dtype}, new {new.dtype}")
+    if old.shape != new.shape:
+        return Difference(where, short(old), short(new), f"shape: old {list(old.shape)}, new {list(new.shape)}")
+    try:
+        a, b = torch.from_numpy(np.array(old, copy=True)), torch.from_numpy(np.array(new, copy=True))
+    except (TypeError, ValueError):  # a dtype torch has no counterpart for (object, str, uint64...)
+        same = old.tolist() == new.tolist()
+        return None if same else Difference(where, short(old), short(new), "values differ")
+    diff = _compare_tensors(a, b, where, tol)
+    if diff is None:
+        return None
+    # the tensor comparison's wording, with the NumPy values shown
+    return Difference(where, short(old), short(new), diff.detail)
 
 
 def _compare_floats(old: float, new: float, where: str, tol: Tolerance) -> Difference | None:
@@ -146,9 +187,7 @@ def _compare_floats(old: float, new: float, where: str, tol: Tolerance) -> Diffe
     return None
 
 
-def _compare_tensors(
-    old: torch.Tensor, new: torch.Tensor, where: str, tol: Tolerance, numpy: bool = False
-) -> Difference | None:
+def _compare_tensors(old: torch.Tensor, new: torch.Tensor, where: str, tol: Tolerance) -> Difference | None:
     if old.dtype != new.dtype:
         return Difference(where, short(old), short(new), f"dtype: old {old.dtype}, new {new.dtype}")
     if old.shape != new.shape:

@@ -6,6 +6,10 @@ also runs them, whatever hypothesis does: empty and one-element sizes, NaN at th
 last position, values beyond int64, -0.0 and infinities, duplicate and negative indices, loop counts
 of -1 and 0. The sweep is a pure function of the kernel's signature: the same inputs on every
 machine and every hypothesis version.
+
+Every kind gets the same fills: an ndarray holds what the tensor of its signature would, a list (a
+dict, a one-shot iterator) of Python numbers holds the first row of it, as Python numbers, with the
+batch size as its length; NumPy scalars take the scalar values.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any, Iterator
 import torch
 
 from torchfix.equivalence.kernel import FLOAT_DTYPES, InputSpec, Kind
-from torchfix.equivalence.values import Signature, Slot
+from torchfix.equivalence.values import OneShot, Signature, Slot, numpy_scalar, to_ndarray
 
 #: (name, size pool, step count): shapes draw their sizes from the pool in order
 _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
@@ -94,20 +98,55 @@ def _tensor(slot: Slot, spec: InputSpec, pool: tuple[int, ...], fill: str, offse
     return torch.tensor(values, dtype=torch.int64).to(dtype).reshape(shape)
 
 
-def _scalar(slot: Slot, spec: InputSpec, pool: tuple[int, ...], variant: int) -> Any:
-    if slot.kind is Kind.BOOL:
+def _scalar(kind: Kind, spec: InputSpec, pool: tuple[int, ...], variant: int) -> Any:
+    if kind is Kind.BOOL:
         return variant % 2 == 0
-    if slot.kind is Kind.FLOAT:
+    if kind is Kind.FLOAT:
         return (0.5, -1.5, float("nan"), 0.0)[variant % 4]
     if spec.count:
         return (max(pool), -1, 0, max(pool) + 1, 1)[variant % 5]
     return (2, -1, 0, 3)[variant % 4]
 
 
+def _numbers(element: Kind, spec: InputSpec, pool: tuple[int, ...], fill: str, int_fill: str) -> list[Any]:
+    """A list's (dict's, iterator's) Python numbers: the batch size of them, with the fill's values."""
+    length = pool[0]
+    if element is Kind.FLOAT:
+        return [float(v) for v in _float_values(fill, length)]
+    if element is Kind.BOOL:
+        if fill in ("nan_first", "negative"):
+            return [True] * length
+        if fill in ("huge", "duplicates"):
+            return [False] * length
+        return [i % 3 != 1 for i in range(length)]
+    if spec.count:
+        return [max(pool), -1, 0, 1][:length] + [max(pool)] * max(0, length - 4)
+    return [int(v) for v in _int_values(int_fill, length, spec, max(pool))]
+
+
+def _elements(slot: Slot, spec: InputSpec, pool: tuple[int, ...], fill: str, int_fill: str, offset: int) -> list[Any]:
+    if slot.element is Kind.TENSOR:
+        element = Slot(Kind.TENSOR, slot.rank, slot.dtype)
+        own = fill if slot.dtype in FLOAT_DTYPES else int_fill
+        first = _tensor(element, spec, pool, own, offset)
+        # rolled per position: the element tensors of one container are not all the same
+        return [torch.roll(first.reshape(-1), i).reshape(first.shape) for i in range(pool[0])]
+    return _numbers(slot.element or Kind.FLOAT, spec, pool, fill, int_fill)
+
+
+def _floating(slot: Slot) -> bool:
+    """Whether the slot holds floating data that the float fills should shape."""
+    if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
+        return slot.dtype in FLOAT_DTYPES
+    if slot.kind in (Kind.LIST, Kind.DICT, Kind.ITERATOR):
+        return slot.element is Kind.FLOAT or (slot.element is Kind.TENSOR and slot.dtype in FLOAT_DTYPES)
+    return False
+
+
 def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
     """The sweep's inputs for one admitted signature."""
     slots = dict(signature)
-    has_float = any(s.kind is Kind.TENSOR and s.dtype in FLOAT_DTYPES for s in slots.values())
+    has_float = any(_floating(s) for s in slots.values())
     fills = _FLOAT_FILLS if has_float else _INT_FILLS
     scalar_variants = 5 if any(s.count for s in specs) else 2
     total = len(_SHAPES) * len(fills) * scalar_variants
@@ -127,10 +166,25 @@ def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
             int_fill = fill if fill in _INT_FILLS else _INT_FILL_BESIDE_FLOATS.get(fill, "ramp")
 
             def one(step: int) -> Any:
-                if slot.kind is Kind.TENSOR:
+                if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
                     own = fill if slot.dtype in FLOAT_DTYPES else int_fill
-                    return _tensor(slot, spec, pool, own, offset)
-                return _scalar(slot, spec, pool, variant + step)
+                    tensor = _tensor(Slot(Kind.TENSOR, slot.rank, slot.dtype), spec, pool, own, offset)
+                    return tensor if slot.kind is Kind.TENSOR else to_ndarray(tensor)
+                if slot.kind is Kind.LIST:
+                    return _elements(slot, spec, pool, fill, int_fill, offset)
+                if slot.kind is Kind.ITERATOR:
+                    return OneShot(_elements(slot, spec, pool, fill, int_fill, offset))
+                if slot.kind is Kind.DICT:
+                    items = _elements(slot, spec, pool, fill, int_fill, offset)
+                    keys = list(spec.keys) + [f"k{j}" for j in range(len(items))]
+                    # every key the code reads is present (with a one-element fill when the
+                    # shape is empty); the others take the fill's values
+                    values_ = items or _elements(slot, spec, (1, 1, 1), fill, int_fill, offset)
+                    return {key: values_[j % len(values_)] for j, key in enumerate(keys)}
+                if slot.kind is Kind.NUMPY_SCALAR:
+                    kind = Kind.BOOL if slot.dtype == "bool" else Kind.FLOAT if slot.dtype.startswith("float") else Kind.INT
+                    return numpy_scalar(_scalar(kind, spec, pool, variant + step), slot.dtype)
+                return _scalar(slot.kind, spec, pool, variant + step)
 
             values[spec.name] = [one(k) for k in range(steps)] if spec.per_step else one(0)
         yield values

@@ -5,7 +5,6 @@ This module runs untrusted snippets; call it only inside a boxed worker (``equiv
 
 from __future__ import annotations
 
-import itertools
 import random
 import time
 import warnings
@@ -13,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
@@ -24,22 +24,27 @@ from torchfix.equivalence.compare import Difference, Tolerance, compare, short
 from torchfix.equivalence.execute import base_namespace, error_site, run_snippet
 from torchfix.equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
+    OneShot,
     Signature,
+    Slot,
     candidate_signatures,
     describe,
+    describe_value,
     decode_inputs,
     encode_inputs,
     inputs_strategy,
     render_value,
     sample_nonempty,
+    slot_choices,
 )
 
 #: fewer compared examples than this (the old code raising on the rest) is not evidence enough
 MIN_EXAMPLES = 8
-#: inputs of the deterministic edge sweep per check, spread over the admitted signatures
-EDGE_BUDGET = 160
 SIGNATURE_LIMIT = 48
 ADMISSION_TRIES = 4
+#: kind coverage: admitted signatures a missing kind is tried beside, and slots of it tried
+COVERAGE_BASES = 3
+COVERAGE_SLOTS = 3
 
 
 @dataclass(frozen=True)
@@ -56,9 +61,10 @@ class EngineSettings:
 
 
 class _Refuted(Exception):
-    def __init__(self, counterexample: Counterexample) -> None:
+    def __init__(self, counterexample: Counterexample, kinds: str = "") -> None:
         super().__init__(counterexample.where)
         self.counterexample = counterexample
+        self.kinds = kinds
 
 
 @dataclass
@@ -86,8 +92,10 @@ def _to_device(value: Any, device: str) -> Any:
         return value.to(device)
     if isinstance(value, list):
         return [_to_device(v, device) for v in value]
-    if isinstance(value, dict):  # an example: name -> value
+    if isinstance(value, dict):  # an example (name -> value), or a dict input
         return {name: _to_device(v, device) for name, v in value.items()}
+    if isinstance(value, OneShot):
+        return OneShot([_to_device(v, device) for v in value.items])
     return value
 
 
@@ -98,20 +106,52 @@ def _old_raises_on_cpu(old_code: Any, kernel: Kernel, base: dict[str, Any], raw:
     return device != "cpu" and run_snippet(old_code, kernel, base, raw).error is not None
 
 
+def _floating_parts(value: Any) -> list[torch.Tensor]:
+    """The floating data a reduction may run over in one input, whatever its kind, as float64
+    tensors (for tolerances): arrays, and the numbers in lists, dicts and iterators -- not a
+    lone scalar, which no reordered reduction sums."""
+    if isinstance(value, torch.Tensor):
+        return [value.detach().double().cpu()] if value.is_floating_point() else []
+    if isinstance(value, np.ndarray):
+        return [torch.from_numpy(value.astype(np.float64))] if value.dtype.kind == "f" else []
+    if isinstance(value, OneShot):
+        value = value.items
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        floats = [float(v) for v in value if isinstance(v, (float, np.floating))]
+        parts = [torch.tensor(floats, dtype=torch.float64)] if floats else []
+        return parts + [t for v in value if not isinstance(v, (float, np.floating)) for t in _floating_parts(v)]
+    return []
+
+
+def _reduction_length(value: Any) -> int:
+    if isinstance(value, torch.Tensor):
+        return value.numel()
+    if isinstance(value, np.ndarray):
+        return value.size
+    if isinstance(value, OneShot):
+        value = value.items
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(max(_reduction_length(v), 1) for v in value)
+    return 1
+
+
 def _tolerance(kernel: Kernel, inputs: dict[str, Any]) -> Tolerance:
     if not kernel.reorders_float_reduction:
         return Tolerance()
     length, scale = 1, 0.0
-    tensors: list[torch.Tensor] = []
-    for value in inputs.values():
-        tensors += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, torch.Tensor)]
-    # a loop over per-step tensors reduces across the steps too
-    steps = max((len(v) for v in inputs.values() if isinstance(v, list)), default=1)
-    for t in tensors:
-        length = max(length, t.numel() * max(steps, 1))
-        if t.is_floating_point():
-            finite = t.detach().double()[torch.isfinite(t.detach().double())]
-            scale = max(scale, float(finite.abs().sum()) if finite.numel() else 0.0)
+    per_step = {s.name for s in kernel.inputs if s.per_step}
+    # a loop over per-step values reduces across the steps too
+    steps = max((len(v) for name, v in inputs.items() if name in per_step and isinstance(v, list)), default=1)
+    for name, value in inputs.items():
+        for step in (value if name in per_step and isinstance(value, list) else [value]):
+            length = max(length, _reduction_length(step) * max(steps, 1))
+            for t in _floating_parts(step):
+                finite = t[torch.isfinite(t)]
+                scale = max(scale, float(finite.abs().sum()) if finite.numel() else 0.0)
     if steps > 1:
         scale *= steps
     return Tolerance(True, length, scale)
@@ -134,20 +174,23 @@ def compare_runs(kernel: Kernel, old: Any, new: Any, inputs: dict[str, Any], tol
     return None
 
 
-def _counterexample(inputs: dict[str, Any], diff: Difference, seed_value: int, device: str = "cpu") -> Counterexample:
-    rendered = []
-    for name, value in inputs.items():
-        text = render_value(value)
-        if isinstance(value, torch.Tensor):
-            text += f"  # shape {list(value.shape)}, {str(value.dtype).replace('torch.', '')}, {value.device}"
-        elif isinstance(value, list) and value and isinstance(value[0], torch.Tensor):
-            text += f"  # {len(value)} tensors, shape {list(value[0].shape)}, {str(value[0].dtype).replace('torch.', '')}, {value[0].device}"
-        rendered.append((name, text))
+def _counterexample(
+    inputs: dict[str, Any], diff: Difference, seed_value: int, device: str = "cpu", kinds: str = ""
+) -> Counterexample:
+    rendered = [(name, f"{render_value(value)}  # {describe_value(value)}") for name, value in inputs.items()]
     try:
         witness = encode_inputs(inputs, device=device, seed=seed_value)
     except TypeError:
         witness = ""
-    return Counterexample(tuple(rendered), diff.where, diff.old, diff.new, diff.detail, seed_value, witness, device)
+    detail = diff.detail
+    if kinds:
+        detail = f"{detail}; kinds: {kinds}" if detail else f"kinds: {kinds}"
+    return Counterexample(tuple(rendered), diff.where, diff.old, diff.new, detail, seed_value, witness, device)
+
+
+def _refutation(cex: Counterexample, kinds: str) -> str:
+    """The verdict's reason: what differs, and on which kinds of input (the kinds that broke it)."""
+    return f"counterexample: {cex.where} differs" + (f" (on {kinds})" if kinds else "")
 
 
 # ----------------------------------------------------------------------------- gradients
@@ -326,25 +369,77 @@ def edge_cycle() -> int:
     return len(_edges._SHAPES) * max(len(_edges._FLOAT_FILLS), len(_edges._INT_FILLS))
 
 
+def _admits(
+    kernel: Kernel, old_code: Any, base: dict[str, Any], rng: random.Random, device: str,
+    signature: Signature, errors: Counter | None,
+) -> bool:
+    """Whether the old code runs on some non-empty input of ``signature`` (a few tries)."""
+    specs = list(kernel.inputs)
+    for _ in range(ADMISSION_TRIES):
+        raw = sample_nonempty(specs, signature, rng)
+        if _old_raises_on_cpu(old_code, kernel, base, raw, device):
+            error: BaseException | None = run_snippet(old_code, kernel, base, raw).error
+        else:
+            error = run_snippet(old_code, kernel, base, _to_device(raw, device)).error
+        if error is None:
+            return True
+        if errors is not None:
+            errors[error_site(error)] += 1
+    return False
+
+
 def admit_signatures(
     kernel: Kernel, old_code: Any, base: dict[str, Any], rng: random.Random, device: str,
     errors: Counter | None = None,
 ) -> list[Signature]:
+    """The candidate signatures the old code runs on, then kind coverage: each kind of each input
+    that no admitted signature holds is tried beside the admitted ones (the old code may take a
+    list for ``a`` only when ``b`` is a tensor, a case the sample need not contain)."""
     specs = list(kernel.inputs)
-    admitted = []
+    admitted: list[Signature] = []
+    tried: set[Signature] = set()
     for signature in candidate_signatures(specs, SIGNATURE_LIMIT, rng):
-        for _ in range(ADMISSION_TRIES):
-            raw = sample_nonempty(specs, signature, rng)
-            if _old_raises_on_cpu(old_code, kernel, base, raw, device):
-                error: BaseException | None = run_snippet(old_code, kernel, base, raw).error
-            else:
-                error = run_snippet(old_code, kernel, base, _to_device(raw, device)).error
-            if error is None:
-                admitted.append(signature)
-                break
-            if errors is not None:
-                errors[error_site(error)] += 1
+        tried.add(signature)
+        if _admits(kernel, old_code, base, rng, device, signature, errors):
+            admitted.append(signature)
+    if not admitted:
+        return admitted
+    for position, spec in enumerate(specs):
+        slots = slot_choices(spec)
+        for kind in dict.fromkeys(slot.kind for slot in slots):
+            if any(sig[position][1].kind is kind for sig in admitted):
+                continue
+            found = False
+            for base_signature in admitted[:COVERAGE_BASES]:
+                for slot in _coverage_slots([s for s in slots if s.kind is kind]):
+                    signature = base_signature[:position] + ((spec.name, slot),) + base_signature[position + 1 :]
+                    if signature in tried:
+                        continue
+                    tried.add(signature)
+                    if _admits(kernel, old_code, base, rng, device, signature, errors):
+                        admitted.append(signature)
+                        found = True
+                        break
+                if found:
+                    break
     return admitted
+
+
+def _coverage_slots(slots: list[Slot]) -> list[Slot]:
+    """A few slots of one kind, the common ones first: float32 and int64 data, lowest ranks."""
+    ordered = sorted(slots, key=lambda s: (s.dtype not in ("float32", "float64", "int64"), s.rank))
+    return ordered[:COVERAGE_SLOTS]
+
+
+def _kinds_outside(kernel: Kernel, admitted: list[Signature]) -> list[str]:
+    """``name: kind`` for each kind an input allows on which the old code never ran."""
+    outside = []
+    for position, spec in enumerate(kernel.inputs):
+        seen = {sig[position][1].kind for sig in admitted}
+        missing = [k.value for k in dict.fromkeys(s.kind for s in slot_choices(spec)) if k not in seen]
+        if missing:
+            outside.append(f"{spec.name}: {', '.join(missing)}")
+    return outside
 
 
 def _notes(kernel: Kernel, stats: _Stats) -> list[str]:
@@ -390,6 +485,13 @@ def _compile(kernel: Kernel) -> tuple[Any, Any]:
 
 def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     """Try to refute ``kernel``; a verdict, never an exception (but for bugs in the checker)."""
+    with warnings.catch_warnings():
+        # NumPy warns on the NaN and inf arithmetic the examples do on purpose
+        warnings.simplefilter("ignore")
+        return _check_kernel(kernel, config)
+
+
+def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     started = time.perf_counter()
     try:
         old_code, new_code = _compile(kernel)
@@ -412,6 +514,12 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             devices=(config.device,),
         )
 
+    outside = _kinds_outside(kernel, admitted)
+    if outside:
+        stats.notes.append(
+            "kinds the evidence allows but the old code never ran on (outside its domain): " + "; ".join(outside)
+        )
+
     # a deterministic sweep of the usual breaking points first (equivalence.edges): the same
     # inputs whatever hypothesis's version or luck
     # every shape x fill combination at least once per signature, more when the budget allows
@@ -428,12 +536,13 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             if result is _OLD_RAISED:
                 stats.old_raised += 1
                 continue
-            stats.signatures_seen.add(describe(signature, spec_by_name))
+            kinds = describe(signature, spec_by_name)
+            stats.signatures_seen.add(kinds)
             if result is not None:
-                cex = _counterexample(inputs, result, config.seed, config.device)
+                cex = _counterexample(inputs, result, config.seed, config.device, kinds)
                 return Verdict(
                     Outcome.REJECTED,
-                    f"counterexample: {cex.where} differs",
+                    _refutation(cex, kinds),
                     cex,
                     stats.compared,
                     (config.device,),
@@ -463,43 +572,25 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         if result is _OLD_RAISED:
             stats.old_raised += 1
             return
-        stats.signatures_seen.add(describe(signature, spec_by_name))
+        kinds = describe(signature, spec_by_name)
+        stats.signatures_seen.add(kinds)
         if result is not None:
-            raise _Refuted(_counterexample(inputs, result, config.seed, config.device))
+            raise _Refuted(_counterexample(inputs, result, config.seed, config.device, kinds), kinds)
         stats.compared += 1
 
-    def sweep() -> None:
-        """The deterministic edge cases first (equivalence/edges.py), whatever hypothesis does."""
-        per_signature = max(8, EDGE_BUDGET // len(admitted))
-        for signature in admitted:
-            for raw in itertools.islice(edge_inputs(specs, signature), per_signature):
-                if _old_raises_on_cpu(old_code, kernel, base, raw, config.device):
-                    continue
-                inputs = _to_device(raw, config.device)
-                result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
-                if result is _OLD_RAISED:
-                    continue
-                stats.signatures_seen.add(describe(signature, spec_by_name))
-                if result is not None:
-                    raise _Refuted(_counterexample(inputs, result, config.seed, config.device))
-                stats.compared += 1
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            sweep()
-            explore()
-        except _Refuted as refuted:
-            return Verdict(
-                Outcome.REJECTED,
-                f"counterexample: {refuted.counterexample.where} differs",
-                refuted.counterexample,
-                stats.compared,
-                (config.device,),
-                tuple(sorted(stats.signatures_seen)),
-            )
-        except HypothesisException as exc:  # pragma: no cover - defensive
-            return Verdict(Outcome.UNVERIFIED, f"checker error ({type(exc).__name__})", devices=(config.device,))
+    try:
+        explore()
+    except _Refuted as refuted:
+        return Verdict(
+            Outcome.REJECTED,
+            _refutation(refuted.counterexample, refuted.kinds),
+            refuted.counterexample,
+            stats.compared,
+            (config.device,),
+            tuple(sorted(stats.signatures_seen)),
+        )
+    except HypothesisException as exc:  # pragma: no cover - defensive
+        return Verdict(Outcome.UNVERIFIED, f"checker error ({type(exc).__name__})", devices=(config.device,))
 
     notes = _notes(kernel, stats)
     if stats.compared < MIN_EXAMPLES:
@@ -539,7 +630,7 @@ def replay_kernel(kernel: Kernel, witness: str, config: EngineSettings) -> Verdi
         return Verdict(Outcome.UNVERIFIED, "the old code raises on the witness: it is outside the old code's domain", devices=(config.device,))
     if result is not None:
         cex = _counterexample(inputs, result, config.seed, config.device)
-        return Verdict(Outcome.REJECTED, f"counterexample: {cex.where} differs (replayed)", cex, 1, (config.device,))
+        return Verdict(Outcome.REJECTED, f"{_refutation(cex, '')} (replayed)", cex, 1, (config.device,))
     return Verdict(Outcome.VERIFIED, "old and new agree on the witness", None, 1, (config.device,), (), tuple(_notes(kernel, stats)))
 
 

@@ -3,8 +3,9 @@
 The checker proves equivalence on tiny inputs (sizes up to 5, where every edge case lives); speed
 shows only at the sizes real code runs at. After a kernel is verified, the worker builds inputs of
 one admitted signature with the loop extent scaled to each of :data:`SIZES` (every tensor's first
-dimension, every per-step list and every loop count become ``n``; other dimensions stay
-:data:`SMALL`), checks the old code runs on them, and times old and new calls interleaved
+dimension, every per-step list, every list, dict or iterator input and every loop count become
+``n``; other dimensions stay :data:`SMALL`), checks the old code runs on them, and times old and
+new calls interleaved
 (A B A B ..., fresh clones of the same inputs each call, one warm-up each, the median of several
 runs), synchronising the device around each call.
 
@@ -28,8 +29,8 @@ from typing import Any, Callable
 import torch
 
 from torchfix.equivalence.execute import Opaque, base_namespace, clone, error_site, exec_on_device, input_device
-from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Timing, Verdict
-from torchfix.equivalence.values import Signature, Slot, describe
+from torchfix.equivalence.kernel import FLOAT_DTYPES, InputSpec, Kernel, Kind, Timing, Verdict
+from torchfix.equivalence.values import OneShot, Signature, Slot, describe, numpy_scalar, to_ndarray
 
 #: loop extents the speedup is measured at
 SIZES: tuple[int, ...] = (256, 4096)
@@ -66,20 +67,35 @@ def _preferred_dtype(spec: InputSpec) -> str:
     return preferred if preferred in allowed else allowed[0]
 
 
+def _preferred_element(spec: InputSpec) -> Kind:
+    """The Python number a list, dict or iterator of this input usually holds."""
+    dtype = _preferred_dtype(spec)
+    return Kind.BOOL if dtype == "bool" else Kind.FLOAT if dtype in FLOAT_DTYPES else Kind.INT
+
+
+def _timing_options(spec: InputSpec) -> list[Slot]:
+    """The slots worth timing for one input, in order: each allowed kind in its usual form."""
+    options: list[Slot] = []
+    for kind in spec.allowed_kinds():
+        if kind in (Kind.TENSOR, Kind.NDARRAY):
+            options += [Slot(kind, rank, _preferred_dtype(spec)) for rank in spec.ranks]
+        elif kind in (Kind.LIST, Kind.DICT, Kind.ITERATOR):
+            element = _preferred_element(spec)
+            options.append(Slot(kind, 1, {Kind.FLOAT: "float64", Kind.INT: "int64"}.get(element, "bool"), element))
+        elif kind is Kind.NUMPY_SCALAR:
+            dtype = _preferred_dtype(spec)
+            options.append(Slot(kind, 0, "float64" if dtype in FLOAT_DTYPES else "bool" if dtype == "bool" else "int64"))
+        elif kind in (Kind.INT, Kind.FLOAT, Kind.BOOL):
+            options.append(Slot(kind))
+        else:
+            options.append(Slot(Kind.OPAQUE))
+    return options
+
+
 def timing_signatures(specs: list[InputSpec], limit: int = 4096) -> list[Signature]:
     """Signatures to time, the usual ones first: each tensor in its usual dtype (float32 data,
-    int64 indices), lowest ranks first, a tensor before a Python number where either may go."""
-    choices: list[list[Slot]] = []
-    for spec in specs:
-        if spec.kind in (Kind.TENSOR, Kind.ANY):
-            options = [Slot(Kind.TENSOR, rank, _preferred_dtype(spec)) for rank in spec.ranks]
-            if spec.kind is Kind.ANY:
-                options += [Slot(Kind.INT), Slot(Kind.FLOAT)]
-        elif spec.kind in (Kind.INT, Kind.FLOAT, Kind.BOOL):
-            options = [Slot(spec.kind)]
-        else:
-            options = [Slot(Kind.OPAQUE)]
-        choices.append(options)
+    int64 indices), lowest ranks first, a tensor before any other kind where several may go."""
+    choices = [_timing_options(spec) for spec in specs]
     combos = list(itertools.islice(itertools.product(*choices), limit))
     combos.sort(key=lambda combo: (sum(s.kind is not Kind.TENSOR for s in combo), sum(s.rank for s in combo)))
     names = [s.name for s in specs]
@@ -90,13 +106,16 @@ def _layouts(specs: list[InputSpec]) -> list[dict[str, str]]:
     """Shape layouts to try: every tensor batch-first, then one tensor at a time kept small (a
     weight vector beside a batch), then every dimension n; each with loop counts = n, then with
     counts small (a count that is a feature width, as in ``torch.empty(0, dim)``)."""
-    tensors = [s.name for s in specs if s.kind in (Kind.TENSOR, Kind.ANY) and not s.per_step]
+    arrays = (Kind.TENSOR, Kind.NDARRAY)
+    tensors = [s.name for s in specs if any(k in arrays for k in s.allowed_kinds()) and not s.per_step]
     shapes = [{name: "batch" for name in tensors}]
     for small in tensors:
         shapes.append({name: "small" if name == small else "batch" for name in tensors})
     shapes.append({name: "all" for name in tensors})
     counts = ("n", "small") if any(s.count for s in specs) else ("n",)
-    stepped = any(s.per_step for s in specs)
+    containers = (Kind.LIST, Kind.DICT, Kind.ITERATOR)
+    # per-step inputs and containers (lists, dicts, iterators) are n long at every layout
+    stepped = any(s.per_step or any(k in containers for k in s.allowed_kinds()) for s in specs)
     return [
         {**shape, _COUNTS: mode}
         for mode in counts
@@ -131,6 +150,16 @@ def _tensor(spec: InputSpec, slot: Slot, shape: tuple[int, ...], generator: torc
     return torch.randint(-3, 4, shape, generator=generator).to(dtype)
 
 
+def _numbers(spec: InputSpec, element: Kind, count: int, rng: random.Random) -> list[Any]:
+    if element is Kind.FLOAT:
+        return [rng.gauss(0.0, 1.0) for _ in range(count)]
+    if element is Kind.BOOL:
+        return [rng.random() < 0.5 for _ in range(count)]
+    if spec.nonnegative or spec.index:
+        return [rng.randrange(SMALL) for _ in range(count)]
+    return [rng.randint(1, 3) for _ in range(count)]
+
+
 def scaled_inputs(
     specs: list[InputSpec], signature: Signature, n: int, layout: dict[str, str], seed: int, device: str
 ) -> dict[str, Any]:
@@ -139,25 +168,52 @@ def scaled_inputs(
     rng = random.Random(seed)
     slots = dict(signature)
     values: dict[str, Any] = {}
+
+    def array(spec: InputSpec, slot: Slot, layout_name: str) -> Any:
+        tensor = _tensor(spec, slot, _shape(slot.rank, n, layout_name), generator)
+        return tensor.to(device) if slot.kind is Kind.TENSOR else to_ndarray(tensor)
+
+    def container(spec: InputSpec, slot: Slot, count: int) -> Any:
+        if count > MAX_ELEMENTS:
+            raise NotMeasured("inputs at this size would be too large")
+        items = _numbers(spec, slot.element or Kind.FLOAT, count, rng)
+        if slot.kind is Kind.LIST:
+            return items
+        if slot.kind is Kind.ITERATOR:
+            return OneShot(items)
+        keys = list(spec.keys) + [f"k{j}" for j in range(count)]
+        return {key: items[j % len(items)] if items else 0.0 for j, key in enumerate(keys)}
+
+    def scalar(spec: InputSpec, slot: Slot) -> Any:
+        if slot.kind is Kind.INT:
+            if spec.count:
+                return n if layout.get(_COUNTS, "n") == "n" else SMALL
+            return rng.randrange(SMALL) if spec.nonnegative or spec.index else rng.randint(1, 3)
+        if slot.kind is Kind.FLOAT:
+            return 0.5
+        if slot.kind is Kind.NUMPY_SCALAR:
+            return numpy_scalar(0.5 if slot.dtype.startswith("float") else 1, slot.dtype)
+        return True
+
     for spec in specs:
         slot = slots[spec.name]
         if slot.kind is Kind.OPAQUE:
             continue
-        if slot.kind is Kind.TENSOR:
-            if spec.per_step:
-                value: Any = [_tensor(spec, slot, _shape(slot.rank, n, "small"), generator).to(device) for _ in range(n)]
+        if spec.per_step:
+            # one value per step: n steps of small values
+            if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
+                value: Any = [array(spec, slot, "small") for _ in range(n)]
+            elif slot.kind in (Kind.LIST, Kind.DICT, Kind.ITERATOR):
+                value = [container(spec, slot, SMALL) for _ in range(n)]
             else:
-                value = _tensor(spec, slot, _shape(slot.rank, n, layout.get(spec.name, "batch")), generator).to(device)
-        elif slot.kind is Kind.INT:
-            if spec.count:
-                value = n if layout.get(_COUNTS, "n") == "n" else SMALL
-            else:
-                value = rng.randrange(SMALL) if spec.nonnegative or spec.index else rng.randint(1, 3)
-        elif slot.kind is Kind.FLOAT:
-            value = 0.5
+                value = [scalar(spec, slot) for _ in range(n)]
+        elif slot.kind in (Kind.TENSOR, Kind.NDARRAY):
+            value = array(spec, slot, layout.get(spec.name, "batch"))
+        elif slot.kind in (Kind.LIST, Kind.DICT, Kind.ITERATOR):
+            value = container(spec, slot, n)
         else:
-            value = True
-        values[spec.name] = [value] * n if spec.per_step and slot.kind is not Kind.TENSOR else value
+            value = scalar(spec, slot)
+        values[spec.name] = value
     return values
 
 
