@@ -19,6 +19,8 @@ from torchfix.codemods.base import ModuleFacts
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
 
+    from torchfix.codemods.evidence import ScopeEvidence
+
 _WHITELISTED_ROOTS = ("torch", "numpy", "math")
 
 #: tensor methods that act element-wise on their receiver: a per-element expression built from
@@ -409,40 +411,22 @@ def enclosing_scope(node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode
     return current
 
 
-def tensor_evidence(scope: cst.CSTNode, name: str, torch_names: Collection[str]) -> bool:
-    """Whether ``name`` is evidently a tensor in ``scope``: annotated ``torch.Tensor``, assigned
-    from a ``torch.*`` call, or used with a method or attribute lists and numpy arrays lack."""
-    found = False
+def tensor_evidence(
+    scope: cst.CSTNode,
+    name: str,
+    torch_names: Collection[str],
+    at: cst.CSTNode | None = None,
+    parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None,
+    tensor_annotations: Collection[str] = (),
+) -> bool:
+    """Whether ``name`` is evidently a tensor in ``scope`` -- a tensor is the only kind the code
+    allows (``codemods.evidence``): annotated ``torch.Tensor``, made by a torch call, passed to a
+    torch function that takes tensors only, or used with a method or attribute that lists, NumPy
+    arrays and scalars lack. ``at`` / ``parents``: where the question is asked (see
+    :func:`torchfix.codemods.evidence.name_kinds`)."""
+    from torchfix.codemods.evidence import name_kinds
 
-    class _Evidence(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            nonlocal found
-            if isinstance(node.value, cst.Name) and node.value.value == name and node.attr.value in TENSOR_ONLY_ATTRS:
-                found = True
-
-        def visit_Param(self, node: cst.Param) -> None:
-            nonlocal found
-            if node.name.value == name and node.annotation is not None:
-                if dotted(node.annotation.annotation) in _TENSOR_ANNOTATIONS:
-                    found = True
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            nonlocal found
-            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
-                value = node.value
-                if isinstance(value, cst.Call):
-                    root = dotted(value.func)
-                    if root and root.split(".")[0] in torch_names and "." in root:
-                        found = True
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            nonlocal found
-            if isinstance(node.target, cst.Name) and node.target.value == name:
-                if dotted(node.annotation.annotation) in _TENSOR_ANNOTATIONS:
-                    found = True
-
-    scope.visit(_Evidence())
-    return found
+    return name_kinds(name, scope, torch_names, at=at, parents=parents, tensor_annotations=tensor_annotations).tensor
 
 
 _SCALAR_ANNOTATIONS = {"int": "int", "float": "float", "bool": "bool"}
@@ -651,6 +635,26 @@ class RuleContext:
     #: modules the rewrite must import: ``("torch",)`` when the module does not bind torch
     imports: tuple[str, ...]
     module_names: set[str] = field(default_factory=set)
+    #: the evidence of each scope asked about, by id (``evidence``)
+    _evidence: dict[int, Any] = field(default_factory=dict)
+
+    def evidence(self, scope: cst.CSTNode) -> "ScopeEvidence":
+        """What the code of ``scope`` shows about the kinds of its names (``codemods.evidence``),
+        with this module's torch / numpy / functional bindings; computed once per scope."""
+        from torchfix.codemods.evidence import ScopeEvidence
+
+        found = self._evidence.get(id(scope))
+        if found is None:
+            found = self._evidence[id(scope)] = ScopeEvidence(
+                scope,
+                torch_names={self.torch},
+                numpy_names={self.facts.numpy} if self.facts.numpy else {"np", "numpy"},
+                functional_names={self.facts.functional} if self.facts.functional else (),
+                tensor_annotations={bound for bound, target in self.facts.bindings if target == "torch.Tensor"},
+                parents=self.parents,
+                module=self.module,
+            )
+        return found
 
     @classmethod
     def from_wrapper(cls, wrapper: "MetadataWrapper", **extra: Any) -> "RuleContext":

@@ -1,0 +1,306 @@
+"""codemods/evidence.py: what a name may hold, from what binds it and what uses it (issue 17)."""
+
+from __future__ import annotations
+
+import textwrap
+import warnings
+
+import libcst as cst
+import numpy as np
+import pytest
+import torch
+
+from torchfix.codemods.analysis import module_facts, module_nodes, tensor_evidence
+from torchfix.codemods.evidence import (
+    ATTRIBUTE_KINDS,
+    TENSOR_ONLY_ATTRIBUTES,
+    TENSOR_ONLY_CALLS,
+    TORCH_TENSOR_INPUT,
+    ScopeEvidence,
+    expression_kinds,
+    name_kinds,
+)
+from torchfix.equivalence.kernel import UNKNOWN_KINDS, Kind
+
+T, ND, LST, I, FL, B, NS, D, IT = (
+    Kind.TENSOR, Kind.NDARRAY, Kind.LIST, Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.NUMPY_SCALAR, Kind.DICT, Kind.ITERATOR,
+)
+
+#: one value of each kind the checker builds
+SAMPLES = {
+    T: torch.zeros(2), ND: np.zeros(2), NS: np.float64(1.0), LST: [1.0], D: {"a": 1.0}, I: 1, FL: 1.0, B: True,
+    IT: (v for v in [1.0]),
+}
+
+
+def _has(value: object, attr: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return hasattr(value, attr)
+        except (RuntimeError, ValueError):  # `.imag` of a real tensor, `.mT` of a 1-D one: they exist
+            return True
+
+
+def test_tensor_only_attributes_are_tensor_only():
+    for attr in TENSOR_ONLY_ATTRIBUTES | TENSOR_ONLY_CALLS:
+        assert _has(torch.zeros(2), attr), attr
+    for kind, value in SAMPLES.items():
+        if kind is not T:
+            assert not [a for a in TENSOR_ONLY_ATTRIBUTES if _has(value, a)], kind
+    for value in (np.float32(1), np.int64(1), np.bool_(True)):
+        assert not [a for a in TENSOR_ONLY_ATTRIBUTES if _has(value, a)], type(value)
+
+
+def test_the_attribute_table_says_exactly_which_kinds_have_each_attribute():
+    for attr, kinds in ATTRIBUTE_KINDS.items():
+        having = {kind for kind, value in SAMPLES.items() if _has(value, attr)}
+        assert having == set(kinds), attr
+
+
+def _calls(first) -> list[tuple]:  # noqa: ANN001
+    tensor = torch.rand(2, 2)
+    return [(), (tensor,), (0,), (1,), (tensor, tensor), (0, torch.zeros(2, 2, dtype=torch.long)),
+            (0, torch.zeros(2, dtype=torch.long)), (tensor > 0.5, 0.0), (tensor > 0.5,), (1, 0), (0, 0, 1),
+            (0, torch.zeros(2, 2, dtype=torch.long), tensor), (torch.zeros(2, 2, dtype=torch.long),), (2,),
+            ((1, 0),), (0, 1), (0, (2, 1)), (torch.tensor([0, 1]), 0), (tensor, 0.5)]
+
+
+def test_every_torch_function_said_to_take_tensors_only_rejects_every_other_kind():
+    """For each entry: some call works with a tensor first; the same calls fail with a list, an
+    ndarray, a NumPy scalar or a Python number first."""
+    others = [[1.0, 2.0], np.ones(2), np.float64(1.5), 1.5, 2]
+
+    def runs(name: str, first, rest: tuple) -> bool:  # noqa: ANN001
+        try:
+            getattr(torch, name)(first, *rest)
+            return True
+        except Exception:  # noqa: BLE001 - any failure: the call does not take it
+            return False
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in sorted(TORCH_TENSOR_INPUT):
+            working = [r for r in _calls(None) if any(
+                runs(name, t, r) for t in (torch.rand(2, 2), torch.rand(2, 2) + 1, torch.ones(2, 2, dtype=torch.long))
+            )]
+            assert working, f"torch.{name}: no call found to test it with"
+            leaks = [type(o).__name__ for o in others for r in working if runs(name, o, r)]
+            assert not leaks, f"torch.{name} takes {leaks[0]} as its first argument"
+
+
+def _function(source: str, name: str = "f") -> tuple[ScopeEvidence, cst.Module]:
+    module = cst.parse_module(textwrap.dedent(source))
+    nodes = module_nodes(module)
+    scope = next(fn for fn in nodes.of_type(cst.FunctionDef) if fn.name.value == name)
+    facts = module_facts(module)
+    return ScopeEvidence(scope, {facts.torch or "torch"}, parents=nodes.parents, module=module), module
+
+
+def kinds(source: str, name: str, function: str = "f") -> tuple[Kind, ...]:
+    facts, _ = _function(source, function)
+    return facts.name(name).kinds
+
+
+# ----------------------------------------------------------------------------- not a tensor
+
+
+@pytest.mark.parametrize(
+    "binding,expected",
+    [
+        ("x = sorted(values)", (LST,)),
+        ("x = list(values)", (LST,)),
+        ("x = [v * 2 for v in values]", (LST,)),
+        ("x = [1.0, 2.0]", (LST,)),
+        ("x = {'a': 1.0}", (D,)),
+        ("x = {k: v for k, v in pairs}", (D,)),
+        ("x = range(n)", (LST,)),
+        ("x = t.tolist()", (LST, I, FL, B)),
+        ("x = np.asarray(values)", (ND, NS)),
+        ("x = t.numpy()", (ND,)),
+        ("x = (v for v in values)", (IT,)),
+        ("x = len(values)", (I,)),
+        ("x = t.item()", (I, FL, B)),
+        ("x = t.size(0)", (I,)),
+        ("x = t.shape[0]", (I,)),
+    ],
+)
+def test_bindings_that_are_not_tensors(binding, expected):
+    source = f"import numpy as np\ndef f(values, pairs, n, t):\n    {binding}\n    return x\n"
+    assert kinds(source, "x") == expected
+
+
+def test_elements_of_enumerate_and_zip_over_lists():
+    source = """
+    def f(names, ratio_list, model):
+        sizes = sorted([p.numel() for p in model.parameters()])
+        ratios = sorted(ratio_list)
+        total = 0
+        for i, n in enumerate(sizes):
+            total += int(n * ratios[i])
+        for a, b in zip(sizes, ratio_list):
+            pass
+        return total
+    """
+    facts, _ = _function(source)
+    assert facts.name("i").kinds == (I,)
+    assert facts.name("n").kinds == (I,)  # the elements are `.numel()` results
+    assert facts.name("a").kinds == (I,)
+    assert facts.name("ratios").kinds == (LST,)
+    assert "sorted(ratio_list)" in facts.name("ratios").describe()
+
+
+def test_a_len_only_use_leaves_the_sized_kinds():
+    assert kinds("def f(xs):\n    return len(xs)\n", "xs") == (T, ND, LST)
+
+
+def test_string_keys_and_dict_methods_make_a_dict():
+    facts, _ = _function("def f(losses):\n    return losses['total'] / len(losses)\n")
+    evidence = facts.name("losses")
+    assert evidence.kinds == (D,) and evidence.keys == ("total",)
+    assert kinds("def f(losses):\n    return sum(losses.values())\n", "losses") == (T, D)
+    assert kinds("def f(d):\n    for k, v in d.items():\n        pass\n", "d") == (D,)
+
+
+def test_a_name_only_ever_iterated_may_be_a_one_shot_iterator():
+    assert IT in kinds("def f(xs):\n    for v in xs:\n        pass\n    return sum(xs)\n", "xs")
+    assert IT not in kinds("def f(xs):\n    for v in xs:\n        pass\n    return xs[0]\n", "xs")
+
+
+# ----------------------------------------------------------------------------- a tensor
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\ndef f():\n    x = torch.zeros(3)\n",
+        "import torch\ndef f(n):\n    x = torch.tensor([1.0, 2.0])\n",
+        "import torch\ndef f(y):\n    x = torch.empty_like(y)\n",
+        "import torch\ndef f(y):\n    x = y.new_zeros(3)\n",
+        "import torch.nn.functional as F\ndef f(y):\n    x = F.relu(y)\n",
+        "import torch\ndef f(x):\n    return torch.sum(x)\n",
+        "import torch\ndef f(x):\n    return torch.empty_like(x)\n",
+        "import torch.nn.functional as F\ndef f(x):\n    return F.softmax(x, dim=0)\n",
+        "def f(x):\n    return x.detach()\n",
+        "def f(x):\n    return x.size(0)\n",
+        "def f(x):\n    return x.new_zeros(3)\n",
+        "import torch\ndef f(x: torch.Tensor):\n    return x\n",
+        "import torch as th\ndef f(x: th.Tensor):\n    return x\n",
+        "import torch\ndef f(y: torch.Tensor):\n    x = y[0] * 2\n",
+    ],
+)
+def test_tensor_evidence(source):
+    facts, _ = _function(source)
+    assert facts.name("x").tensor, facts.name("x").describe()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\ndef f(x):\n    return torch.add(x, 1)\n",  # torch.add takes Python numbers too
+        "def f(x):\n    return x.size\n",  # an ndarray's size is an int attribute
+        "def f(x):\n    return x.device\n",  # NumPy 2 arrays have a device
+        "import torch\ndef f():\n    x = torch.max(y, 1)\n",  # a tuple
+        "import torch\ndef f(a, b):\n    x = torch.equal(a, b)\n",  # a bool
+        "import torch\ndef f():\n    x = torch.nn.Linear(3, 4)\n",  # a module
+        "def f(x):\n    return x.item()\n",  # ndarrays and NumPy scalars have .item() too
+    ],
+)
+def test_not_tensor_evidence(source):
+    facts, _ = _function(source)
+    assert not facts.name("x").tensor, facts.name("x").describe()
+
+
+def test_item_allows_arrays_and_numpy_scalars_but_not_lists():
+    assert kinds("def f(x):\n    return x.item()\n", "x") == (T, ND, NS)
+
+
+# ----------------------------------------------------------------------------- where it is asked
+
+
+def test_a_top_level_rebinding_hides_the_earlier_ones_and_later_ones_never_reach():
+    source = """
+    import torch
+    def f(x):
+        x = torch.as_tensor(x)
+        total = 0.0
+        for v in x:
+            total += v.item()
+        x = x.tolist()
+        x.append(1)
+        return total
+    """
+    module = cst.parse_module(textwrap.dedent(source))
+    nodes = module_nodes(module)
+    scope = nodes.of_type(cst.FunctionDef)[0]
+    loop = nodes.of_type(cst.For)[0]
+    at_loop = name_kinds("x", scope, at=loop, parents=nodes.parents)
+    assert at_loop.tensor, at_loop.describe()
+    # asked about the whole function, the list binding counts: no tensor evidence
+    assert not name_kinds("x", scope).tensor
+
+
+def test_bindings_that_disagree_are_not_narrowed_by_uses():
+    source = """
+    import torch
+    def f(flag):
+        if flag:
+            x = [1.0, 2.0]
+        else:
+            x = torch.ones(2)
+        n = x.size(0)
+        return n
+    """
+    facts, _ = _function(source)
+    evidence = facts.name("x")
+    assert evidence.kinds == (T, LST) and "several ways" in evidence.describe()
+
+
+def test_nothing_known_is_every_kind():
+    evidence = name_kinds("x", cst.parse_module("def f(x):\n    return x\n").body[0])
+    assert evidence.kinds == UNKNOWN_KINDS and not evidence.known
+
+
+# ----------------------------------------------------------------------------- expressions
+
+
+def _expression(source: str, code: str):  # noqa: ANN202
+    module = cst.parse_module(textwrap.dedent(source))
+    nodes = module_nodes(module)
+    scope = nodes.of_type(cst.FunctionDef)[0]
+    expr = next(c.args[0].value for c in nodes.of_type(cst.Call) if module.code_for_node(c.args[0].value) == code)
+    return expression_kinds(expr, scope, parents=nodes.parents)
+
+
+def test_int_of_python_arithmetic_over_lists_is_not_a_device_sync():
+    source = """
+    def f(names, ratio_list):
+        sizes = sorted([len(name) for name in names])
+        ratios = sorted(ratio_list)
+        total = 0
+        for i, n in enumerate(sizes):
+            total += int(n * ratios[i])
+        return total
+    """
+    evidence = _expression(source, "n * ratios[i]")
+    assert not evidence.tensor and T in evidence.kinds  # the ratios' elements are unknown
+    assert "sorted(ratio_list)" in evidence.describe()
+
+
+def test_arithmetic_with_a_tensor_is_a_tensor_and_with_len_a_number():
+    source = """
+    import torch
+    def f(x: torch.Tensor, scale):
+        a = int(x[0] * scale)
+        b = int(len(x) * 0.5)
+        return a, b
+    """
+    assert _expression(source, "x[0] * scale").tensor
+    assert _expression(source, "len(x) * 0.5").kinds == (FL,)
+
+
+def test_tensor_evidence_in_analysis_uses_the_corrected_tables():
+    module = cst.parse_module("def f(x):\n    for i in range(x.size):\n        pass\n")
+    assert not tensor_evidence(module.body[0], "x", {"torch"})
+    module = cst.parse_module("def f(x):\n    for i in range(x.size(0)):\n        pass\n")
+    assert tensor_evidence(module.body[0], "x", {"torch"})
