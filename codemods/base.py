@@ -46,6 +46,11 @@ class Candidate:
     #: samples independently (false for BatchNorm in training mode): the candidate is reported
     #: ``unverified`` with this reason, never checked, and emitted only with ``--unsafe``
     unverifiable: str | None = None
+    #: set for a form that is not faster by construction (TFV004's device accumulator trades one
+    #: sync per step for two small device operations): the pipeline emits it by default only when
+    #: the checker measured it and found it no slower; verified but unmeasured, it is reported
+    #: ``unmeasured`` and emitted only with ``--allow-slower``
+    needs_measurement: bool = False
 
 
 @dataclass

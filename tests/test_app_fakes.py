@@ -96,6 +96,8 @@ class AssignOne(Rule):
     imports: tuple[str, ...] = ()
     skip_reason: str | None = None
     unverifiable: str | None = None
+    #: the candidates are of a speed-gated form (``Candidate.needs_measurement``)
+    needs_measurement: bool = False
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         positions = wrapper.resolve(PositionProvider)
@@ -111,7 +113,8 @@ class AssignOne(Rule):
                     old=f"{name} = 1", new=f"{name} = {value}", inputs=(InputSpec("unused", Kind.INT),), outputs=(name,)
                 )
                 candidates.append(
-                    Candidate(f"assign {value}", (Edit(node, new_stmt),), kernel, self.imports, self.unverifiable)
+                    Candidate(f"assign {value}", (Edit(node, new_stmt),), kernel, self.imports, self.unverifiable,
+                              needs_measurement=self.needs_measurement)
                 )
             pos = positions[node].start
             yield Proposal(

@@ -42,8 +42,8 @@ def test_summary_counts_and_plain_table():
     text = summary_text(summary, 1.25)
     assert text.splitlines()[0] == "2 files scanned, 1 rewritten, 1 failed (1.2s)"
     header, row = text.splitlines()[1:3]
-    assert header.split() == ["rule", "verified", "rejected", "unverified", "skipped"]
-    assert row.split() == ["TFV004", "1", "1", "1", "1"]
+    assert header.split() == ["rule", "verified", "rejected", "unverified", "unmeasured", "skipped"]
+    assert row.split() == ["TFV004", "1", "1", "1", "0", "1"]
 
 
 class _Tty(io.StringIO):

@@ -4,11 +4,12 @@ SARIF: one ``run`` whose ``tool.driver.rules`` lists every rule (code, name, sum
 ``--explain`` text as help); one ``result`` per proposal. A rewrite that is emitted is a
 ``warning`` carrying a ``fixes`` entry (the replaced lines and the new text); the others are
 ``note``s. ``properties`` hold the outcome, whether the rewrite was verified, the checker's verdict,
-and the rewrite's diff. A file that failed is a tool execution notification.
+and the rewrite's diff. A file that failed is a tool execution notification. The run's
+``properties.outcomes`` count the proposals by outcome, as the summary table does.
 
 GitHub: ``::warning file=F,line=L,col=C,title=T::message`` for each rewrite that would be made,
-``::notice`` for rejected / unverified ones, ``::error`` for files that failed (skipped proposals
-are not annotated: they are noise in a pull request).
+``::notice`` for rejected / unverified / unmeasured ones, ``::error`` for files that failed (skipped
+proposals are not annotated: they are noise in a pull request).
 """
 
 from __future__ import annotations
@@ -106,9 +107,17 @@ def sarif_report(rules: Sequence[type], rewrites: Sequence[dict], files: Sequenc
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + ("" if root.startswith("/") else "/") + root + "/"}},
                 "invocations": [{"executionSuccessful": successful, "toolExecutionNotifications": notifications}],
                 "results": results,
+                # the summary table's counts: every outcome, unmeasured and skipped included
+                "properties": {"outcomes": _outcome_counts(rewrites)},
             }
         ],
     }
+
+
+def _outcome_counts(rewrites: Sequence[dict]) -> dict[str, int]:
+    from torchfix.report import OUTCOMES
+
+    return {outcome: sum(1 for rec in rewrites if rec["outcome"] == outcome) for outcome in OUTCOMES}
 
 
 def _escape_data(text: str) -> str:

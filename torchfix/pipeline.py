@@ -37,6 +37,10 @@ OVERLAP_REASON = "overlaps another rewrite in this file; run torchfix again once
 SUPPRESSED_REASON = "suppressed by a `# torchfix: ignore` comment"
 DECLINED_REASON = "declined interactively"
 SLOWER_REASON = "verified, but measured slower than the original: {speed}; emitted only with --allow-slower"
+UNMEASURED_REASON = (
+    "verified, but its speed was not measured ({why}): this form is not faster by construction, "
+    "so it is emitted only with --allow-slower"
+)
 
 # The pre-filter that comes before every rule's own ``might_match``: a file that mentions no tensor
 # library and no tensor-only method cannot give the real rules anything to rewrite (they need
@@ -82,7 +86,7 @@ class RewriteRecord:
     line: int
     column: int
     message: str
-    outcome: str  # an Outcome value: verified / rejected / unverified / skipped
+    outcome: str  # an Outcome value: verified / rejected / unverified / unmeasured / skipped
     reason: str
     #: the checker's verdict on the deciding candidate; None when nothing was checked
     verdict: Verdict | None = None
@@ -203,12 +207,14 @@ def _judge(
     """Climb the ladder: (outcome, reason, candidate to apply or None, deciding verdict).
 
     A verified candidate measured slower than the original (``Verdict.measured_slower``) does not
-    end the climb: a later rung may be both verified and faster. If none is, the proposal is
-    skipped with the measurement as its reason, unless ``allow_slower``.
+    end the climb: a later rung may be both verified and faster. Nor does a verified candidate of
+    a speed-gated form (``Candidate.needs_measurement``) that could not be measured. If no rung is
+    emitted, the first such one decides: ``skipped`` with the measurement as its reason, or
+    ``unmeasured`` -- unless ``allow_slower``.
     """
     first_rejection: Verdict | None = None
     unverified: tuple[Candidate, str, Verdict | None] | None = None
-    slower: Verdict | None = None
+    withheld: tuple[str, str, Verdict] | None = None
     for candidate in proposal.candidates:
         if candidate.unverifiable:  # rests on an opaque callable's behaviour: never checked
             unverified = unverified or (candidate, candidate.unverifiable, None)
@@ -216,7 +222,13 @@ def _judge(
         verdict = checker().check(candidate.kernel)
         if verdict.outcome is Outcome.VERIFIED:
             if verdict.measured_slower() and not allow_slower:
-                slower = slower or verdict
+                withheld = withheld or (
+                    Outcome.SKIPPED.value, SLOWER_REASON.format(speed=verdict.speed_text()), verdict
+                )
+                continue
+            if candidate.needs_measurement and not verdict.timings and not allow_slower:
+                why = verdict.timing_note.removeprefix("speed not measured: ") or "timing is off (--no-measure)"
+                withheld = withheld or (Outcome.UNMEASURED.value, UNMEASURED_REASON.format(why=why), verdict)
                 continue
             return Outcome.VERIFIED.value, verdict.reason, candidate, verdict
         if verdict.outcome is Outcome.REJECTED:
@@ -230,8 +242,9 @@ def _judge(
                 first_rejection = verdict
         elif unverified is None:
             unverified = (candidate, verdict.reason, verdict)
-    if slower is not None:
-        return Outcome.SKIPPED.value, SLOWER_REASON.format(speed=slower.speed_text()), None, slower
+    if withheld is not None:
+        outcome, reason, verdict = withheld
+        return outcome, reason, None, verdict
     if first_rejection is not None:
         return Outcome.REJECTED.value, first_rejection.reason, None, first_rejection
     if unverified is not None:

@@ -14,7 +14,8 @@ from typing import IO, Sequence, TextIO
 
 from torchfix.pipeline import FileResult
 
-OUTCOMES = ("verified", "rejected", "unverified", "skipped")
+#: every outcome, in the summary table's column order (``Outcome`` values)
+OUTCOMES = ("verified", "rejected", "unverified", "unmeasured", "skipped")
 
 
 def record_lines(result: FileResult, show_verified: bool = True) -> list[str]:
@@ -99,6 +100,12 @@ class Summary:
         lines.extend(self.speed_lines())
         if self.unsafe_emitted:
             lines.append(f"{self.unsafe_emitted} unverified rewrite(s) emitted (--unsafe): review them, the checker did not verify them")
+        unmeasured = sum(n for (_, outcome), n in self.counts.items() if outcome == "unmeasured")
+        if unmeasured:
+            lines.append(
+                f"{unmeasured} verified rewrite(s) of a speed-gated form withheld: their speed was not measured "
+                "(emitted with --allow-slower)"
+            )
         if self.unused_suppressions:
             lines.append(f"{self.unused_suppressions} unused suppression comment(s)")
         return lines
@@ -254,6 +261,7 @@ def json_report(
             "scanned": summary.scanned, "parsed": summary.parsed, "skipped_no_torch": summary.no_torch,
             "skipped_no_candidate": summary.no_candidate, "failed": summary.failed, "rewritten": summary.rewritten,
             "written": summary.written, "unsafe_emitted": summary.unsafe_emitted,
+            "outcomes": {outcome: sum(n for (_, o), n in summary.counts.items() if o == outcome) for outcome in OUTCOMES},
             "rewrites": {f"{rule}/{outcome}": n for (rule, outcome), n in sorted(summary.counts.items())},
             "speedups": {f"{device}/n={size}": sorted(values) for (device, size), values in sorted(summary.speedups.items())},
         }
