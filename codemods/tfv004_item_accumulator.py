@@ -35,7 +35,6 @@ from torchfix.codemods.analysis import (
     name_nodes,
     names_used,
     statement_code,
-    tensor_evidence,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.syntax import SyntaxIndex, has_conversion
@@ -302,15 +301,11 @@ class ItemAccumulator(Rule):
         if not self._elementwise(value, shape):
             return None
         message = f"`{acc}` accumulates `.item()` over the elements of a tensor: one reduction does it"
-        scope = enclosing_scope(loop, ctx.parents)
-        torch_names = {ctx.torch}
+        evidence = ctx.evidence(enclosing_scope(loop, ctx.parents))
         for name in sorted(indexed):
-            if not tensor_evidence(scope, name, torch_names):
-                return self._skip(
-                    loop, ctx, message,
-                    f"nothing shows that `{name}` is a tensor (it could be a list or a numpy array); "
-                    f"annotate it `{name}: torch.Tensor` to enable this rewrite",
-                )
+            found = evidence.name(name, at=loop)
+            if not found.tensor:
+                return self._skip(loop, ctx, message, found.missing_tensor(f"`{name}.sum(...)`"))
         block = self._block_of(loop, ctx)
         init = find_init(block, loop, acc) if block is not None else None
         float_init = init is not None and literal_kind(init[1]) == "float"
@@ -479,16 +474,18 @@ class ItemAccumulator(Rule):
         loop_var = shape.index or shape.element
         used = names_used(loop.iter) | names_used(aug.value)
         exclude = {loop_var or "", acc if init else ""}
+        evidence = ctx.evidence(enclosing_scope(loop, ctx.parents))
         inputs = []
         for name in self._free_inputs(used, ctx, exclude):
-            if name in indexed or name == shape.owner:
+            if name in indexed:  # positive tensor evidence was required above
                 inputs.append(InputSpec(name, Kind.TENSOR))
             elif shape.extent is not None and isinstance(shape.extent, cst.Name) and shape.extent.value == name:
                 inputs.append(InputSpec(name, Kind.INT, count=True))
             else:
-                inputs.append(InputSpec(name, Kind.ANY))
+                # the owner of `len(y)` that is not indexed, a scale factor: what the evidence allows
+                inputs.append(evidence.name(name, at=loop).spec())
         if init is None:
-            inputs.append(InputSpec(acc, Kind.ANY))
+            inputs.append(evidence.name(acc, at=loop).spec())
         kernel = Kernel(
             old=old_code,
             new=new_code,
@@ -570,7 +567,7 @@ class ItemAccumulator(Rule):
         if shape.index is not None:
             return shape.index in operands
         if shape.element in operands and shape.owner:
-            return tensor_evidence(enclosing_scope(loop, ctx.parents), shape.owner, {ctx.torch})
+            return ctx.evidence(enclosing_scope(loop, ctx.parents)).name(shape.owner, at=loop).tensor
         return False
 
     def _functions(self, module: cst.Module) -> list[cst.FunctionDef]:
@@ -602,7 +599,7 @@ class ItemAccumulator(Rule):
             acc = aug.target.value  # type: ignore[union-attr]
             init = find_init(block, loop, acc)
             assert init is not None
-            plan = self._plan(aug, acc, init, loop_assigned, scope, ctx)
+            plan = self._plan(aug, acc, init, loop, ctx)
             if isinstance(plan, str):
                 message = f"`{acc}` accumulates `.item()` once per step: keep it on the device and convert once after the loop"
                 skips.append(self._skip(aug, ctx, message, plan))
@@ -626,11 +623,8 @@ class ItemAccumulator(Rule):
         # the kernel: the inits, then a loop over per-step values of what the accumulations read
         steps: list[str] = []
         invariant: list[str] = []
-        tensor_names: set[str] = set()
         accs = {p.acc for p in plans}
         for plan in plans:
-            for conversion in conversions_in(plan.aug.value):
-                tensor_names |= names_used(conversion_operand(conversion))
             for name in self._free_inputs(names_used(plan.aug.value), ctx, accs):
                 (steps if name in loop_assigned else invariant).append(name)
         steps = sorted(set(steps))
@@ -646,9 +640,12 @@ class ItemAccumulator(Rule):
             n.value for p in plans for n in name_nodes(p.aug.value)
             if isinstance(ctx.parents.get(n), cst.Call) and ctx.parents[n].func is n  # type: ignore[attr-defined]
         }
-        inputs = [InputSpec(n, Kind.TENSOR if n in tensor_names else Kind.ANY, per_step=True) for n in steps]
+        # every name gets the kinds its evidence allows (issue 17: assuming tensors here let a
+        # rewrite of Python-number code through); the checker tries each of them
+        evidence = ctx.evidence(scope)
+        inputs = [evidence.name(n, at=loop).spec(per_step=True) for n in steps]
         # a called loop-invariant name (a model, a loss function) is an uninterpreted function
-        inputs += [InputSpec(n, Kind.OPAQUE if n in called else Kind.ANY) for n in invariant]
+        inputs += [InputSpec(n, Kind.OPAQUE) if n in called else evidence.name(n, at=loop).spec() for n in invariant]
         kernel = Kernel(
             old=inits + header + old_body,
             new=inits + header + new_body + new_posts,
@@ -661,17 +658,37 @@ class ItemAccumulator(Rule):
         message = f"{names} accumulate{'s' if len(plans) == 1 else ''} `.item()` once per step: keep on the device, convert once after the loop"
         line, col = self._position(loop, ctx)
         imports = ctx.imports if any("isinstance" in p.post for p in plans) else ()
-        candidate = Candidate("device accumulator, one conversion after the loop", (edit,), kernel, imports)
+        # not faster by construction: two device operations per step replace one sync, which pays
+        # only on a busy GPU -- emitted by default only when measured no slower
+        candidate = Candidate(
+            "device accumulator, one conversion after the loop", (edit,), kernel, imports, needs_measurement=True
+        )
         proposal = Proposal(CODE, message, line, col, loop, (candidate,), None, statement_code(ctx.module, loop))
         return [proposal, *skips]
 
-    def _plan(self, aug, acc, init, loop_assigned, scope, ctx) -> "_Plan | str":  # type: ignore[no-untyped-def]
+    def _plan(
+        self, aug: cst.AugAssign, acc: str, init: tuple[cst.SimpleStatementLine, cst.BaseExpression, bool],
+        loop: cst.For, ctx: RuleContext,
+    ) -> "_Plan | str":
+        """The device-accumulator rewrite of one accumulation, or why there is none.
+
+        ``int(t)`` / ``float(t)`` sync the device only when ``t`` is a tensor, and their rewrites
+        (``t.long()``, ``t.detach().double()``) exist only on tensors: they need positive tensor
+        evidence for ``t``. So does ``t.item()`` in a float sum (``t.detach().double()``). An int
+        sum of ``t.item()`` drops the ``.item()`` and converts once after the loop, which holds for
+        NumPy values too: the checker tries every kind the evidence allows.
+        """
         init_kind = literal_kind(init[1])
         conversions = conversions_in(aug.value)
+        evidence = ctx.evidence(enclosing_scope(loop, ctx.parents))
         kinds = []
         for conversion in conversions:
             operand = conversion_operand(conversion)
             kind = _conversion_kind(conversion)
+            if kind in ("int", "float"):
+                found = evidence.expression(operand, at=loop)
+                if not found.tensor:
+                    return found.not_a_sync(_code(conversion), "long" if kind == "int" else "double")
             inferred = infer_dtype_kind(operand)
             kinds.append("float" if kind == "float" else "int" if kind == "int" else (
                 "int" if inferred in ("int", "bool") else inferred))
@@ -681,21 +698,14 @@ class ItemAccumulator(Rule):
                 f"integer tensors and a float otherwise; start from `{acc} = 0.0` if it is a float sum"
             )
         result = "float" if init_kind == "float" or "float" in kinds else "int"
-        torch_names = {ctx.torch}
         replace: dict[int, cst.BaseExpression] = {}
         for conversion, kind in zip(conversions, kinds):
             operand = conversion_operand(conversion)
             text = _atom(operand)
             if result == "float":
-                roots = names_used(operand)
-                evident = infer_dtype_kind(operand) is not None or any(
-                    tensor_evidence(scope, r, torch_names) for r in roots
-                )
-                if not evident:
-                    return (
-                        f"nothing shows that `{_code(operand)}` is a tensor (it could be a numpy value); "
-                        f"annotate it (`{_code(operand)}: torch.Tensor = ...`) to enable this rewrite"
-                    )
+                found = evidence.expression(operand, at=loop)
+                if not found.tensor:
+                    return found.missing_tensor(f"`{_code(operand)}.detach().double()`")
                 cast = ".long().double()" if _conversion_kind(conversion) == "int" else ".double()"
                 replace[id(conversion)] = _parse_expr(f"{text}.detach(){cast}")
             else:

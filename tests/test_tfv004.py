@@ -9,7 +9,7 @@ from conftest import corpus_cases
 from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
 
 from torchfix.codemods.tfv004_item_accumulator import ItemAccumulator
-from torchfix.equivalence.kernel import Outcome
+from torchfix.equivalence.kernel import Kind, Outcome
 
 CASES = corpus_cases("TFV004")
 
@@ -106,3 +106,87 @@ def test_torch_import_added_when_missing(checker):
 
 def test_explain_has_ruff_sections():
     assert_ruff_sections(ItemAccumulator)
+
+
+def _proposals(source: str):  # noqa: ANN202
+    from libcst.metadata import MetadataWrapper
+    import libcst as cst
+
+    return list(ItemAccumulator().propose(MetadataWrapper(cst.parse_module(textwrap.dedent(source)))))
+
+
+def test_int_of_python_numbers_is_no_device_sync():
+    """Issue 17: `int(n * ratios[i])` over lists from sorted(...) is left alone, and the reason
+    names the evidence -- it never asks to annotate a list."""
+    (proposal,) = _proposals(
+        """
+        import torch
+
+        def keep(sizes_by_name, names, ratio_list):
+            sizes = sorted([sizes_by_name[name] for name in names])
+            ratios = sorted(ratio_list)
+            total = 0
+            for i, n in enumerate(sizes):
+                total += int(n * ratios[i])
+            return total
+        """
+    )
+    reason = proposal.skip_reason or ""
+    assert not proposal.candidates and "device sync only when `n * ratios[i]` is a tensor" in reason
+    assert "sorted(ratio_list)" in reason and "annotate" not in reason
+
+
+def test_a_list_is_named_as_a_list_in_form_one_skips():
+    (proposal,) = _proposals(
+        """
+        import torch
+
+        def total(values):
+            xs = sorted(values)
+            s = 0.0
+            for i in range(len(xs)):
+                s += float(xs[i])
+            return s
+        """
+    )
+    assert proposal.skip_reason.startswith("`xs` is not a tensor (`sorted(values)` is a list)")
+    assert "annotate" not in proposal.skip_reason
+
+
+def test_form_two_kernels_carry_the_kinds_the_evidence_allows_and_are_speed_gated():
+    (proposal,) = _proposals(
+        """
+        import torch
+
+        def evaluate(model, loader):
+            correct = 0
+            for images, labels in loader:
+                logits = model(images)
+                correct += (logits.argmax(dim=1) == labels.long()).sum().item()
+            return correct
+        """
+    )
+    (candidate,) = proposal.candidates
+    assert candidate.needs_measurement
+    kinds = {spec.name: spec.allowed_kinds() for spec in candidate.kernel.inputs}
+    # `.argmax` is an array method (tensors, ndarrays, NumPy scalars); `.long()` only tensors have
+    assert kinds == {"labels": (Kind.TENSOR,), "logits": (Kind.TENSOR, Kind.NDARRAY, Kind.NUMPY_SCALAR)}
+
+
+def test_an_unknown_per_step_value_is_explored_as_every_kind_and_a_kind_specific_bug_is_refuted(checker):
+    """Dropping `.item()` keeps a one-element ndarray, which int() rejects in NumPy 2: only the
+    exploration of ndarrays finds it (corpus trap_numpy_scalar_scores)."""
+    (proposal,) = _proposals(
+        """
+        def count(metric, batches, threshold):
+            hits = 0
+            for batch in batches:
+                score = metric(batch)
+                hits += (score > threshold).item()
+            return hits
+        """
+    )
+    (candidate,) = proposal.candidates
+    assert all(Kind.NDARRAY in spec.allowed_kinds() for spec in candidate.kernel.inputs)
+    verdict = checker.check(candidate.kernel)
+    assert verdict.outcome is Outcome.REJECTED and "ndarray" in verdict.reason
