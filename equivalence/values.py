@@ -141,13 +141,19 @@ def _stratum(slot: Slot) -> tuple[Kind, Kind | None, str]:
     return slot.kind, None, ""
 
 
+#: the kinds a random signature draws from first: tensors and Python numbers, what the checker
+#: tried before it explored kinds (and still the common case of the code torchfix rewrites)
+_PRIMARY_KINDS = (Kind.TENSOR, Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.OPAQUE)
+
+
 def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random) -> list[Signature]:
     """All signatures if there are few, else a stratified, seeded sample.
 
     The sample starts with the common case (float32 tensors where allowed), then holds every
     kind of every input (each container element type and NumPy scalar type too) beside the
-    others' common case -- these strata are never sampled away, even past ``limit`` -- then
-    random signatures up to ``limit``.
+    others' common case -- these strata are never sampled away -- then ``limit`` random
+    signatures, half of them drawn from the primary kinds (tensors and Python numbers, whose
+    ranks and dtypes must line up for the old code to run at all) and half from every kind.
     """
     choices = [slot_choices(s) for s in specs]
     total = 1
@@ -168,10 +174,13 @@ def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random)
                 combo = preferred[:position] + (slot,) + preferred[position + 1 :]
                 seen.add(combo)
                 combos.append(combo)
+        primary = [[s for s in cs if s.kind in _PRIMARY_KINDS] or cs for cs in choices]
+        wanted = len(combos) + limit
         attempts = 0
-        while len(combos) < limit and attempts < limit * 20:
+        while len(combos) < wanted and attempts < limit * 20:
             attempts += 1
-            combo = tuple(rng.choice(cs) for cs in choices)
+            pools = primary if attempts % 2 else choices
+            combo = tuple(rng.choice(cs) for cs in pools)
             if combo not in seen:
                 seen.add(combo)
                 combos.append(combo)
