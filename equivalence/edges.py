@@ -35,7 +35,7 @@ _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
 #: value fills for floating tensors
 _FLOAT_FILLS = ("ramp", "nan_last", "nan_first", "huge", "signed_zero_inf")
 #: value fills for integer tensors
-_INT_FILLS = ("ramp", "duplicates", "negative", "huge")
+_INT_FILLS = ("ramp", "duplicates", "negative", "huge", "inexact")
 #: the integer fill used beside each float fill (duplicate indices meet plain finite values, so
 #: that a lost accumulation shows instead of drowning in a NaN)
 _INT_FILL_BESIDE_FLOATS = {
@@ -65,12 +65,21 @@ def _float_values(fill: str, numel: int) -> list[float]:
 
 def _int_values(fill: str, numel: int, spec: InputSpec, size: int) -> list[int]:
     bound = max(size, 1)
+    if spec.count:
+        # sizes and loop bounds, whatever holds them: the sizes in play, off by one, -1 and 0
+        start = _INT_FILLS.index(fill) if fill in _INT_FILLS else 0
+        return [(bound, -1, 0, bound + 1, 1)[(i + start) % 5] for i in range(numel)]
     if fill == "duplicates":
         return [0] * numel
     if fill == "negative" and not spec.nonnegative:
         return [-(i % bound) - 1 for i in range(numel)]
     if fill == "huge" and not spec.index:
         return [2**40 if i % 2 == 0 else -(2**40) for i in range(numel)]
+    if fill == "inexact" and not spec.index:
+        # integers a float32 (2**24 + 1) or a float64 (2**53 + 1) cannot hold: a rewrite that
+        # takes them through a float (a `torch.where` with a float branch) rounds them
+        cycle = (2**24 + 1, 2**53 + 1) if spec.nonnegative else (2**24 + 1, -(2**24 + 1), 2**53 + 1)
+        return [cycle[i % len(cycle)] for i in range(numel)]
     if spec.index or spec.nonnegative:
         return [(i * 2) % bound for i in range(numel)]
     return [(i * 3) % 7 - 3 for i in range(numel)]
@@ -143,6 +152,54 @@ def _floating(slot: Slot) -> bool:
     return False
 
 
+def _example(
+    specs: list[InputSpec], slots: dict[str, Slot], shape: tuple[str, tuple[int, ...], int], fill: str,
+    int_fill: str, variant: int, k: int, bounds: int | None = None,
+) -> dict[str, Any]:
+    """One input of the sweep. ``bounds``: None, or the parity that sets Python float scalars to
+    +inf / -inf by position (a pair of bounds wide open in one of the two parities)."""
+    _, pool, steps = shape
+    values: dict[str, Any] = {}
+
+    def float_bound(position: int) -> float:
+        return float("inf") if (position + (bounds or 0)) % 2 == 0 else float("-inf")
+
+    for position, spec in enumerate(specs):
+        slot = slots[spec.name]
+        if slot.kind is Kind.OPAQUE:
+            continue
+        offset = position if k % 2 else 0  # half the sweep keeps shapes aligned
+
+        def one(step: int) -> Any:
+            if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
+                own = fill if slot.dtype in FLOAT_DTYPES else int_fill
+                tensor = _tensor(Slot(Kind.TENSOR, slot.rank, slot.dtype), spec, pool, own, offset)
+                return tensor if slot.kind is Kind.TENSOR else to_ndarray(tensor)
+            if slot.kind is Kind.LIST:
+                return _elements(slot, spec, pool, fill, int_fill, offset)
+            if slot.kind is Kind.ITERATOR:
+                return OneShot(_elements(slot, spec, pool, fill, int_fill, offset))
+            if slot.kind is Kind.DICT:
+                items = _elements(slot, spec, pool, fill, int_fill, offset)
+                keys = list(spec.keys) + [f"k{j}" for j in range(len(items))]
+                # every key the code reads is present (with a one-element fill when the shape is
+                # empty); the others take the fill's values
+                values_ = items or _elements(slot, spec, (1, 1, 1), fill, int_fill, offset)
+                return {key: values_[j % len(values_)] for j, key in enumerate(keys)}
+            if slot.kind is Kind.NUMPY_SCALAR:
+                kind = Kind.BOOL if slot.dtype == "bool" else Kind.FLOAT if slot.dtype.startswith("float") else Kind.INT
+                number = float_bound(position) if kind is Kind.FLOAT and bounds is not None else _scalar(
+                    kind, spec, pool, variant + step
+                )
+                return numpy_scalar(number, slot.dtype)
+            if slot.kind is Kind.FLOAT and bounds is not None:
+                return float_bound(position)
+            return _scalar(slot.kind, spec, pool, variant + step)
+
+        values[spec.name] = [one(step) for step in range(steps)] if spec.per_step else one(0)
+    return values
+
+
 def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
     """The sweep's inputs for one admitted signature."""
     slots = dict(signature)
@@ -152,39 +209,28 @@ def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
     total = len(_SHAPES) * len(fills) * scalar_variants
     # interleaved so that any prefix mixes shapes, fills and scalar values
     for k in range(total):
-        _, pool, steps = _SHAPES[k % len(_SHAPES)]
+        shape = _SHAPES[k % len(_SHAPES)]
         fill = fills[(k // len(_SHAPES)) % len(fills)]
-        variant = k % scalar_variants
-        values: dict[str, Any] = {}
-        for position, spec in enumerate(specs):
-            slot = slots[spec.name]
-            if slot.kind is Kind.OPAQUE:
-                continue
-            offset = position if k % 2 else 0  # half the sweep keeps shapes aligned
-            # beside floating data, integer tensors (indices) still cycle through their own
-            # fills -- duplicates and negatives above all -- one per float fill
-            int_fill = fill if fill in _INT_FILLS else _INT_FILL_BESIDE_FLOATS.get(fill, "ramp")
+        # beside floating data, integer tensors (indices) still cycle through their own
+        # fills -- duplicates and negatives above all -- one per float fill
+        int_fill = fill if fill in _INT_FILLS else _INT_FILL_BESIDE_FLOATS.get(fill, "ramp")
+        yield _example(specs, slots, shape, fill, int_fill, k % scalar_variants, k)
 
-            def one(step: int) -> Any:
-                if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
-                    own = fill if slot.dtype in FLOAT_DTYPES else int_fill
-                    tensor = _tensor(Slot(Kind.TENSOR, slot.rank, slot.dtype), spec, pool, own, offset)
-                    return tensor if slot.kind is Kind.TENSOR else to_ndarray(tensor)
-                if slot.kind is Kind.LIST:
-                    return _elements(slot, spec, pool, fill, int_fill, offset)
-                if slot.kind is Kind.ITERATOR:
-                    return OneShot(_elements(slot, spec, pool, fill, int_fill, offset))
-                if slot.kind is Kind.DICT:
-                    items = _elements(slot, spec, pool, fill, int_fill, offset)
-                    keys = list(spec.keys) + [f"k{j}" for j in range(len(items))]
-                    # every key the code reads is present (with a one-element fill when the
-                    # shape is empty); the others take the fill's values
-                    values_ = items or _elements(slot, spec, (1, 1, 1), fill, int_fill, offset)
-                    return {key: values_[j % len(values_)] for j, key in enumerate(keys)}
-                if slot.kind is Kind.NUMPY_SCALAR:
-                    kind = Kind.BOOL if slot.dtype == "bool" else Kind.FLOAT if slot.dtype.startswith("float") else Kind.INT
-                    return numpy_scalar(_scalar(kind, spec, pool, variant + step), slot.dtype)
-                return _scalar(slot.kind, spec, pool, variant + step)
 
-            values[spec.name] = [one(k) for k in range(steps)] if spec.per_step else one(0)
-        yield values
+#: (float fill, integer fill) of the wide-open-bounds examples
+_BOUNDS_FILLS = (("huge", "huge"), ("ramp", "inexact"))
+
+
+def bound_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
+    """A few more inputs per signature, after the sweep: every Python float scalar at +inf or
+    -inf (alternating by position, both ways), beside huge values and integers no float holds
+    exactly. A condition like `lo < x[i] < hi` lets such values through only when its bounds
+    are wide open -- and there a rewrite that takes integers through a float rounds them. Only
+    for signatures with a Python float scalar; four inputs at most."""
+    slots = dict(signature)
+    if not any(s.kind is Kind.FLOAT or (s.kind is Kind.NUMPY_SCALAR and s.dtype.startswith("float")) for s in slots.values()):
+        return
+    shape = _SHAPES[2]  # "small": non-empty, sizes that differ
+    for fill, int_fill in _BOUNDS_FILLS:
+        for parity in (0, 1):
+            yield _example(specs, slots, shape, fill, int_fill, 0, 0, bounds=parity)

@@ -5,6 +5,7 @@ This module runs untrusted snippets; call it only inside a boxed worker (``equiv
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 import warnings
@@ -18,7 +19,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from torchfix.equivalence.edges import edge_inputs
+from torchfix.equivalence.edges import bound_inputs, edge_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
 from torchfix.equivalence.execute import base_namespace, error_site, run_snippet
@@ -33,6 +34,8 @@ from torchfix.equivalence.values import (
     decode_inputs,
     encode_inputs,
     inputs_strategy,
+    is_primary,
+    primary_signatures,
     render_value,
     sample_nonempty,
     slot_choices,
@@ -45,6 +48,10 @@ ADMISSION_TRIES = 4
 #: kind coverage: admitted signatures a missing kind is tried beside, and slots of it tried
 COVERAGE_BASES = 3
 COVERAGE_SLOTS = 3
+#: edge-sweep inputs of a signature holding another kind than tensors and Python numbers
+KIND_EDGES = 12
+#: seconds spent walking the primary signatures when the candidate sample admitted none
+FALLBACK_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -371,7 +378,7 @@ def edge_cycle() -> int:
 
 def _admits(
     kernel: Kernel, old_code: Any, base: dict[str, Any], rng: random.Random, device: str,
-    signature: Signature, errors: Counter | None,
+    signature: Signature, errors: Counter | None = None,
 ) -> bool:
     """Whether the old code runs on some non-empty input of ``signature`` (a few tries)."""
     specs = list(kernel.inputs)
@@ -398,10 +405,25 @@ def admit_signatures(
     specs = list(kernel.inputs)
     admitted: list[Signature] = []
     tried: set[Signature] = set()
-    for signature in candidate_signatures(specs, SIGNATURE_LIMIT, rng):
+
+    def admit(signature: Signature) -> bool:
         tried.add(signature)
         if _admits(kernel, old_code, base, rng, device, signature, errors):
             admitted.append(signature)
+            return True
+        return False
+
+    for signature in candidate_signatures(specs, SIGNATURE_LIMIT, rng):
+        admit(signature)
+    if not admitted:
+        # nothing in the sample: walk the tensor-and-number signatures, lowest ranks first, for a
+        # while (most fail in the old code's first line)
+        deadline = time.perf_counter() + FALLBACK_SECONDS
+        for signature in primary_signatures(specs):
+            if time.perf_counter() > deadline:
+                break
+            if signature not in tried and admit(signature):
+                break
     if not admitted:
         return admitted
     for position, spec in enumerate(specs):
@@ -413,11 +435,7 @@ def admit_signatures(
             for base_signature in admitted[:COVERAGE_BASES]:
                 for slot in _coverage_slots([s for s in slots if s.kind is kind]):
                     signature = base_signature[:position] + ((spec.name, slot),) + base_signature[position + 1 :]
-                    if signature in tried:
-                        continue
-                    tried.add(signature)
-                    if _admits(kernel, old_code, base, rng, device, signature, errors):
-                        admitted.append(signature)
+                    if signature not in tried and admit(signature):
                         found = True
                         break
                 if found:
@@ -517,7 +535,8 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     outside = _kinds_outside(kernel, admitted)
     if outside:
         stats.notes.append(
-            "kinds the evidence allows but the old code never ran on (outside its domain): " + "; ".join(outside)
+            "kinds the evidence allows on which the checker got the old code to run on no input (taken as "
+            "outside its domain): " + "; ".join(outside)
         )
 
     # a deterministic sweep of the usual breaking points first (equivalence.edges): the same
@@ -525,9 +544,11 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     # every shape x fill combination at least once per signature, more when the budget allows
     per_signature = max(edge_cycle(), min(80, (2 * config.examples) // len(admitted)))
     for signature in admitted:
-        for k, edge in enumerate(edge_inputs(specs, signature)):
-            if k >= per_signature:
-                break
+        # a signature with a list, an ndarray... in it: every shape with two fills; the tensor and
+        # number signatures get the whole cycle
+        budget = per_signature if is_primary(signature) else min(per_signature, KIND_EDGES)
+        sweep = itertools.islice(edge_inputs(specs, signature), budget)
+        for edge in itertools.chain(sweep, bound_inputs(specs, signature)):
             if _old_raises_on_cpu(old_code, kernel, base, edge, config.device):
                 stats.old_raised += 1
                 continue

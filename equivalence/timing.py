@@ -272,7 +272,7 @@ def _affordable(
     inputs = scaled_inputs(specs, signature, probe, layout, seed, device)
     sync()
     start = time.perf_counter()
-    _run(old, base, inputs)
+    _run(old, base, {k: clone(v) for k, v in inputs.items()})
     sync()
     seen.append((probe, time.perf_counter() - start))
     return _predict(seen, n) <= max_call_seconds

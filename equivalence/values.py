@@ -22,7 +22,7 @@ import itertools
 import json
 import random
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import torch
@@ -133,11 +133,13 @@ def _preferred(slots: list[Slot]) -> Slot:
 
 def _stratum(slot: Slot) -> tuple[Kind, Kind | None, str]:
     """What every candidate list must cover: each kind, each element type of a container, each
-    NumPy scalar type (ranks and tensor dtypes are sampled)."""
+    NumPy scalar type, each rank of an ndarray (tensor ranks and dtypes are covered in pairs)."""
     if slot.kind in (Kind.LIST, Kind.DICT, Kind.ITERATOR):
         return slot.kind, slot.element, ""
     if slot.kind is Kind.NUMPY_SCALAR:
         return slot.kind, None, slot.dtype
+    if slot.kind is Kind.NDARRAY:
+        return slot.kind, None, str(slot.rank)
     return slot.kind, None, ""
 
 
@@ -146,14 +148,75 @@ def _stratum(slot: Slot) -> tuple[Kind, Kind | None, str]:
 _PRIMARY_KINDS = (Kind.TENSOR, Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.OPAQUE)
 
 
-def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random) -> list[Signature]:
-    """All signatures if there are few, else a stratified, seeded sample.
+def _aspects(slot: Slot) -> tuple[tuple, ...]:
+    """What pairs of inputs are covered by: a slot's dtype and kind (what promotion and kind
+    checks see), and an array's rank (what broadcasting sees)."""
+    aspects: tuple[tuple, ...] = (("class", slot.kind, slot.dtype, slot.element),)
+    if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
+        aspects += (("rank", slot.kind, slot.rank),)
+    return aspects
 
-    The sample starts with the common case (float32 tensors where allowed), then holds every
+
+def _kind_aspect(slot: Slot) -> tuple[tuple, ...]:
+    """A slot's kind alone (a list of ints and a list of floats are both lists)."""
+    return (("kind", slot.kind),)
+
+
+def _pairwise(
+    choices: list[list[Slot]], combos: list[tuple[Slot, ...]], seen: set[tuple[Slot, ...]], cap: int,
+    rng: random.Random, aspects: Callable[[Slot], tuple[tuple, ...]] | None = None,
+) -> None:
+    """Add combos until, for every two inputs, every pair of their dtypes-and-kinds and every pair
+    of their ranks is held by some combo -- or ``cap`` combos were added. A promotion bug (an int32
+    tensor beside a float scalar) or a broadcasting one (rank 1 beside rank 3) needs one such pair,
+    and a random sample can miss it. ``aspects``: what to pair (default: dtype-and-kind, rank)."""
+    _aspects_of = aspects or _aspects
+    options = [sorted({a for s in cs for a in _aspects_of(s)}, key=str) for cs in choices]
+    uncovered: set[tuple] = {
+        (i, a, j, b) for i in range(len(choices)) for j in range(i + 1, len(choices))
+        for a in options[i] for b in options[j] if a[0] == b[0]
+    }
+
+    def pairs(combo: tuple[Slot, ...]) -> set[tuple]:
+        return {
+            (i, a, j, b) for i in range(len(combo)) for j in range(i + 1, len(combo))
+            for a in _aspects_of(combo[i]) for b in _aspects_of(combo[j]) if a[0] == b[0]
+        }
+
+    for combo in combos:
+        uncovered -= pairs(combo)
+    added = 0
+    while uncovered and added < cap:
+        best: tuple[Slot, ...] | None = None
+        best_gain = 0
+        for target in rng.sample(sorted(uncovered, key=str), min(8, len(uncovered))):
+            i, a, j, b = target
+            combo = tuple(
+                rng.choice([s for s in cs if (a if k == i else b) in _aspects_of(s)]) if k in (i, j) else rng.choice(cs)
+                for k, cs in enumerate(choices)
+            )
+            gain = len(pairs(combo) & uncovered)
+            if combo not in seen and gain > best_gain:
+                best, best_gain = combo, gain
+        if best is None:
+            break
+        seen.add(best)
+        combos.append(best)
+        uncovered -= pairs(best)
+        added += 1
+
+
+def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random) -> list[Signature]:
+    """All signatures if there are few, else a seeded sample; stratified when inputs have kinds.
+
+    Where no input has a choice of kind, the sample is the common case (float32 tensors where
+    allowed) and random signatures up to ``limit``. Otherwise it starts with the common case, then holds every
     kind of every input (each container element type and NumPy scalar type too) beside the
-    others' common case -- these strata are never sampled away -- then ``limit`` random
-    signatures, half of them drawn from the primary kinds (tensors and Python numbers, whose
-    ranks and dtypes must line up for the old code to run at all) and half from every kind.
+    others' common case -- these strata are never sampled away -- then, among the primary kinds
+    (tensors and Python numbers), every pair of dtypes and every pair of ranks of every two
+    inputs, then every pair of kinds of every two inputs (up to ``limit`` signatures more each),
+    then random signatures up to ``limit`` in all: half of them drawn from the primary kinds,
+    whose ranks must line up for the old code to run at all, half from every kind.
     """
     choices = [slot_choices(s) for s in specs]
     total = 1
@@ -162,10 +225,22 @@ def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random)
     names = [s.name for s in specs]
     if total <= limit:
         combos = list(itertools.product(*choices))
-    else:
+    elif all(len({_stratum(s) for s in cs}) == 1 for cs in choices):
+        # no input has a choice of kind: a seeded random sample, the common case first
         preferred = tuple(_preferred(cs) for cs in choices)
         combos = [preferred]
         seen: set[tuple[Slot, ...]] = {preferred}
+        attempts = 0
+        while len(combos) < limit and attempts < limit * 20:
+            attempts += 1
+            combo = tuple(rng.choice(cs) for cs in choices)
+            if combo not in seen:
+                seen.add(combo)
+                combos.append(combo)
+    else:
+        preferred = tuple(_preferred(cs) for cs in choices)
+        combos = [preferred]
+        seen = {preferred}
         for position, cs in enumerate(choices):
             for stratum in dict.fromkeys(_stratum(s) for s in cs):
                 if any(_stratum(c[position]) == stratum for c in combos):
@@ -175,15 +250,39 @@ def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random)
                 seen.add(combo)
                 combos.append(combo)
         primary = [[s for s in cs if s.kind in _PRIMARY_KINDS] or cs for cs in choices]
-        wanted = len(combos) + limit
+        _pairwise(primary, combos, seen, limit, rng)
+        # every pair of kinds of every two inputs (an ndarray beside a Python int: a bug the
+        # tensors beside them never show)
+        _pairwise(choices, combos, seen, limit, rng, _kind_aspect)
         attempts = 0
-        while len(combos) < wanted and attempts < limit * 20:
+        while len(combos) < limit and attempts < limit * 20:
             attempts += 1
             pools = primary if attempts % 2 else choices
             combo = tuple(rng.choice(cs) for cs in pools)
             if combo not in seen:
                 seen.add(combo)
                 combos.append(combo)
+    return [tuple(zip(names, combo)) for combo in combos]
+
+
+def is_primary(signature: Signature) -> bool:
+    """Whether every input of ``signature`` is a tensor, a Python number or opaque."""
+    return all(slot.kind in _PRIMARY_KINDS for _, slot in signature)
+
+
+def primary_signatures(specs: list[InputSpec], cap: int = 20000) -> list[Signature]:
+    """Every signature of the primary kinds (tensors and Python numbers), the likeliest first:
+    lowest ranks, then float32 / int64 data. The fallback when no candidate signature admits:
+    the ranks of several inputs must line up (a 2-D piece beside a 2-D accumulator, an int index),
+    which a random sample can miss. At most ``cap`` of them."""
+    choices = [[s for s in slot_choices(spec) if s.kind in _PRIMARY_KINDS] or slot_choices(spec) for spec in specs]
+    combos = list(itertools.islice(itertools.product(*choices), cap))
+
+    def cost(combo: tuple[Slot, ...]) -> tuple[int, int]:
+        return sum(s.rank for s in combo), sum(s.dtype not in ("float32", "int64", "") for s in combo)
+
+    combos.sort(key=cost)
+    names = [s.name for s in specs]
     return [tuple(zip(names, combo)) for combo in combos]
 
 
@@ -262,6 +361,10 @@ def element_strategy(spec: InputSpec, dtype: str, pool: tuple[int, ...] = ()) ->
         # float16 draws half-precision values (its own boundaries: 65504, subnormals); bfloat16
         # has float32's range and rounds on the cast
         return _float_values({"float64": 64, "float16": 16}.get(dtype, 32))
+    if spec.count:
+        # a size or a loop bound, whatever holds it (an int, a 0-d tensor, a NumPy int): one of
+        # the sizes in play, sometimes off by one or negative -- never 2**53
+        return st.one_of(st.sampled_from(pool or (1,)), st.sampled_from((-1, 0, 1)), st.integers(-2, MAX_DIM + 1))
     if spec.index and pool:
         # indices within the sizes in play (negative ones too), so that most examples index
         # in range and duplicates are common; one step outside now and then
@@ -399,6 +502,8 @@ def sample_nonempty(specs: list[InputSpec], signature: Signature, rng: random.Ra
         low, high = (0, MAX_DIM) if (spec.nonnegative or dtype_name == "uint8") else (-3, 4)
         if spec.index:
             low, high = 0, 2
+        if spec.count:
+            low, high = 1, max(pool) + 1
         return torch.randint(low, high, shape, generator=gen).to(dtype)
 
     def number(spec: InputSpec, kind: Kind) -> Any:
