@@ -22,7 +22,6 @@ from torchfix.codemods.analysis import (
     name_nodes,
     names_used,
     statement_code,
-    tensor_evidence,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.syntax import SyntaxIndex, assigned_name, is_range_call, single_statement
@@ -708,14 +707,12 @@ class LoopOverBatch(Rule):
         rng = [n for n in _called_names(expr) if n in _RNG]
         if rng:
             return self._skip(anchor, ctx, f"the body draws random numbers (`{rng[0]}`): batching would reorder the draws")
-        scope = enclosing_scope(anchor, ctx.parents)
+        evidence = ctx.evidence(enclosing_scope(anchor, ctx.parents))
         for name in self._tensors(axes):
-            if not tensor_evidence(scope, name, {ctx.torch}):
-                return self._skip(
-                    anchor, ctx,
-                    f"nothing shows that `{name}` is a tensor (a list of tensors may be ragged); "
-                    f"annotate it `{name}: torch.Tensor` to enable this rewrite",
-                )
+            found = evidence.name(name, at=anchor)
+            if not found.tensor:
+                # a list of tensors may be ragged: batching it needs a tensor
+                return self._skip(anchor, ctx, found.missing_tensor("batching its samples"))
         return None
 
     # ------------------------------------------------------------------ matchers
@@ -1076,8 +1073,8 @@ class LoopOverBatch(Rule):
         used = names_used(old_module)
         exclude_assigned = assigned_names(old_module)
         opaque = set(_opaque_callees(match.expr, ctx, loop_vars))
-        scope = enclosing_scope(match.anchor, ctx.parents)
-        annotated = {n for n in used if tensor_evidence(scope, n, {ctx.torch})}
+        evidence = ctx.evidence(enclosing_scope(match.anchor, ctx.parents))
+        annotated = {n for n in used if evidence.name(n, at=match.anchor).tensor}
         exclude = loop_vars | exclude_assigned | {match.output, "_result"}
         tensors = set(self._tensors(match.axes))
         inputs = []
@@ -1086,13 +1083,16 @@ class LoopOverBatch(Rule):
                 continue
             if name in opaque:
                 inputs.append(InputSpec(name, Kind.OPAQUE))
-            elif name in tensors or any(a.owner == name for a in match.axes) or name in annotated:
+            elif name in tensors or name in annotated:  # positive tensor evidence for these
                 ranks = _pinned_rank(old_module, name)
                 inputs.append(InputSpec(name, Kind.TENSOR, ranks=ranks) if ranks else InputSpec(name, Kind.TENSOR))
             elif any(a.extent is not None and a.owner is None and name in names_used(a.extent) for a in match.axes):
                 inputs.append(InputSpec(name, Kind.INT, count=True))
             else:
-                inputs.append(InputSpec(name, Kind.ANY))
+                # an owner only measured (`len(y)`), a weight, a scale: what the evidence allows
+                ranks = _pinned_rank(old_module, name)
+                found = evidence.name(name, at=match.anchor)
+                inputs.append(found.spec(ranks=ranks) if ranks else found.spec())
         modules = list(ctx.facts.bindings)
         if not ctx.facts.torch:
             modules.append(("torch", "torch"))

@@ -28,7 +28,6 @@ from torchfix.codemods.analysis import (
     loop_shape,
     module_nodes,
     names_used,
-    tensor_evidence,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.syntax import SyntaxIndex, has_conversion, is_range_call
@@ -456,11 +455,10 @@ class ComprehensionOverTensor(Rule):
         anchor = self._statement(match.target, ctx)
         snippet = _code(match.target)
         for name in sorted(indexed):
-            if not self._evidence(scope, name, ctx):
+            found = ctx.evidence(scope).name(name, at=match.target)
+            if not found.tensor:
                 proposal = Proposal(
-                    CODE, message, line, col, anchor, (),
-                    f"nothing shows that `{name}` is a tensor (it could be a list or a numpy array); "
-                    f"annotate it `{name}: torch.Tensor` to enable this rewrite",
+                    CODE, message, line, col, anchor, (), found.missing_tensor(f"`{name}.tolist()` / `{name}.sum()`"),
                     snippet,
                 )
                 proposal._target = match.target  # type: ignore[attr-defined]
@@ -482,22 +480,6 @@ class ComprehensionOverTensor(Rule):
             top |= assigned_names(scope.body) | {p.name.value for p in scope.params.params}
         return name in top
 
-    def _evidence(self, scope: cst.CSTNode, name: str, ctx: _Context) -> bool:
-        """``tensor_evidence``, plus a parameter annotated with the module's own torch alias
-        (``x: th.Tensor``)."""
-        if tensor_evidence(scope, name, {ctx.torch}):
-            return True
-        aliases = {f"{ctx.torch}.Tensor"} | {bound for bound, target in ctx.facts.bindings if target == "torch.Tensor"}
-        found = False
-
-        class _Annotated(cst.CSTVisitor):
-            def visit_Param(self, node: cst.Param) -> None:
-                nonlocal found
-                if node.name.value == name and node.annotation is not None:
-                    found = found or dotted(node.annotation.annotation) in aliases
-
-        scope.visit(_Annotated())
-        return found
 
     # ------------------------------------------------------------------ rewriting
 
@@ -744,13 +726,15 @@ class ComprehensionOverTensor(Rule):
         exclude = {match.var}
         used = names_used(target) | names_used(match.comp.for_in.iter)
         inputs = []
+        evidence = ctx.evidence(enclosing_scope(target, ctx.parents))
         for name in sorted(n for n in used - exclude if n not in BUILTIN_NAMES and n not in ctx.module_names):
-            if name in indexed or name == shape.owner:
+            if name in indexed:  # positive tensor evidence was required for these
                 inputs.append(InputSpec(name, Kind.TENSOR))
             elif isinstance(shape.extent, cst.Name) and shape.extent.value == name:
                 inputs.append(InputSpec(name, Kind.INT, count=True))
             else:
-                inputs.append(InputSpec(name, Kind.ANY))
+                # the owner of `len(y)` that is not indexed, a scale: what the evidence allows
+                inputs.append(evidence.name(name, at=target).spec())
         kernel = Kernel(
             old=old_code,
             new=new_code,

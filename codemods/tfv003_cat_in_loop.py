@@ -27,6 +27,7 @@ from torchfix.codemods.analysis import (
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from torchfix.codemods.evidence import ScopeEvidence
 from torchfix.codemods.syntax import SyntaxIndex
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -770,29 +771,36 @@ class CatInLoop(Rule):
         free = sorted(n for n in read if n not in BUILTIN_NAMES and n not in ctx.module_names and n != "None")
         with_init = {p.match.name for p in plans if p.init is not None}
         steps = sorted((n for n in free if (n in loop_assigned and n not in grown) or n in pieces))
+        # what a concatenation takes: torch.cat tensors only; np.concatenate ndarrays (and tensors)
+        numpy_growth = any((self._resolve(p.match.call.func, ctx) or "").startswith("numpy.") for p in plans)
+        concatenated = (Kind.TENSOR, Kind.NDARRAY) if numpy_growth else (Kind.TENSOR,)
+        evidence = ScopeEvidence(
+            enclosing_scope(loop, ctx.parents), {ctx.facts.torch or "torch"},
+            {ctx.facts.numpy} if ctx.facts.numpy else {"np", "numpy"},
+            {ctx.facts.functional} if ctx.facts.functional else (), parents=ctx.parents, module=ctx.module,
+        )
         inputs: list[InputSpec] = []
         for n in steps:
-            if n in pieces:
-                inputs.append(InputSpec(n, Kind.TENSOR, ranks=(1, 2, 3), per_step=True))
-            elif n in index_like and n not in bare:
+            if n in pieces or n in bare:
+                # concatenated, so at least 1-D
+                inputs.append(InputSpec(n, kinds=concatenated, ranks=(1, 2, 3), per_step=True))
+            elif n in index_like:
                 inputs.append(InputSpec(n, Kind.ANY, index=True, per_step=True))
-            elif n in bare:
-                # a bare piece is concatenated, so it is at least 1-D
-                inputs.append(InputSpec(n, Kind.TENSOR, ranks=(1, 2, 3), per_step=True))
             else:
-                inputs.append(InputSpec(n, Kind.TENSOR, per_step=True))
+                # read inside a piece (`f(x)`): what the evidence allows
+                inputs.append(evidence.name(n, at=loop).spec(per_step=True))
         for n in free:
             if n in steps:
                 continue
             if n in grown:
                 if n not in with_init:
-                    inputs.append(InputSpec(n, Kind.TENSOR, ranks=(1, 2, 3)))
+                    inputs.append(InputSpec(n, kinds=concatenated, ranks=(1, 2, 3)))
             elif n in called:
                 inputs.append(InputSpec(n, Kind.OPAQUE))
             elif n in sizes.size_names and n not in used_by_parts:
                 inputs.append(InputSpec(n, Kind.INT, count=True))
             else:
-                inputs.append(InputSpec(n, Kind.ANY, count=n in init_names))
+                inputs.append(evidence.name(n, at=loop).spec(count=n in init_names))
         inputs += [InputSpec(n, Kind.INT, count=True) for n in sizes.names]
         if steps:
             header = f"for {', '.join(steps)} in zip({', '.join(steps)}):\n" if len(steps) > 1 else f"for {steps[0]} in {steps[0]}:\n"

@@ -16,7 +16,6 @@ from torchfix.codemods.analysis import (
     NOT_BATCHABLE,
     LoopShape,
     RuleContext,
-    annotated_scalar,
     comments_in,
     contains_node,
     dotted,
@@ -28,7 +27,6 @@ from torchfix.codemods.analysis import (
     name_nodes,
     names_used,
     statement_code,
-    tensor_evidence,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.syntax import SyntaxIndex, is_range_call, simple_loop, single_statement
@@ -483,18 +481,6 @@ class ElementwiseBranch(Rule):
             n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope)
         )
 
-    @staticmethod
-    def _alias_annotated(scope: cst.CSTNode, name: str, ctx: RuleContext) -> bool:
-        """A parameter annotated with the module's own torch alias (``x: th.Tensor``)."""
-        if not isinstance(scope, cst.FunctionDef):
-            return False
-        params = scope.params
-        return any(
-            p.name.value == name and p.annotation is not None
-            and dotted(p.annotation.annotation) == f"{ctx.torch}.Tensor"
-            for p in [*params.posonly_params, *params.params, *params.kwonly_params]
-        )
-
     def _number_init(self, mt: _Match, ctx: RuleContext) -> cst.SimpleStatementLine | None:
         """``count = 0`` before the loop, with nothing in between touching ``count``."""
         parent = ctx.parents.get(mt.loop)
@@ -534,15 +520,12 @@ class ElementwiseBranch(Rule):
         what = "a conditional sum" if mt.kind == "accumulate" else f"`{mt.target}`"
         message = f"{what} is computed one element at a time with an `if`: one tensor expression does it"
         scope = enclosing_scope(mt.loop, ctx.parents)
-        torch_names = {ctx.torch}
+        evidence = ctx.evidence(scope)
         vectorized = sorted(mt.reads) + ([mt.target] if mt.kind == "assign" else [])
         for name in dict.fromkeys(vectorized):
-            if not (tensor_evidence(scope, name, torch_names) or self._alias_annotated(scope, name, ctx)):
-                return self._skip(
-                    mt, ctx, message,
-                    f"nothing shows that `{name}` is a tensor (it could be a list or a numpy array); "
-                    f"annotate it `{name}: torch.Tensor` to enable this rewrite",
-                )
+            found = evidence.name(name, at=mt.loop)
+            if not found.tensor:
+                return self._skip(mt, ctx, message, found.missing_tensor(f"a `{ctx.torch}.where` over `{name}`"))
         index = mt.shape.index or ""
         if self._used_outside(index, mt.loop, scope):
             return self._skip(mt, ctx, message, f"the loop variable `{index}` is used outside the loop")
@@ -873,12 +856,10 @@ class ElementwiseBranch(Rule):
                 # bare (`if mask[i]:`) draw bool, integer and float masks alike
                 whole_rows = form in ("mask", "index_fill") and name == mt.target and name not in mt.reads
                 specs.append(InputSpec(name, Kind.TENSOR) if whole_rows else InputSpec(name, Kind.TENSOR, ranks=(1,)))
-            elif name == mt.shape.owner:
-                specs.append(InputSpec(name, Kind.TENSOR))
             elif name == extent:
                 specs.append(InputSpec(name, Kind.INT, count=True))
             else:
-                # an `int`/`float`/`bool` annotation narrows what the checker draws
-                scalar = annotated_scalar(scope, name)
-                specs.append(InputSpec(name, Kind(scalar) if scalar else Kind.ANY))
+                # the owner of `len(y)` that is not read, a threshold: what the evidence allows
+                # (an `int`/`float`/`bool` annotation among it)
+                specs.append(ctx.evidence(scope).name(name, at=mt.loop).spec())
         return tuple(specs)

@@ -14,7 +14,6 @@ from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     LoopShape,
     RuleContext,
-    annotated_scalar,
     comments_in,
     enclosing_scope,
     escaping_control_flow,
@@ -23,7 +22,6 @@ from torchfix.codemods.analysis import (
     name_nodes,
     names_used,
     statement_code,
-    tensor_evidence,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.syntax import SyntaxIndex, simple_loop, single_statement
@@ -320,15 +318,12 @@ class IndexAccumulation(Rule):
             "weighted scatter" if mt.value[0] == "gather" else "counting loop")
         message = f"`{mt.target}` is written one index at a time ({kind}): one scatter does it"
         scope = enclosing_scope(loop, ctx.parents)
-        torch_names = {ctx.torch}
+        evidence = ctx.evidence(scope)
         vectorized = [mt.target] + mt.index_tensors + ([mt.value[1]] if mt.value[0] == "gather" else [])
         for name in dict.fromkeys(vectorized):
-            if not tensor_evidence(scope, name, torch_names):
-                return self._skip(
-                    mt, ctx, message,
-                    f"nothing shows that `{name}` is a tensor (it could be a list or a numpy array); "
-                    f"annotate it `{name}: torch.Tensor` to enable this rewrite",
-                )
+            found = evidence.name(name, at=loop)
+            if not found.tensor:
+                return self._skip(mt, ctx, message, found.missing_tensor("one scatter over it"))
         loop_var = mt.shape.index or mt.shape.element or ""
         if self._used_outside(loop_var, loop, scope):
             return self._skip(mt, ctx, message, f"the loop variable `{loop_var}` is used outside the loop")
@@ -460,9 +455,10 @@ class IndexAccumulation(Rule):
             elif name == extent:
                 specs.append(InputSpec(name, Kind.INT, count=True))
             elif name == mt.shape.owner:
-                specs.append(InputSpec(name, Kind.TENSOR, ranks=(1, 2, 3)))
+                # only measured (`len(y)`, `y.size(0)`): what the evidence allows
+                found = ctx.evidence(enclosing_scope(mt.loop, ctx.parents)).name(name, at=mt.loop)
+                specs.append(found.spec(ranks=(1, 2, 3)))
             else:
-                # an `int`/`float`/`bool` annotation narrows what the checker draws
-                scalar = annotated_scalar(enclosing_scope(mt.loop, ctx.parents), name)
-                specs.append(InputSpec(name, Kind(scalar) if scalar else Kind.ANY))
+                # a weight, a scale: what the evidence allows (an `int`/`float`/`bool` annotation among it)
+                specs.append(ctx.evidence(enclosing_scope(mt.loop, ctx.parents)).name(name, at=mt.loop).spec())
         return tuple(specs)
