@@ -134,8 +134,15 @@ class ItemAccumulator(Rule):
       result would be an `int` for integer tensors and a `float` otherwise, and no single rewrite
       keeps both. Write `total = 0.0` to make it a float accumulator.
     - For form 1, nothing shows that the iterated name is a tensor (it could be a list or a numpy
-      array, on which `x.sum(dtype=...)` fails). Annotate it (`x: torch.Tensor`) or use a tensor
-      method on it (`x.size(0)`, `x.numel()`).
+      array, on which `x.sum(dtype=...)` fails). A tensor shows by what makes or takes it (a
+      `torch.*` call, `torch.sum(x)`), a tensor-only method (`x.size(0)`, `x.numel()`,
+      `x.detach()`) or an annotation (`x: torch.Tensor`); `sorted(...)`, `list(...)`, a
+      comprehension, `.tolist()` or `np.*` show it is not one, and the skip says so.
+    - For form 2, nothing shows that `t` in `int(t)` or `float(t)` -- or in `t.item()` added to a
+      float sum -- is a tensor. `int(n * ratios[i])` over Python lists is integer arithmetic, not a
+      device sync, and `(n * ratios[i]).long()` would raise on it. (An int sum of `t.item()` needs
+      no such evidence: dropping `.item()` and converting once holds for NumPy values too, and the
+      checker tries every kind the evidence allows.)
     - The loop body does anything but the accumulation (form 1), or the value is not element-wise
       in the loop index.
     Devices without float64 (Apple MPS) cannot run the form-2 rewrite's `.double()`; disable the
@@ -149,7 +156,16 @@ class ItemAccumulator(Rule):
     batches but 0.80x with 64x256 ones; on a CPU there is nothing to wait for and it is slower. The
     checker times every verified rewrite, and form 2's kernel (the accumulation alone) measures
     slower, so it is reported `skipped: ... measured slower` and emitted only with
-    `--allow-slower` -- use that for training loops whose steps keep a GPU busy.
+    `--allow-slower` -- use that for training loops whose steps keep a GPU busy. A form-2 rewrite
+    that could not be measured at all (`--no-measure`, or no input the checker can time) is not
+    faster by construction either: it is reported `unmeasured` and emitted only with
+    `--allow-slower` as well.
+
+    ## Fix safety
+    The checker runs old and new code on every kind of value the evidence allows for each name the
+    accumulation reads -- tensors, NumPy arrays and scalars, Python lists and numbers -- and the
+    rewrite is emitted only if they agree on each kind the old code accepts. Kinds the code shows
+    a name cannot hold are not tried, so a wrong static claim of tensor evidence is what remains.
     """
     examples = (
         Example(

@@ -174,8 +174,9 @@ def test_form_two_kernels_carry_the_kinds_the_evidence_allows_and_are_speed_gate
 
 
 def test_an_unknown_per_step_value_is_explored_as_every_kind_and_a_kind_specific_bug_is_refuted(checker):
-    """Dropping `.item()` keeps a one-element ndarray, which int() rejects in NumPy 2: only the
-    exploration of ndarrays finds it (corpus trap_numpy_scalar_scores)."""
+    """Dropping `.item()` keeps a one-element NumPy array where the comparison gave one, which
+    int() rejects in NumPy 2: only the exploration of NumPy kinds finds it (corpus
+    trap_numpy_scalar_scores)."""
     (proposal,) = _proposals(
         """
         def count(metric, batches, threshold):
@@ -189,4 +190,7 @@ def test_an_unknown_per_step_value_is_explored_as_every_kind_and_a_kind_specific
     (candidate,) = proposal.candidates
     assert all(Kind.NDARRAY in spec.allowed_kinds() for spec in candidate.kernel.inputs)
     verdict = checker.check(candidate.kernel)
-    assert verdict.outcome is Outcome.REJECTED and "ndarray" in verdict.reason
+    assert verdict.outcome is Outcome.REJECTED, verdict.reason
+    # a NumPy comparison result with one element, which int() rejects: never a tensor
+    assert "numpy" in verdict.reason or "ndarray" in verdict.reason
+    assert "TypeError" in verdict.counterexample.new
