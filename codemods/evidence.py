@@ -470,7 +470,7 @@ class _Collector(cst.CSTVisitor):
                 self._use(name, _Use(node, SUBSCRIPTABLE, "subscripted"))
             return
         if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node:
-            self._use(name, _Use(node, ITERABLE, "iterated", iteration=True))
+            self._use(name, _Use(node, ITERABLE, f"`for ... in {name}` iterates it", iteration=True))
             return
         if isinstance(parent, cst.Arg) and parent.value is node and not parent.star:
             call = self._parent(2)
@@ -964,6 +964,13 @@ def _arithmetic(left: _Value, right: _Value, node: cst.BinaryOperation) -> _Valu
     found = tuple(dict.fromkeys(left.found + right.found))
     if any(k == frozenset({T}) for k in kinds):
         return _Value(frozenset({T}), found)
+    lists = [k == frozenset({LST}) for k in kinds]
+    repeats = isinstance(node.operator, cst.Multiply) and any(lists) and all(
+        k is not None and k and (k == {LST} or k <= {I, B}) for k in kinds
+    )
+    if repeats or (isinstance(node.operator, cst.Add) and all(lists)):
+        elements = _union([v.elements or _UNKNOWN_VALUE for v, is_list in zip((left, right), lists) if is_list])
+        return _Value(frozenset({LST}), (f"`{_code(node)}` is a list",), elements)
     if all(k is not None and k and k <= NUMBERS for k in kinds):
         if isinstance(node.operator, cst.Divide) or any(k == {FL} for k in kinds):
             return _Value(frozenset({FL}), found)
@@ -994,12 +1001,14 @@ def _narrow(name: str, value: _Value, uses: list[_Use]) -> _Value:
         if uses and all(u.iteration for u in uses):
             kinds.add(IT)
             found.append(f"`{name}` is only ever iterated")
+            # what iterating it leaves is said by that already
+            uses = [_Use(u.node, u.allows, "", u.iteration, u.dict_like, u.key) for u in uses]
     narrowed = set(kinds)
     for use in uses:
         if use.allows is None:
             continue
         if narrowed & use.allows:
-            if not narrowed <= use.allows:
+            if not narrowed <= use.allows and use.what:
                 found.append(use.what)
             narrowed &= use.allows
         else:
