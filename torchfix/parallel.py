@@ -135,10 +135,31 @@ def effective_jobs(requested: int | None, files: int) -> int:
 
 def _context() -> multiprocessing.context.BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
+        _forkserver_imports_this_torchfix()
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["torchfix.pipeline"])
         return ctx
     return multiprocessing.get_context("spawn")
+
+
+def _forkserver_imports_this_torchfix() -> None:
+    """Run from a source checkout, make the fork server import *this* torchfix.
+
+    The server preloads ``torchfix.pipeline`` before it applies the parent's ``sys.path`` (Python
+    3.11 ignores it there), so it searches the default path -- the working directory, then
+    site-packages -- and can load another copy of torchfix (an installed one, or none) than the
+    one running here; every worker forked from it then runs that other code. The server inherits
+    the environment, so the checkout's root goes first on ``PYTHONPATH``. An installed torchfix
+    is found on the default path already and needs nothing."""
+    import torchfix
+
+    package = os.path.dirname(os.path.abspath(torchfix.__file__))
+    root = os.path.dirname(package)
+    if not (os.path.isdir(os.path.join(root, "codemods")) and os.path.isdir(os.path.join(root, "equivalence"))):
+        return  # not a checkout
+    current = os.environ.get("PYTHONPATH", "")
+    if root not in current.split(os.pathsep):
+        os.environ["PYTHONPATH"] = root + (os.pathsep + current if current else "")
 
 
 class _Pool:
