@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import torchfix.source as source_module
 from torchfix.source import SourceError, declared_encoding, parse, read_bytes
 
 
@@ -66,10 +67,15 @@ def test_read_errors(tmp_path, monkeypatch):
     with pytest.raises(SourceError, match="no such file"):
         read_bytes(tmp_path / "gone.py")
 
-    def deny(self):  # noqa: ANN001, ANN202 - we run as root, so chmod 000 would not stop us
-        raise PermissionError(13, "Permission denied")
+    (tmp_path / "x.py").write_text("x = 1\n")
+    real_open = source_module.os.open
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    def deny(path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - we run as root: chmod 000 would not stop us
+        if str(path).endswith("x.py"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(source_module.os, "open", deny)
     with pytest.raises(SourceError, match="cannot read: permission denied"):
         read_bytes(tmp_path / "x.py")
 

@@ -134,22 +134,31 @@ def parse_config(table: dict, source: Path) -> Config:
                 raise ConfigError(f"{where}: expected {'a number' if isinstance(kind, tuple) else kind.__name__}, got {value!r}")
             if key in ("examples", "jobs") and value < 1 or key == "timeout" and value <= 0:
                 raise ConfigError(f"{where}: must be positive, got {value!r}")
-            values[key.replace("-", "_")] = float(value) if key == "timeout" else value
+            if key in ("file-budget", "file-memory", "max-candidates") and value < 0:
+                raise ConfigError(f"{where}: must be 0 (no limit) or more, got {value!r}")
+            values[key.replace("-", "_")] = float(value) if key in ("timeout", "file-budget") else value
     return Config(root=Path(os.path.abspath(source.parent)), source=source, **values)
 
 
 _cache: dict[Path, Config] = {}
+_MAX_PYPROJECT_BYTES = 16 * 1024 * 1024
 
 
 def _read(pyproject: Path) -> dict | None:
     """The ``[tool.torchfix]`` table of ``pyproject``, or None when it has none."""
     if tomllib is None:  # pragma: no cover
         raise ConfigError(f"{pyproject}: reading pyproject.toml needs Python 3.11 or the tomli package")
+    from torchfix.source import SourceError, read_bytes
+
     try:
-        with open(pyproject, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"{pyproject}: cannot read: {exc.strerror or exc}") from None
+        # a regular file of bounded size only: the tree being scanned may be hostile
+        raw = read_bytes(pyproject, _MAX_PYPROJECT_BYTES)
+    except SourceError as exc:
+        raise ConfigError(f"{pyproject}: {exc}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{pyproject}: invalid TOML: not UTF-8 ({exc.reason} at offset {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{pyproject}: invalid TOML: {exc}") from None
     tool = data.get("tool", {})

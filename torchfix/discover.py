@@ -5,7 +5,8 @@ rules say (naming a file is asking for it). Directories are walked for ``*.py`` 
 honouring ``.gitignore`` files (git's wildmatch rules, via pathspec) -- those inside the walked tree
 and those between it and the root of its git repository -- and ``.git/info/exclude``; hidden
 directories, virtualenvs, build folders and caches are skipped, and a symlinked directory is never
-followed (it may point anywhere, or into a loop).
+followed (it may point anywhere, or into a loop). Files are not opened here: a FIFO, a device, a
+dangling or looping symlink named ``*.py`` is reported when it is read, for that file alone.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ SKIP_DIRS = frozenset(
      "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs"}
 )
 PYTHON_SUFFIXES = (".py", ".pyi")
+_MAX_IGNORE_BYTES = 4 * 1024 * 1024
 
 
 class DiscoveryError(Exception):
@@ -45,9 +47,12 @@ class _Ignore:
 
 
 def _load_ignore(file: Path, base: Path) -> _Ignore | None:
+    from torchfix.source import SourceError, read_bytes
+
     try:
-        lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        # a FIFO named .gitignore must not block the walk, nor /dev/zero behind a link exhaust it
+        lines = read_bytes(file, _MAX_IGNORE_BYTES).decode("utf-8", errors="replace").splitlines()
+    except SourceError:
         return None
     return _Ignore(Path(os.path.abspath(base)), pathspec.GitIgnoreSpec.from_lines(lines))
 
@@ -104,17 +109,21 @@ def _walk(root: Path, ignores: list[_Ignore], extra: pathspec.PathSpec | None) -
         elif entry.name.endswith(".py"):
             try:
                 # a symlink in the tree that points at a directory named "*.py" is not a file
-                if entry.is_symlink() and not entry.is_file():
+                if entry.is_symlink() and entry.is_dir():
                     continue
             except OSError:
-                continue
+                pass
+            # everything else is yielded, and reading it says what it is: a dangling or looping
+            # symlink, a FIFO or a device is reported for that file (never opened, never read)
             yield path
 
 
 def discover(paths: Sequence[str], exclude: Iterable[str] = ()) -> list[Path]:
     """The Python files under ``paths``, each once (by resolved path), in a deterministic order.
 
-    Raises DiscoveryError for a path that does not exist or names a non-Python file.
+    Raises DiscoveryError for a path that does not exist or names a non-Python file. A dangling
+    or looping symlink, a FIFO or a device named ``*.py`` is returned like any file: reading it
+    reports it for that file alone (:func:`torchfix.source.read_bytes`), and the run goes on.
     """
     patterns = list(exclude)
     extra = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
@@ -134,8 +143,6 @@ def discover(paths: Sequence[str], exclude: Iterable[str] = ()) -> list[Path]:
             for file in _walk(path, _enclosing_ignores(path), extra):
                 add(file)
         elif path.suffix in PYTHON_SUFFIXES:
-            if not path.exists():
-                raise DiscoveryError(f"{raw}: a dangling symlink")
             add(path)
         else:
             raise DiscoveryError(f"{raw}: not a Python file (expected .py or .pyi)")
