@@ -191,20 +191,24 @@ def _position(exc: cst.ParserSyntaxError) -> tuple[int, int]:
     return exc.raw_line, exc.raw_column + 1
 
 
-def parse(data: bytes) -> cst.Module:
-    """Parse ``data`` or raise SourceError with the reason (encoding, decoding, syntax)."""
+def _decoded(data: bytes) -> str:
+    """``data`` as text in its declared encoding, or SourceError naming the bad byte."""
     encoding = declared_encoding(data)
     try:
         codecs.lookup(encoding)
     except LookupError:
         raise SourceError(f"unknown encoding {encoding!r} in its coding declaration") from None
     try:
-        text = data.decode(encoding)
+        return data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise SourceError(
             f"not decodable as {encoding}: byte {exc.object[exc.start]:#04x} at line {line} (offset {exc.start})"
         ) from None
+
+
+def _parse_here(data: bytes, text: str) -> cst.Module:
+    """LibCST's parse in this process, its failures turned into one-line reasons."""
     try:
         return cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
@@ -220,3 +224,181 @@ def parse(data: bytes) -> cst.Module:
     except Exception as exc:  # LibCST raises a few other types for odd inputs
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise SourceError(f"does not parse: {type(exc).__name__}: {first}") from None
+
+
+# --- the parse guard ----------------------------------------------------------------------------
+# LibCST's parser is native code: a few thousand nested brackets overflow its stack and kill the
+# whole process (a segfault no ``except`` can catch), a long chain such as ``a[0][0]...`` 2,000
+# deep takes minutes, and its Python side (metadata, visitors, the rules) hits the recursion limit
+# at about 300 levels. CPython's own parser is safe on all of these: it refuses more than 200
+# nested brackets and 100 indentation levels, and raises (never crashes) on deeper expressions.
+# So every file is measured on the stdlib ``ast`` first (the pipeline has it anyway, for its
+# pre-filter): too deep is reported, and what ``ast`` does not vouch for -- a file it rejects
+# (Python 2, a syntax error, or syntax newer than this interpreter), or a large or deep one whose
+# parse could take long -- is parsed by LibCST in a child process under the file's time and memory
+# budget first, so a crash or a runaway parse there is that file's report and the run goes on.
+
+#: nesting (as :func:`nesting` counts it) beyond which a file is not given to LibCST at all: the
+#: pipeline's recursion at about 270-320 levels, with room for the caller's own stack
+MAX_NESTING = 200
+#: beyond this nesting, or this size, LibCST's parse is tried in a child process first: nested
+#: lists 50 deep parse at 6 KB/s, so this keeps an in-process parse under about 20 s
+PROBE_NESTING = 60
+PROBE_BYTES = 128 * 1024
+#: the child's budget when the caller gives none (a check of a rewritten file, a test)
+DEFAULT_PROBE_SECONDS = 120.0
+DEFAULT_PROBE_MEMORY_MB = 2048
+
+
+class GaveUp(SourceError):
+    """The file's budget ran out before it was processed (reported ``path: gave up: reason``)."""
+
+    def __reduce__(self):
+        return (GaveUp, (self.reason,))
+
+
+#: (node type, field) whose children LibCST wraps in a node of its own (``Element``, ``Arg``,
+#: ``SubscriptElement`` + ``Index``, ...): one ast level there is two or three LibCST levels
+_WRAPPED = {
+    (ast.List, "elts"): 2, (ast.Tuple, "elts"): 2, (ast.Set, "elts"): 2, (ast.Dict, "keys"): 2,
+    (ast.Dict, "values"): 2, (ast.Call, "args"): 2, (ast.Call, "keywords"): 2, (ast.Subscript, "slice"): 3,
+    (ast.Compare, "comparators"): 2,
+}
+# operators and contexts are fields of their parent in LibCST, not levels
+_NOT_LEVELS = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
+def nesting(tree: ast.AST) -> tuple[int, int]:
+    """How deep LibCST's tree of this module would go, estimated on the stdlib tree, and the line
+    where it is deepest. ``a and b and c`` is flat in ``ast`` but a chain in LibCST: it counts
+    one level per operand. Iterative: the tree may be too deep for Python's own recursion."""
+    best, line = 0, 0
+    stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth, at = pop()
+        kind = type(node)
+        at = getattr(node, "lineno", at)
+        if kind is ast.BoolOp:
+            depth += len(node.values) - 1  # type: ignore[attr-defined]
+        if depth > best:
+            best, line = depth, at
+        for field, value in ast.iter_fields(node):
+            step = _WRAPPED.get((kind, field), 1)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST) and not isinstance(item, _NOT_LEVELS):
+                        push((item, depth + step, at))
+            elif isinstance(value, ast.AST) and not isinstance(value, _NOT_LEVELS):
+                push((value, depth + step, at))
+    return best, line
+
+
+def stdlib_tree(data: bytes) -> ast.Module | None:
+    """``ast.parse(data)``; None when it rejects the file for an ordinary reason (LibCST may still
+    parse it, or says better why not); SourceError when it rejects it for its nesting."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes and the like: the file's business
+            return ast.parse(data)
+    except (RecursionError, MemoryError):
+        raise SourceError("does not parse: nested too deeply for Python's own parser") from None
+    except SyntaxError as exc:
+        message = str(exc.msg if hasattr(exc, "msg") else exc)
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        if "too many nested parentheses" in message:
+            raise SourceError(f"does not parse: nested too deeply: more than 200 nested brackets{where} (Python's own limit)") from None
+        if "too many levels of indentation" in message:
+            raise SourceError(f"does not parse: nested too deeply: more than 100 indentation levels{where} (Python's own limit)") from None
+        return None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+_UNSET: Any = object()
+
+
+def guard(data: bytes, tree: ast.Module | None) -> bool:
+    """Whether LibCST may parse ``data`` right here (True), or must be tried in a child process
+    first (False); SourceError when it nests too deeply for LibCST at all. ``tree``: the stdlib
+    tree of ``data`` (:func:`stdlib_tree`), None when the stdlib parser rejected it."""
+    if tree is None:
+        return False
+    depth, line = nesting(tree)
+    if depth > MAX_NESTING:
+        raise SourceError(
+            f"does not parse: nested too deeply: {depth} levels at line {line} (torchfix parses up to {MAX_NESTING})"
+        )
+    return depth <= PROBE_NESTING and len(data) <= PROBE_BYTES
+
+
+def probe(data: bytes, seconds: float | None = DEFAULT_PROBE_SECONDS, memory_mb: int = DEFAULT_PROBE_MEMORY_MB) -> None:
+    """Parse ``data`` with LibCST in a child process, within ``seconds`` (None: no limit) and
+    ``memory_mb`` (of address space; 0: no limit). Returns when it parses; otherwise raises the reason:
+    SourceError for a syntax error or a crash of the parser, GaveUp when the budget ran out."""
+    import signal
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    command = [sys.executable, "-c", "from torchfix.source import _probe_main; _probe_main()", str(int(memory_mb))]
+    if seconds is not None:
+        seconds = max(seconds, 1.0)
+    try:
+        done = subprocess.run(command, input=data, capture_output=True, timeout=seconds, env=env)
+    except subprocess.TimeoutExpired:
+        raise GaveUp(f"LibCST did not parse it within {seconds:.0f}s (the file's time budget, --file-budget)") from None
+    answer = done.stdout.decode("utf-8", "replace")
+    if done.returncode == 0 and answer == "ok":
+        return
+    if done.returncode == 0 and answer.startswith("error:"):
+        raise SourceError(answer[len("error:"):])
+    if done.returncode == 0 and answer == "memory":
+        raise GaveUp(f"parsing it needs more than {memory_mb} MB (the file's memory budget, --file-memory)")
+    if done.returncode < 0:
+        try:
+            name = signal.Signals(-done.returncode).name
+        except ValueError:
+            name = f"signal {-done.returncode}"
+        raise SourceError(f"does not parse: LibCST's parser crashed on it ({name})")
+    raise SourceError(f"does not parse: LibCST's parser failed on it (exit code {done.returncode})")
+
+
+def _probe_main() -> None:
+    """The child of :func:`probe`: the file's bytes on stdin, one word on stdout."""
+    import resource
+    import sys
+
+    memory_mb = int(sys.argv[1])
+    if memory_mb > 0:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    data = sys.stdin.buffer.read()
+    try:
+        _parse_here(data, _decoded(data))
+    except SourceError as exc:
+        answer = f"error:{exc}"
+    except MemoryError:
+        answer = "memory"
+    else:
+        answer = "ok"
+    sys.stdout.write(answer)
+    sys.stdout.flush()
+
+
+def parse(
+    data: bytes, tree: ast.Module | None = _UNSET, *,
+    seconds: float | None = DEFAULT_PROBE_SECONDS, memory_mb: int = DEFAULT_PROBE_MEMORY_MB, isolate: bool = True,
+) -> cst.Module:
+    """Parse ``data`` or raise SourceError with the reason (encoding, decoding, syntax, nesting);
+    GaveUp when a parse tried in a child process (see :func:`guard`) outran ``seconds`` or
+    ``memory_mb``. ``tree``: the stdlib tree of ``data`` when the caller has it (None: the
+    stdlib parser rejected it). ``isolate=False``: never the child process, for code known to
+    be safe (a rewrite of a file that parsed); the nesting limit still holds."""
+    text = _decoded(data)
+    if tree is _UNSET or tree is None:
+        tree = stdlib_tree(data)
+    if not guard(data, tree) and isolate:
+        probe(data, seconds, memory_mb)
+    return _parse_here(data, text)
