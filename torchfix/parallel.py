@@ -25,6 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
+from torchfix.limits import FileLimits
 from torchfix.pipeline import CheckerFactory, FileResult, process_file
 
 #: how many files may wait in the pool per worker: enough to keep workers busy, few enough that a
@@ -50,6 +51,9 @@ class Settings:
     unsafe: bool = False
     report_unused: bool = False
     allow_slower: bool = False
+    limits: FileLimits = FileLimits()
+    #: per-rewrite diffs in the records (JSON, SARIF, --interactive): a pass over the file each
+    details: bool = True
 
 
 class LazyChecker:
@@ -74,6 +78,7 @@ def run_one(job: Job, settings: Settings, checker: LazyChecker, choose=None) -> 
     return process_file(
         job.path, job.rules, checker, unsafe=settings.unsafe, display=job.display,
         report_unused=settings.report_unused, choose=choose, allow_slower=settings.allow_slower,
+        limits=settings.limits, details=settings.details,
     )
 
 
