@@ -288,7 +288,7 @@ def test_json_report(tmp_path, capfdbinary, hooks):
     (tmp_path / "m.py").write_text(SRC)
     code, out, err = run(["--format", "json", "--report", "r.json", "m.py"], tmp_path, capfdbinary)
     report = json.loads(out)
-    assert report["files"] == [{"path": "m.py", "changed": False, "error": None}]
+    assert report["files"] == [{"path": "m.py", "changed": False, "error": None, "status": "parsed"}]
     (rewrite,) = report["rewrites"]
     assert rewrite["outcome"] == "rejected" and "tensor([-1])" in rewrite["counterexample"]
     assert json.loads((tmp_path / "r.json").read_text())["rewrites"] == report["rewrites"]
