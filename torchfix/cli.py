@@ -443,12 +443,22 @@ class _Signals:
             self._deferring = False
 
     def install(self) -> None:
+        self.received = None
+        self._set(self.handle)
+
+    def ignore(self) -> None:
+        """From now on both signals are ignored: the run's outcome is decided."""
         import signal
 
-        self.received = None
+        self._set(signal.SIG_IGN)
+
+    @staticmethod
+    def _set(handler: object) -> None:
+        import signal
+
         for signum in (signal.SIGINT, signal.SIGTERM):
             try:
-                signal.signal(signum, self.handle)
+                signal.signal(signum, handler)  # type: ignore[arg-type]
             except ValueError:  # not the main thread
                 pass
 
@@ -500,30 +510,48 @@ def _file_limits(max_file_size, file_budget, file_memory, max_candidates, cfg, f
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point: runs the command and maps every outcome to an exit code."""
-    if argv is None:
+    """Console entry point: runs the command and maps every outcome to an exit code.
+
+    Called without ``argv`` (the console script, ``python -m torchfix``) it owns the process's
+    SIGINT and SIGTERM (:class:`_Signals`); once the outcome is decided they are ignored, so a
+    signal that lands while the interpreter shuts down cannot turn a finished run into a silent
+    death by signal (Python restores the default handlers late in its shutdown)."""
+    owns_signals = argv is None
+    if owns_signals:
         _SIGNALS.install()
+    try:
+        code = _run(argv)
+    except KeyboardInterrupt:  # the first signal landed while another outcome was being handled
+        _err(f"torchfix: {_stopped_by()} (files already written are complete; the rest are untouched)")
+        code = _interrupted_exit_code()
+    if owns_signals:
+        _SIGNALS.ignore()
+    sys.exit(code)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """The command's exit code; every outcome but a signal in an exception handler ends here."""
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="torchfix", standalone_mode=False)
     except click.exceptions.Exit as exc:  # --help, --version
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.ClickException as exc:  # usage errors: click's message, exit 2
         exc.show()
-        sys.exit(EXIT_ERROR)
+        return EXIT_ERROR
     except (click.exceptions.Abort, KeyboardInterrupt):
         _err(f"torchfix: {_stopped_by()} (files already written are complete; the rest are untouched)")
-        sys.exit(_interrupted_exit_code())
-    except SystemExit:
-        raise
+        return _interrupted_exit_code()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
     except BrokenPipeError:
         # the reader (e.g. `| head`) went away: stop quietly, and keep Python's exit-time flush of
         # stdout from raising again
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(EXIT_OK)
+        return EXIT_OK
     except Exception as exc:  # an internal failure: say so, exit 2
         _err(f"torchfix: internal error: {type(exc).__name__}: {exc}")
         if os.environ.get("TORCHFIX_DEBUG"):
             traceback.print_exc()
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_OK)
+        return EXIT_ERROR
+    return EXIT_OK
