@@ -310,3 +310,15 @@ def test_timeout_reaches_the_real_checker(tmp_path):
         assert checker.settings.timeout == 7.5 and checker.settings.measure is False
     finally:
         checker.close()
+
+
+def test_github_and_sarif_report_skipped_files_as_warnings_and_failures_as_errors(tmp_path, capfdbinary, hooks):
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "bad.py").write_text("def f(:\n    x = 1\n")
+    code, out, err = run(["--format", "github", "."], tmp_path, capfdbinary)
+    lines = out.decode().splitlines()
+    assert "::warning file=fifo.py,title=torchfix skipped::not a regular file (a FIFO); not read" in lines
+    assert any(line.startswith("::error file=bad.py,title=torchfix::does not parse") for line in lines)
+    code, out, err = run(["--format", "sarif", "."], tmp_path, capfdbinary)
+    notes = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert {n["message"]["text"].split(":")[0]: n["level"] for n in notes} == {"bad.py": "error", "fifo.py": "warning"}

@@ -7,8 +7,9 @@ SARIF: one ``run`` whose ``tool.driver.rules`` lists every rule (code, name, sum
 and the rewrite's diff. A file that failed is a tool execution notification.
 
 GitHub: ``::warning file=F,line=L,col=C,title=T::message`` for each rewrite that would be made,
-``::notice`` for rejected / unverified ones, ``::error`` for files that failed (skipped proposals
-are not annotated: they are noise in a pull request).
+``::notice`` for rejected / unverified ones, ``::error`` for files that failed, ``::warning`` for
+files skipped unread, read-only or over their budget (skipped proposals are not annotated: they
+are noise in a pull request).
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def sarif_report(rules: Sequence[type], rewrites: Sequence[dict], files: Sequenc
         results.append(result)
     notifications = [
         {
-            "level": "error",
+            "level": _file_level(f),
             "message": {"text": f"{f['path']}: {f['error']}"},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": f["path"], "uriBaseId": "%SRCROOT%"}}}],
         }
@@ -111,6 +112,16 @@ def sarif_report(rules: Sequence[type], rewrites: Sequence[dict], files: Sequenc
     }
 
 
+#: file statuses that are reported but are no failure: not read, out of budget, read-only
+_NOTED = {"skipped": "skipped", "gave-up": "gave up", "read-only": "read-only"}
+
+
+def _file_level(entry: dict) -> str:
+    """How loudly a file's problem is reported: a failure is an error, a file that was skipped or
+    ran out of budget a warning."""
+    return "warning" if entry.get("status") in _NOTED else "error"
+
+
 def _escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -124,7 +135,8 @@ def github_annotations(rewrites: Sequence[dict], files: Sequence[dict]) -> list[
     lines = []
     for f in files:
         if f.get("error"):
-            lines.append(f"::error file={_escape_property(f['path'])},title=torchfix::{_escape_data(f['error'])}")
+            title = f"torchfix {_NOTED[f['status']]}" if f.get("status") in _NOTED else "torchfix"
+            lines.append(f"::{_file_level(f)} file={_escape_property(f['path'])},title={_escape_property(title)}::{_escape_data(f['error'])}")
     for rec in rewrites:
         if rec["outcome"] == "skipped":
             continue
