@@ -44,8 +44,7 @@ def _install_fakes() -> None:
 
 
 if __name__ == "__main__":
-    _install_fakes()
-    import torchfix.cli as cli_module
+    from torchfix.__main__ import main
 
     sys.argv[0] = "torchfix"
-    cli_module.main()
+    main(prepare=_install_fakes)  # as the console script does, signals taken first
