@@ -103,17 +103,19 @@ def test_source_error_pickles():
 def test_nesting_estimates_libcst_depth(code, depth):
     from torchfix.source import nesting
 
-    assert nesting(ast.parse(code))[0] == depth
+    assert nesting(ast.parse(code)).depth == depth
 
 
 def test_guard_refuses_parses_here_or_sends_to_the_child():
-    from torchfix.source import MAX_NESTING, PROBE_BYTES, guard
+    from torchfix.source import MAX_NESTING, guard, nesting
 
     small = b"x = 1\n"
     assert guard(small, ast.parse(small)) is True
     assert guard(small, None) is False, "what the stdlib rejects goes to the child"
-    large = b"x = 1\n" * (PROBE_BYTES // 6 + 1)
-    assert guard(large, ast.parse(large)) is False
+    plain = b"x = 1\n" * 150_000  # 0.9 MB of plain code: parsed here
+    assert nesting(ast.parse(plain)).mass == 750_000 and guard(plain, ast.parse(plain)) is True
+    nested = (b"x = " + b"[" * 90 + b"]" * 90 + b"\n") * 200  # 37 KB, slow to parse: the child
+    assert guard(nested, ast.parse(nested)) is False
     deep = b"x = a" + b".b" * (MAX_NESTING + 5) + b"\n"
     with pytest.raises(SourceError, match=r"nested too deeply: \d+ levels at line 1"):
         guard(deep, ast.parse(deep))

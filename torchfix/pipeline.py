@@ -461,4 +461,4 @@ def _nesting_of(data: bytes) -> int | None:
         tree = stdlib_tree(data)
     except SourceError:
         return None
-    return nesting(tree)[0] if tree is not None else None
+    return nesting(tree).depth if tree is not None else None

@@ -17,6 +17,7 @@ import stat
 import tokenize
 import warnings
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
@@ -237,14 +238,18 @@ def _parse_here(data: bytes, text: str) -> cst.Module:
 # (Python 2, a syntax error, or syntax newer than this interpreter), or a large or deep one whose
 # parse could take long -- is parsed by LibCST in a child process under the file's time and memory
 # budget first, so a crash or a runaway parse there is that file's report and the run goes on.
+# "Could take long" is judged on the tree's mass (see PROBE_MASS), not on its size: most large
+# files are ordinary code, and a small one can be slow.
 
 #: nesting (as :func:`nesting` counts it) beyond which a file is not given to LibCST at all: the
 #: pipeline's recursion at about 270-320 levels, with room for the caller's own stack
 MAX_NESTING = 200
-#: beyond this nesting, or this size, LibCST's parse is tried in a child process first: nested
-#: lists 50 deep parse at 6 KB/s, so this keeps an in-process parse under about 20 s
-PROBE_NESTING = 60
-PROBE_BYTES = 128 * 1024
+#: LibCST's parse time follows a file's *mass* -- the sum of every node's depth -- at 0.5 to 10 s
+#: per million, for ordinary code (60 files of torch, 60-500 KB) and for every nested shape tried
+#: (lists, dicts, calls, subscripts, attribute / operator / unary chains, 20-180 deep), while
+#: its time per byte varies 50-fold between them. Beyond this mass (about 5-10 s of parsing) the
+#: parse is tried in a child process first, under the file's budget.
+PROBE_MASS = 1_000_000
 #: the child's budget when the caller gives none (a check of a rewritten file, a test)
 DEFAULT_PROBE_SECONDS = 120.0
 DEFAULT_PROBE_MEMORY_MB = 2048
@@ -264,34 +269,55 @@ _WRAPPED = {
     (ast.Dict, "values"): 2, (ast.Call, "args"): 2, (ast.Call, "keywords"): 2, (ast.Subscript, "slice"): 3,
     (ast.Compare, "comparators"): 2,
 }
-# operators and contexts are fields of their parent in LibCST, not levels
-_NOT_LEVELS = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+@dataclass(frozen=True)
+class Nesting:
+    """How deep LibCST's tree of a module would go (``depth``, deepest at ``line``), and its
+    ``mass``: the sum of every node's depth, which LibCST's parse time follows."""
+
+    depth: int
+    line: int
+    mass: int
 
 
-def nesting(tree: ast.AST) -> tuple[int, int]:
-    """How deep LibCST's tree of this module would go, estimated on the stdlib tree, and the line
-    where it is deepest. ``a and b and c`` is flat in ``ast`` but a chain in LibCST: it counts
-    one level per operand. Iterative: the tree may be too deep for Python's own recursion."""
-    best, line = 0, 0
+def nesting(tree: ast.AST) -> Nesting:
+    """:class:`Nesting` of a module, estimated on its stdlib tree. ``a and b and c`` is flat in
+    ``ast`` but a chain in LibCST: it counts one level per operand. Iterative: the tree may be
+    too deep for Python's own recursion."""
+    best, line, mass = 0, 0, 0
     stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 0)]
     pop, push = stack.pop, stack.append
+    node_type = ast.AST
     while stack:
         node, depth, at = pop()
         kind = type(node)
         at = getattr(node, "lineno", at)
         if kind is ast.BoolOp:
             depth += len(node.values) - 1  # type: ignore[attr-defined]
+        mass += depth
         if depth > best:
             best, line = depth, at
-        for field, value in ast.iter_fields(node):
-            step = _WRAPPED.get((kind, field), 1)
-            if isinstance(value, list):
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = _child_fields(kind)
+        for name, step in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
                 for item in value:
-                    if isinstance(item, ast.AST) and not isinstance(item, _NOT_LEVELS):
+                    if isinstance(item, node_type):
                         push((item, depth + step, at))
-            elif isinstance(value, ast.AST) and not isinstance(value, _NOT_LEVELS):
+            elif isinstance(value, node_type):
                 push((value, depth + step, at))
-    return best, line
+    return Nesting(best, line, mass)
+
+
+#: per node type, the fields that may hold child nodes, with the LibCST levels each one adds
+_CHILD_FIELDS: dict[type, tuple[tuple[str, int], ...]] = {}
+# operators and contexts are fields of their parent in LibCST, not levels
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+
+
+def _child_fields(kind: type) -> tuple[tuple[str, int], ...]:
+    return tuple((name, _WRAPPED.get((kind, name), 1)) for name in kind._fields if name not in _LEAF_FIELDS)
 
 
 def stdlib_tree(data: bytes) -> ast.Module | None:
@@ -324,12 +350,12 @@ def guard(data: bytes, tree: ast.Module | None) -> bool:
     tree of ``data`` (:func:`stdlib_tree`), None when the stdlib parser rejected it."""
     if tree is None:
         return False
-    depth, line = nesting(tree)
-    if depth > MAX_NESTING:
+    shape = nesting(tree)
+    if shape.depth > MAX_NESTING:
         raise SourceError(
-            f"does not parse: nested too deeply: {depth} levels at line {line} (torchfix parses up to {MAX_NESTING})"
+            f"does not parse: nested too deeply: {shape.depth} levels at line {shape.line} (torchfix parses up to {MAX_NESTING})"
         )
-    return depth <= PROBE_NESTING and len(data) <= PROBE_BYTES
+    return shape.mass <= PROBE_MASS
 
 
 def probe(data: bytes, seconds: float | None = DEFAULT_PROBE_SECONDS, memory_mb: int = DEFAULT_PROBE_MEMORY_MB) -> None:
