@@ -253,9 +253,13 @@ KINDS: dict[str, Callable[[Tree], None]] = {
 WEIGHTS = {"slow-lists": 0.3, "huge": 0.5, "big": 0.5, "libcst-crash": 0.7, "many-candidates": 0.6}
 
 
-def build(root: Path, rng: random.Random, real: bool) -> Tree:
+#: the kinds that cost well under a second each (the test suite's sample draws from these)
+FAST_KINDS = tuple(name for name in KINDS if name not in ("slow-lists", "huge", "big", "many-candidates"))
+
+
+def build(root: Path, rng: random.Random, real: bool, kinds: tuple[str, ...] | None = None) -> Tree:
     tree = Tree(root, real, rng)
-    names = list(KINDS)
+    names = list(kinds or KINDS)
     weights = [WEIGHTS.get(n, 1.0) for n in names]
     for kind in ["candidate"] + rng.choices(names, weights, k=rng.randint(3, 9)):
         KINDS[kind](tree)
@@ -301,6 +305,7 @@ class Outcome:
     code: int | None
     signalled: str | None
     early_death: bool = False
+    seconds: float = 0.0
 
 
 def _session_processes(sid: int) -> list[str]:
@@ -320,9 +325,13 @@ def _session_processes(sid: int) -> list[str]:
     return found
 
 
-def run_once(index: int, work: Path, rng: random.Random, real: bool, timeout: float) -> tuple[Outcome, Tree, list[str], str, str]:
+def run_once(
+    index: int, work: Path, rng: random.Random, real: bool, timeout: float,
+    kinds: tuple[str, ...] | None = None, signal_chance: float = 0.5,
+) -> tuple[Outcome, Tree, list[str], str, str]:
+    """Build one random tree under ``work``, run the CLI over it, judge the result."""
     root = work / f"run{index:04d}"
-    tree = build(root, rng, real)
+    tree = build(root, rng, real, kinds)
     expected = rewrites(tree)
     mode = rng.choice(["dry", "check", "apply", "apply", "apply-force", "json", "sarif"])
     args = {"dry": [], "check": ["--check"], "apply": ["--apply"], "apply-force": ["--apply", "--force"],
@@ -344,7 +353,7 @@ def run_once(index: int, work: Path, rng: random.Random, real: bool, timeout: fl
     sent_at = None
     proc = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
     started = time.monotonic()
-    if rng.random() < 0.5:
+    if rng.random() < signal_chance:
         delay = rng.uniform(0.0, 6.0 if real else 3.0)
         signum = rng.choice([signal.SIGTERM, signal.SIGINT])
         group = rng.random() < 0.4
@@ -372,6 +381,7 @@ def run_once(index: int, work: Path, rng: random.Random, real: bool, timeout: fl
     outcome = judge(tree, expected, proc.returncode, signalled, mode, args, stdout, stderr, leftover, sent_at)
     if outcome.ok and leftover:
         outcome = Outcome(False, f"processes outlived the run: {leftover}", proc.returncode, signalled)
+    outcome.seconds = seconds
     return outcome, tree, command, stdout, stderr
 
 
@@ -455,7 +465,8 @@ def main() -> None:
         tally["signalled" if outcome.signalled else "plain"] += 1
         tally["early death" if outcome.early_death else ("passed" if outcome.ok else "FAILED")] += 1
         line = f"run {index:4d}: {'ok  ' if outcome.ok else 'FAIL'} exit {outcome.code} {outcome.why}" + (
-            f" [{outcome.signalled}]" if outcome.signalled else "") + f" ({' '.join(command[2:])})"
+            f" [{outcome.signalled}]" if outcome.signalled else "") + f" ({' '.join(command[2:])}) {outcome.seconds:.1f}s"
+        line += " " + ",".join(sorted(tree.kinds))
         print(line, flush=True)
         if not outcome.ok:
             failures.append(line)

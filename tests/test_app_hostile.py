@@ -322,3 +322,23 @@ def test_github_and_sarif_report_skipped_files_as_warnings_and_failures_as_error
     code, out, err = run(["--format", "sarif", "."], tmp_path, capfdbinary)
     notes = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert {n["message"]["text"].split(":")[0]: n["level"] for n in notes} == {"bad.py": "error", "fifo.py": "warning"}
+
+
+# --- a sample of benchmarks/fuzz_hostile.py -------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed,signal_chance", [(11, 0.0), (12, 1.0), (13, 1.0)])
+def test_fuzz_sample(tmp_path, seed, signal_chance):
+    import random
+
+    sys.path.insert(0, str(HERE.parent / "benchmarks"))
+    try:
+        import fuzz_hostile
+    finally:
+        sys.path.pop(0)
+    rng = random.Random(seed)
+    outcome, tree, command, out, err = fuzz_hostile.run_once(
+        0, tmp_path, rng, real=False, timeout=90, kinds=fuzz_hostile.FAST_KINDS, signal_chance=signal_chance,
+    )
+    assert outcome.ok, f"{outcome.why}\n{command}\n{err}"
+    assert sum(tree.kinds.values()) >= 4
