@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,21 @@ def test_a_fifo_named_gitignore_does_not_block_the_walk(chdir):
     touch(chdir, "a.py")
     os.mkfifo(chdir / ".gitignore")
     assert rels(chdir, discover(["."])) == ["a.py"]
+
+
+def test_a_tree_deeper_than_pythons_recursion_limit_is_walked(chdir):
+    # directories 1,200 deep (a hostile tree): the walk keeps its own stack
+    here = os.getcwd()
+    try:
+        for _ in range(1200):
+            os.mkdir("d")
+            os.chdir("d")
+        Path("m.py").write_text("x = 1\n")
+    finally:
+        os.chdir(here)
+    try:
+        (found,) = discover(["."])
+        assert found.name == "m.py" and len(found.parts) == 1201
+    finally:
+        # shutil.rmtree (pytest's clean-up) recurses and would fail on it: rm does not
+        subprocess.run(["rm", "-rf", "d"], check=True)

@@ -85,16 +85,29 @@ def _ignored(path: Path, is_dir: bool, ignores: Sequence[_Ignore]) -> bool:
     return any(ig.matches(path, is_dir) for ig in ignores)
 
 
-def _walk(root: Path, ignores: list[_Ignore], extra: pathspec.PathSpec | None) -> Iterator[Path]:
+def _listing(directory: Path, ignores: list[_Ignore]) -> tuple[Iterator[os.DirEntry], list[_Ignore]]:
+    """A directory's entries in sorted order, and the ignore files that apply inside it."""
     local = list(ignores)
-    own = _load_ignore(root / ".gitignore", root)
+    own = _load_ignore(directory / ".gitignore", directory)
     if own is not None:
         local.append(own)
     try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
-        return
-    for entry in entries:
+        entries = []
+    return iter(entries), local
+
+
+def _walk(root: Path, ignores: list[_Ignore], extra: pathspec.PathSpec | None) -> Iterator[Path]:
+    # depth first, in sorted order, with a stack of its own: a tree thousands of directories deep
+    # must not exhaust Python's recursion
+    stack = [_listing(root, ignores)]
+    while stack:
+        entries, local = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
         path = Path(entry.path)
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
@@ -105,7 +118,7 @@ def _walk(root: Path, ignores: list[_Ignore], extra: pathspec.PathSpec | None) -
         if is_dir:
             if entry.name in SKIP_DIRS or entry.name.startswith(".") or (path / "pyvenv.cfg").exists():
                 continue
-            yield from _walk(path, local, extra)
+            stack.append(_listing(path, local))
         elif entry.name.endswith(".py"):
             try:
                 # a symlink in the tree that points at a directory named "*.py" is not a file
