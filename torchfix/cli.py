@@ -446,11 +446,21 @@ class _Signals:
         self.received = None
         self._set(self.handle)
 
-    def ignore(self) -> None:
-        """From now on both signals are ignored: the run's outcome is decided."""
-        import signal
+    def settle(self, code: int) -> None:
+        """The run's outcome is decided: from now on either signal ends the process at once with
+        ``code``. Interpreter shutdown still joins pools and closes checkers; a signal there must
+        neither be lost (a shutdown that hangs would then be unkillable but by SIGKILL) nor turn a
+        finished run into a death by signal."""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
 
-        self._set(signal.SIG_IGN)
+        def leave(signum: int, frame: object) -> None:
+            os._exit(code)
+
+        self._set(leave)
 
     @staticmethod
     def _set(handler: object) -> None:
@@ -513,9 +523,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: runs the command and maps every outcome to an exit code.
 
     Called without ``argv`` (the console script, ``python -m torchfix``) it owns the process's
-    SIGINT and SIGTERM (:class:`_Signals`); once the outcome is decided they are ignored, so a
-    signal that lands while the interpreter shuts down cannot turn a finished run into a silent
-    death by signal (Python restores the default handlers late in its shutdown)."""
+    SIGINT and SIGTERM (:class:`_Signals`); once the outcome is decided, a signal that lands while
+    the interpreter shuts down ends it with that outcome's exit code (:meth:`_Signals.settle`)."""
     owns_signals = argv is None
     if owns_signals:
         _SIGNALS.install()
@@ -525,7 +534,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         _err(f"torchfix: {_stopped_by()} (files already written are complete; the rest are untouched)")
         code = _interrupted_exit_code()
     if owns_signals:
-        _SIGNALS.ignore()
+        _SIGNALS.settle(code)
     sys.exit(code)
 
 
