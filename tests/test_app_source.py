@@ -106,16 +106,20 @@ def test_nesting_estimates_libcst_depth(code, depth):
     assert nesting(ast.parse(code)).depth == depth
 
 
-def test_guard_refuses_parses_here_or_sends_to_the_child():
+def test_guard_refuses_parses_here_or_sends_to_the_child(monkeypatch):
     from torchfix.source import MAX_NESTING, guard, nesting
 
     small = b"x = 1\n"
     assert guard(small, ast.parse(small)) is True
     assert guard(small, None) is False, "what the stdlib rejects goes to the child"
-    plain = b"x = 1\n" * 150_000  # 0.9 MB of plain code: parsed here
-    assert nesting(ast.parse(plain)).mass == 750_000 and guard(plain, ast.parse(plain)) is True
-    nested = (b"x = " + b"[" * 90 + b"]" * 90 + b"\n") * 200  # 37 KB, slow to parse: the child
-    assert guard(nested, ast.parse(nested)) is False
+    # the cost estimate is the mass (the sum of every node's depth), not the size: 30 KB of plain
+    # statements weigh less than 3 KB of nested lists
+    plain = b"x = 1\n" * 5_000
+    nested = (b"x = " + b"[" * 90 + b"]" * 90 + b"\n") * 16
+    assert len(plain) > 10 * len(nested)
+    assert nesting(ast.parse(plain)).mass == 25_000 and nesting(ast.parse(nested)).mass == 131_088
+    monkeypatch.setattr(source_module, "PROBE_MASS", 100_000)
+    assert guard(plain, ast.parse(plain)) is True and guard(nested, ast.parse(nested)) is False
     deep = b"x = a" + b".b" * (MAX_NESTING + 5) + b"\n"
     with pytest.raises(SourceError, match=r"nested too deeply: \d+ levels at line 1"):
         guard(deep, ast.parse(deep))
