@@ -446,21 +446,24 @@ class _Signals:
         self.received = None
         self._set(self.handle)
 
-    def settle(self, code: int) -> None:
-        """The run's outcome is decided: from now on either signal ends the process at once with
-        ``code``. Interpreter shutdown still joins pools and closes checkers; a signal there must
-        neither be lost (a shutdown that hangs would then be unkillable but by SIGKILL) nor turn a
-        finished run into a death by signal."""
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
+    def settle(self) -> None:
+        """The run's outcome is decided: the interpreter's shutdown that follows (pools joined,
+        checkers closed, modules torn down) must not be turned into a death by signal -- Python
+        restores the default handlers part way through it, so a handler cannot cover it all. Both
+        signals are blocked instead (they stay pending and die with the process), and a watchdog
+        ends a shutdown that hangs after :data:`SHUTDOWN_SECONDS`, printing where it hung, so the
+        process never becomes one only SIGKILL can stop."""
+        import faulthandler
+        import signal
 
-        def leave(signum: int, frame: object) -> None:
-            os._exit(code)
-
-        self._set(leave)
+        try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        except (AttributeError, ValueError, OSError):  # no pthread_sigmask (Windows)
+            return
+        try:
+            faulthandler.dump_traceback_later(SHUTDOWN_SECONDS, exit=True)
+        except (ValueError, RuntimeError, OSError):  # stderr has no file descriptor
+            pass
 
     @staticmethod
     def _set(handler: object) -> None:
@@ -474,6 +477,8 @@ class _Signals:
 
 
 _SIGNALS = _Signals()
+#: how long the interpreter's shutdown may take once a run's outcome is decided
+SHUTDOWN_SECONDS = 60
 
 
 def _stopped_by() -> str:
@@ -524,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     Called without ``argv`` (the console script, ``python -m torchfix``) it owns the process's
     SIGINT and SIGTERM (:class:`_Signals`); once the outcome is decided, a signal that lands while
-    the interpreter shuts down ends it with that outcome's exit code (:meth:`_Signals.settle`)."""
+    the interpreter shuts down changes nothing (:meth:`_Signals.settle`)."""
     owns_signals = argv is None
     if owns_signals:
         _SIGNALS.install()
@@ -534,7 +539,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         _err(f"torchfix: {_stopped_by()} (files already written are complete; the rest are untouched)")
         code = _interrupted_exit_code()
     if owns_signals:
-        _SIGNALS.settle(code)
+        _SIGNALS.settle()
     sys.exit(code)
 
 
