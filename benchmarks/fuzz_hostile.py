@@ -129,7 +129,7 @@ def _remove(root: Path) -> None:
 
 def _name(tree: Tree, kind: str, suffix: str = "") -> str:
     sub = tree.rng.choice(["", "", "pkg/", "pkg/sub/", "other/"])
-    return f"{sub}{kind}_{tree.kinds[kind]}{suffix}.py"
+    return f"{sub}{kind}_{len(tree.originals) + len(tree.specials)}{suffix}.py"
 
 
 # --- case kinds: each adds one hostile or odd entry to the tree -----------------------------------

@@ -342,3 +342,39 @@ def test_fuzz_sample(tmp_path, seed, signal_chance):
     )
     assert outcome.ok, f"{outcome.why}\n{command}\n{err}"
     assert sum(tree.kinds.values()) >= 4
+
+
+def test_a_child_parse_ends_with_the_process_that_started_it(tmp_path):
+    # a pool worker stopped on Ctrl-C leaves with os._exit, which does not kill a parse it started
+    script = (
+        "import os, sys, threading, time\n"
+        f"sys.path.insert(0, {str(HERE.parent)!r})\n"
+        "from torchfix.source import probe\n"
+        # a minute of parsing in a lean 2 GB (nested lists would hit the memory limit sooner)
+        "slow = (b'x = a' + b'.b' * 190 + b'\\n') * 3000\n"
+        "threading.Thread(target=lambda: probe(slow, seconds=600), daemon=True).start()\n"
+        "time.sleep(2)\n"
+        "os._exit(0)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    parent.wait(timeout=60)
+    deadline = time.monotonic() + 3
+    while _in_session(parent.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _in_session(parent.pid), "the child parse outlived its parent"
+
+
+def _in_session(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (zombies excluded)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":
+            found.append(int(entry))
+    return found

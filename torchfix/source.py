@@ -368,7 +368,7 @@ def probe(data: bytes, seconds: float | None = DEFAULT_PROBE_SECONDS, memory_mb:
 
     root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    command = [sys.executable, "-c", "from torchfix.source import _probe_main; _probe_main()", str(int(memory_mb))]
+    command = [sys.executable, "-c", "from torchfix.source import _probe_main; _probe_main()", str(int(memory_mb)), str(os.getpid())]
     if seconds is not None:
         seconds = max(seconds, 1.0)
     try:
@@ -396,7 +396,8 @@ def _probe_main() -> None:
     import resource
     import sys
 
-    memory_mb = int(sys.argv[1])
+    memory_mb, parent = int(sys.argv[1]), int(sys.argv[2])
+    _die_with(parent)
     if memory_mb > 0:
         limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -411,6 +412,21 @@ def _probe_main() -> None:
         answer = "ok"
     sys.stdout.write(answer)
     sys.stdout.flush()
+
+
+def _die_with(parent: int) -> None:
+    """End this process when ``parent`` ends (Linux): a worker stopped on Ctrl-C leaves with
+    ``os._exit``, which does not wait for -- nor kill -- a parse it started."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # it ended before the request was in place
+        os._exit(1)
 
 
 def parse(
