@@ -20,6 +20,7 @@ that does not pickle (a closure) keeps the run in this process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import stat
@@ -276,6 +277,8 @@ def cli(
     timeout = timeout if timeout is not None else run_config.timeout
     jobs = jobs if jobs is not None else run_config.jobs
     limits = _file_limits(max_file_size, file_budget, file_memory, max_candidates, run_config, FileLimits, parse_size)
+    if interactive:  # the time a person takes to answer is not the file's
+        limits = dataclasses.replace(limits, seconds=None)
 
     stdout_color = use_color(color, sys.stdout)
     stderr_color = use_color(color, sys.stderr)
