@@ -249,7 +249,7 @@ def test_ctrl_c_while_writing_says_how_many_were_written(tmp_path, capfdbinary, 
     monkeypatch.setattr(torchfix.write, "atomic_write", interrupt_second)
     code, out, err = run(["--apply", "--jobs", "1", "."], tmp_path, capfdbinary)
     assert code == 130
-    assert "interrupted while writing: 1 of 3 files written" in err
+    assert "interrupted while writing: 1 of 3 rewritten files written; the other 2 are unchanged" in err
     assert [(tmp_path / f"{n}.py").read_text() for n in "abc"] == [NEW, SRC, SRC]
     assert not [p for p in tmp_path.iterdir() if "torchfix-tmp" in p.name]
 

@@ -3,6 +3,7 @@ and bad input that is reported and left byte-for-byte alone."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import torchfix.cli as cli_module
+import torchfix.source as source_module
 from cli_runner import run
 
 SLOW = """import torch
@@ -115,14 +117,14 @@ def test_bad_files_are_reported_untouched_and_the_run_goes_on(tmp_path, capfdbin
 
 def test_unreadable_path_is_reported(tmp_path, capfdbinary, monkeypatch):
     (tmp_path / "m.py").write_text(SLOW)
-    real = Path.read_bytes
+    real_open = source_module.os.open
 
-    def deny(self):  # noqa: ANN001, ANN202
-        if self.name == "m.py":
+    def deny(path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if os.path.basename(path) == "m.py":
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(source_module.os, "open", deny)
     code, out, err = run(["m.py"], tmp_path, capfdbinary)
     assert code == 0 and "m.py: error: cannot read: permission denied" in err and out == b""
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import torchfix.cli as cli_module
+import torchfix.source as source_module
 from cli_runner import run
 from test_app_fakes import AssignOne, Crashing, FakeChecker, WholeFunction, by_new_code, rejected, variant
 
@@ -143,14 +144,14 @@ def test_unreadable_file_is_reported(tmp_path, capfdbinary, hooks, monkeypatch):
     # we run as root, so chmod 000 would not stop the read: simulate the refusal
     (tmp_path / "m.py").write_text(SRC)
     (tmp_path / "n.py").write_text(SRC)
-    real = Path.read_bytes
+    real_open = source_module.os.open
 
-    def deny(self):  # noqa: ANN001, ANN202
-        if self.name == "m.py":
+    def deny(path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if os.path.basename(path) == "m.py":
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(source_module.os, "open", deny)
     code, out, err = run(["."], tmp_path, capfdbinary)
     assert code == 0 and "m.py: error: cannot read: permission denied" in err
     assert out.count(b"diff --git") == 1 and b"a/n.py" in out
@@ -287,7 +288,7 @@ def test_json_report(tmp_path, capfdbinary, hooks):
     (tmp_path / "m.py").write_text(SRC)
     code, out, err = run(["--format", "json", "--report", "r.json", "m.py"], tmp_path, capfdbinary)
     report = json.loads(out)
-    assert report["files"] == [{"path": "m.py", "changed": False, "error": None}]
+    assert report["files"] == [{"path": "m.py", "changed": False, "error": None, "status": "parsed"}]
     (rewrite,) = report["rewrites"]
     assert rewrite["outcome"] == "rejected" and "tensor([-1])" in rewrite["counterexample"]
     assert json.loads((tmp_path / "r.json").read_text())["rewrites"] == report["rewrites"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,40 @@ def test_symlinked_directory_named_explicitly_is_walked(chdir):
     assert rels(chdir, discover(["link"])) == ["link/o.py"]
 
 
-def test_dangling_symlink_named_explicitly(chdir):
-    (chdir / "dead.py").symlink_to(chdir / "nowhere.py")
-    with pytest.raises(DiscoveryError, match="dangling"):
-        discover(["dead.py"])
+def test_dangling_and_looping_symlinks_and_special_files_are_returned_for_the_reader_to_report(chdir):
+    # discovery opens nothing: reading reports each of these for that file alone (not exit 2)
+    touch(chdir, "ok.py", "tree/ok.py")
+    for base in (chdir, chdir / "tree"):
+        (base / "dead.py").symlink_to(base / "nowhere.py")
+        (base / "loop_a.py").symlink_to(base / "loop_b.py")
+        (base / "loop_b.py").symlink_to(base / "loop_a.py")
+        os.mkfifo(base / "fifo.py")
+    (chdir / "tree" / "dir.py").symlink_to(chdir / "tree", target_is_directory=True)
+    named = discover(["dead.py", "loop_a.py", "fifo.py", "ok.py"])
+    assert rels(chdir, named) == ["dead.py", "loop_a.py", "fifo.py", "ok.py"]
+    walked = rels(chdir, discover(["tree"]))
+    assert walked == ["tree/dead.py", "tree/fifo.py", "tree/loop_a.py", "tree/loop_b.py", "tree/ok.py"], "a link to a directory is not a file"
+
+
+def test_a_fifo_named_gitignore_does_not_block_the_walk(chdir):
+    touch(chdir, "a.py")
+    os.mkfifo(chdir / ".gitignore")
+    assert rels(chdir, discover(["."])) == ["a.py"]
+
+
+def test_a_tree_deeper_than_pythons_recursion_limit_is_walked(chdir):
+    # directories 1,200 deep (a hostile tree): the walk keeps its own stack
+    here = os.getcwd()
+    try:
+        for _ in range(1200):
+            os.mkdir("d")
+            os.chdir("d")
+        Path("m.py").write_text("x = 1\n")
+    finally:
+        os.chdir(here)
+    try:
+        (found,) = discover(["."])
+        assert found.name == "m.py" and len(found.parts) == 1201
+    finally:
+        # shutil.rmtree (pytest's clean-up) recurses and would fail on it: rm does not
+        subprocess.run(["rm", "-rf", "d"], check=True)

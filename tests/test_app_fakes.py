@@ -217,3 +217,25 @@ class Unverifiable(AssignOne):
     code = "TFV907"
     name = "unverifiable"
     unverifiable = "assumes `model` treats samples independently"
+
+
+class PacedChecker(FakeChecker):
+    """Verifies everything, taking ``$FAKE_CHECK_SECONDS`` per check; appends ``check`` to the
+    file ``$FAKE_PROGRESS`` after each (for tests that time a signal against a run)."""
+
+    def check(self, kernel: Kernel) -> Verdict:
+        import os
+        import time
+
+        time.sleep(float(os.environ.get("FAKE_CHECK_SECONDS", "0")))
+        verdict = super().check(kernel)
+        progress = os.environ.get("FAKE_PROGRESS")
+        if progress:
+            with open(progress, "a") as handle:
+                handle.write("check\n")
+        return verdict
+
+
+def paced_checker_factory(examples=None, seed=None, timeout=None, measure=None) -> FakeChecker:  # noqa: ANN001
+    """A ``make_checker`` hook that pickles by name (``--jobs N``): a :class:`PacedChecker`."""
+    return PacedChecker()

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_pyproject_maps_the_folders_under_torchfix() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert config["project"]["name"] == "torchfix-codemod"  # "torchfix" on the index is another tool
-    assert config["project"]["scripts"] == {"torchfix": "torchfix.cli:main"}
+    # the entry takes SIGINT/SIGTERM before it imports the command line (torchfix/__main__.py)
+    assert config["project"]["scripts"] == {"torchfix": "torchfix.__main__:main"}
     setuptools = config["tool"]["setuptools"]
     assert setuptools["package-dir"] == {"torchfix.codemods": "codemods", "torchfix.equivalence": "equivalence"}
     # every package folder of the repository is listed, so none is left out of the wheel

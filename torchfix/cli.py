@@ -19,13 +19,16 @@ that does not pickle (a closure) keeps the run in this process.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import os
+import stat
 import sys
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import click
 
@@ -180,7 +183,17 @@ class _Review:
               help="Time each verified rewrite, old vs new, at realistic sizes and report the speedup [default: on].")
 @click.option("--examples", type=click.IntRange(min=1), default=None, help=f"Generated examples per check [default: {_DEFAULTS.examples}].")
 @click.option("--seed", type=int, default=None, help=f"Seed of the checker's input generation [default: {_DEFAULTS.seed}].")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help=f"Seconds one check may take [default: {_DEFAULTS.timeout:g}].")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help=f"Wall-clock seconds one check may take (one candidate, all devices); the speed measurement of a verified rewrite has its own budget [default: {_DEFAULTS.timeout:g}].")
+@click.option("--max-file-size", metavar="SIZE", default=None,
+              help="Skip larger files unread (bytes, or a number with K, M or G) [default: 2M; 0: no limit].")
+@click.option("--file-budget", metavar="SECONDS", type=click.FloatRange(min=0), default=None,
+              help="Seconds one file may take, all its checks included; then it is reported 'gave up' and left alone [default: 300; 0: no limit].")
+@click.option("--file-memory", metavar="MB", type=click.IntRange(min=0), default=None,
+              help="Megabytes this process may grow by while processing one file; then it gives up on the file [default: 2048; 0: no limit].")
+@click.option("--max-candidates", metavar="N", type=click.IntRange(min=0), default=None,
+              help="Candidate rewrites checked per file; a file with more is reported 'gave up' [default: 200; 0: no limit].")
+@click.option("--force", is_flag=True, help="With --apply or --interactive: also rewrite read-only files (they are reported and left alone otherwise).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: the CPU count; 1: in this process].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True,
               help="stdout: the diff (text), a JSON report, a SARIF 2.1.0 log, or GitHub workflow annotations.")
@@ -192,8 +205,9 @@ class _Review:
 def cli(
     paths: Sequence[str], apply_: bool, check: bool, interactive: bool, select: str | None, ignore: str | None,
     exclude: Sequence[str], explain: str | None, unsafe: bool | None, allow_slower: bool | None, measure: bool | None,
-    examples: int | None, seed: int | None,
-    timeout: float | None, jobs: int | None, fmt: str, report_path: str | None, report_unused: bool, color: str, quiet: bool,
+    examples: int | None, seed: int | None, timeout: float | None,
+    max_file_size: str | None, file_budget: float | None, file_memory: int | None, max_candidates: int | None, force: bool,
+    jobs: int | None, fmt: str, report_path: str | None, report_unused: bool, color: str, quiet: bool,
 ) -> None:
     """Rewrite element-at-a-time PyTorch code into vectorized code, emitting only rewrites the
     equivalence checker verified. Without --apply: a unified diff on stdout, nothing written.
@@ -202,6 +216,7 @@ def cli(
     from torchfix import config as config_module
     from torchfix.diff import unified_diff
     from torchfix.discover import DiscoveryError, discover
+    from torchfix.limits import FileLimits, parse_size
     from torchfix.formats import color_diff, github_annotations, sarif_report, use_color
     from torchfix.parallel import Job, Settings, effective_jobs, parallel, picklable, serial
     from torchfix.progress import Progress
@@ -261,6 +276,9 @@ def cli(
     seed = seed if seed is not None else run_config.seed
     timeout = timeout if timeout is not None else run_config.timeout
     jobs = jobs if jobs is not None else run_config.jobs
+    limits = _file_limits(max_file_size, file_budget, file_memory, max_candidates, run_config, FileLimits, parse_size)
+    if interactive:  # the time a person takes to answer is not the file's
+        limits = dataclasses.replace(limits, seconds=None)
 
     stdout_color = use_color(color, sys.stdout)
     stderr_color = use_color(color, sys.stderr)
@@ -269,7 +287,8 @@ def cli(
     factory = functools.partial(make_checker, examples, seed, timeout) if measure is None else functools.partial(
         make_checker, examples, seed, timeout, measure
     )
-    settings = Settings(factory, unsafe, report_unused, allow_slower)
+    want_records = fmt != "text" or bool(report_path)
+    settings = Settings(factory, unsafe, report_unused, allow_slower, limits, details=want_records or interactive)
     review = _Review(stdout_color) if interactive else None
     workers = 1 if interactive else effective_jobs(jobs, len(job_list))
     if workers > 1 and not picklable(settings, {r for job in job_list for r in job.rules}):
@@ -280,7 +299,6 @@ def cli(
     json_files: list[dict] = []
     json_rewrites: list[dict] = []
     json_unused: list[dict] = []
-    want_records = fmt != "text" or bool(report_path)
     pending: list[tuple[str, str, bytes]] = []  # (path, display, new bytes) for --apply
     stdout = sys.stdout.buffer
     progress = Progress(len(job_list), sys.stderr, enabled=not quiet, color=stderr_color)
@@ -300,7 +318,10 @@ def cli(
     try:
         for job, result in zip(job_list, results):
             processed += 1
-            if result.changed and writes:
+            read_only = result.changed and writes and not force and _read_only(job.path)
+            if read_only:
+                pass  # a rename would replace it all the same: leave it, and say so (below)
+            elif result.changed and writes:
                 pending.append((job.path, result.path, result.new))  # type: ignore[arg-type]
             elif result.changed and fmt == "text":
                 # bytes in the file's own encoding and line endings, so the patch applies exactly
@@ -308,11 +329,19 @@ def cli(
                 stdout.write(color_diff(diff) if stdout_color else diff)
                 stdout.flush()
             summary.add(result)
+            summary.read_only += bool(read_only)
             for line in record_lines(result, show_verified=not quiet):
-                if not quiet or line.startswith(f"{result.path}: error:") or "unused suppression" in line:
+                # --quiet keeps the lines about whole files (errors, skipped, gave up)
+                if not quiet or line.startswith(f"{result.path}: ") or "unused suppression" in line:
                     progress.echo(line)
+            if read_only:
+                progress.echo(f"{result.path}: skipped: {READ_ONLY_REASON}")
             if want_records:
-                json_files.append({"path": result.path, "changed": result.changed, "error": result.error})
+                json_files.append({
+                    "path": result.path, "changed": result.changed,
+                    "error": READ_ONLY_REASON if read_only else result.error,
+                    "status": "read-only" if read_only else result.status,
+                })
                 json_rewrites.extend(record_json(result))
                 json_unused.extend(unused_json(result))
             # drop the file's bytes: a bulk run keeps only counts and records
@@ -322,8 +351,8 @@ def cli(
                 break
     except KeyboardInterrupt:
         progress.close()
-        _err(f"torchfix: interrupted while processing ({processed} of {len(job_list)} files done): nothing was written")
-        sys.exit(EXIT_INTERRUPTED)
+        _err(f"torchfix: {_stopped_by()} while processing ({processed} of {len(job_list)} files done): nothing was written")
+        sys.exit(_interrupted_exit_code())
     finally:
         progress.close()
         close = getattr(results, "close", None)
@@ -337,22 +366,29 @@ def cli(
         done = 0
         try:
             for path, display, new in pending:
-                try:
-                    write_module.atomic_write(path, new)
-                    done += 1
-                    summary.written += 1  # type: ignore[operator]
-                except OSError as exc:
-                    summary.write_failed += 1
-                    _err(f"{display}: error: cannot write: {exc.strerror or exc}; file left unchanged")
-                    for entry in json_files:
-                        if entry["path"] == display:
-                            entry["error"] = f"cannot write: {exc.strerror or exc}; file left unchanged"
-        except KeyboardInterrupt:
+                # a signal now is only noted: the file is written completely (or not at all, if
+                # it came first), then the loop stops, so the count below is exact
+                with _SIGNALS.deferred():
+                    if _SIGNALS.received is not None:
+                        break
+                    try:
+                        write_module.atomic_write(path, new)
+                        done += 1
+                        summary.written += 1  # type: ignore[operator]
+                    except OSError as exc:
+                        summary.write_failed += 1
+                        _err(f"{display}: error: cannot write: {exc.strerror or exc}; file left unchanged")
+                        for entry in json_files:
+                            if entry["path"] == display:
+                                entry["error"] = f"cannot write: {exc.strerror or exc}; file left unchanged"
+        except KeyboardInterrupt:  # raised by the write itself: it left that file as it was
+            pass
+        if _SIGNALS.received is not None or done + summary.write_failed < len(pending):
             _err(
-                f"torchfix: interrupted while writing: {done} of {len(pending)} files written "
-                "(each file is either unchanged or completely rewritten)"
+                f"torchfix: {_stopped_by()} while writing: {done} of {len(pending)} rewritten files written; "
+                f"the other {len(pending) - done} are unchanged (each file is either unchanged or completely rewritten)"
             )
-            sys.exit(EXIT_INTERRUPTED)
+            sys.exit(_interrupted_exit_code())
 
     seconds = time.perf_counter() - started
     if want_records:
@@ -383,45 +419,156 @@ def cli(
         sys.exit(EXIT_CHANGES)
 
 
-def _terminate_like_ctrl_c() -> None:
-    """SIGTERM (a CI job cancelled, ``timeout``) stops a run as Ctrl-C does: the worker pool and
-    the checkers are shut down, and nothing is left half-written."""
+class _Signals:
+    """SIGINT and SIGTERM (a CI job cancelled, ``timeout``) stop a run alike: the first one raises
+    KeyboardInterrupt -- the worker pool and the checkers are shut down, nothing is written -- or,
+    while a file is being written, is only noted, so that the write completes and the count of
+    written files is exact. A second signal while the first is being handled is ignored: the
+    shutdown it would cut short only kills processes and prints the summary line."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._deferring = False
+
+    def handle(self, signum: int, frame: object) -> None:
+        first = self.received is None
+        if first:
+            self.received = signum
+        if first and not self._deferring:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+
+    def install(self) -> None:
+        self.received = None
+        self._set(self.handle)
+
+    def settle(self) -> None:
+        """The run's outcome is decided: the interpreter's shutdown that follows (pools joined,
+        checkers closed, modules torn down) must not be turned into a death by signal -- Python
+        restores the default handlers part way through it, so a handler cannot cover it all. Both
+        signals are blocked instead (they stay pending and die with the process), and a watchdog
+        ends a shutdown that hangs after :data:`SHUTDOWN_SECONDS`, printing where it hung, so the
+        process never becomes one only SIGKILL can stop."""
+        import faulthandler
+        import signal
+
+        try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        except (AttributeError, ValueError, OSError):  # no pthread_sigmask (Windows)
+            return
+        try:
+            faulthandler.dump_traceback_later(SHUTDOWN_SECONDS, exit=True)
+        except (ValueError, RuntimeError, OSError):  # stderr has no file descriptor
+            pass
+
+    @staticmethod
+    def _set(handler: object) -> None:
+        import signal
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                signal.signal(signum, handler)  # type: ignore[arg-type]
+            except ValueError:  # not the main thread
+                pass
+
+
+_SIGNALS = _Signals()
+#: how long the interpreter's shutdown may take once a run's outcome is decided
+SHUTDOWN_SECONDS = 60
+
+
+def _stopped_by() -> str:
     import signal
 
-    def interrupt(signum, frame):  # noqa: ANN001, ANN202
-        raise KeyboardInterrupt
+    return "terminated (SIGTERM)" if _SIGNALS.received == signal.SIGTERM else "interrupted"
 
+
+def _interrupted_exit_code() -> int:
+    """128 + the signal's number, as a shell reports it: 130 for Ctrl-C, 143 for SIGTERM."""
+    return 128 + _SIGNALS.received if _SIGNALS.received is not None else EXIT_INTERRUPTED
+
+
+def _read_only(path: str) -> bool:
+    """Whether the file behind ``path`` is read-only: no write permission for us, or (for root,
+    whom permissions do not stop) no write bit at all."""
     try:
-        signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread
-        pass
+        target = os.path.realpath(path)
+        mode = os.stat(target).st_mode
+    except OSError:
+        return False  # the write will say what is wrong
+    return not os.access(target, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+
+READ_ONLY_REASON = "read-only file: not rewritten (--force rewrites it)"
+
+
+def _file_limits(max_file_size, file_budget, file_memory, max_candidates, cfg, file_limits, parse_size):  # noqa: ANN001, ANN202
+    """The run's per-file limits: flags over ``[tool.torchfix]`` over the defaults; 0 is no limit."""
+    defaults = file_limits()
+    if max_file_size is not None:
+        try:
+            size: int | None = parse_size(max_file_size)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--max-file-size") from None
+    else:
+        size = cfg.max_file_size if cfg.max_file_size is not None else defaults.max_bytes
+    seconds = file_budget if file_budget is not None else (cfg.file_budget if cfg.file_budget is not None else defaults.seconds)
+    memory = file_memory if file_memory is not None else (cfg.file_memory if cfg.file_memory is not None else defaults.memory_mb)
+    candidates = max_candidates if max_candidates is not None else (
+        cfg.max_candidates if cfg.max_candidates is not None else defaults.max_candidates
+    )
+    return file_limits(size or None, seconds or None, memory or None, candidates or None)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point: runs the command and maps every outcome to an exit code."""
-    if argv is None:
-        _terminate_like_ctrl_c()
+    """Console entry point: runs the command and maps every outcome to an exit code.
+
+    Called without ``argv`` (the console script, ``python -m torchfix``) it owns the process's
+    SIGINT and SIGTERM (:class:`_Signals`); once the outcome is decided, a signal that lands while
+    the interpreter shuts down changes nothing (:meth:`_Signals.settle`)."""
+    owns_signals = argv is None
+    if owns_signals:
+        _SIGNALS.install()
+    try:
+        code = _run(argv)
+    except KeyboardInterrupt:  # the first signal landed while another outcome was being handled
+        _err(f"torchfix: {_stopped_by()} (files already written are complete; the rest are untouched)")
+        code = _interrupted_exit_code()
+    if owns_signals:
+        _SIGNALS.settle()
+    sys.exit(code)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """The command's exit code; every outcome but a signal in an exception handler ends here."""
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="torchfix", standalone_mode=False)
     except click.exceptions.Exit as exc:  # --help, --version
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.ClickException as exc:  # usage errors: click's message, exit 2
         exc.show()
-        sys.exit(EXIT_ERROR)
+        return EXIT_ERROR
     except (click.exceptions.Abort, KeyboardInterrupt):
-        _err("torchfix: interrupted (files already written are complete; the rest are untouched)")
-        sys.exit(EXIT_INTERRUPTED)
-    except SystemExit:
-        raise
+        _err(f"torchfix: {_stopped_by()} (files already written are complete; the rest are untouched)")
+        return _interrupted_exit_code()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
     except BrokenPipeError:
         # the reader (e.g. `| head`) went away: stop quietly, and keep Python's exit-time flush of
         # stdout from raising again
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(EXIT_OK)
+        return EXIT_OK
     except Exception as exc:  # an internal failure: say so, exit 2
         _err(f"torchfix: internal error: {type(exc).__name__}: {exc}")
         if os.environ.get("TORCHFIX_DEBUG"):
             traceback.print_exc()
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_OK)
+        return EXIT_ERROR
+    return EXIT_OK

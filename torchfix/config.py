@@ -14,6 +14,10 @@ found by walking up from the path (a file's own directory first), as ruff does. 
     timeout = 30                  # seconds per check
     seed = 0
     jobs = 4                      # worker processes
+    max-file-size = "2M"          # larger files are skipped unread (bytes, or K/M/G; 0: no limit)
+    file-budget = 300             # seconds one file may take, its checks included (0: no limit)
+    file-memory = 2048            # MB this process may grow by while processing one file (0: no limit)
+    max-candidates = 200          # candidate rewrites checked per file (0: no limit)
 
     [tool.torchfix.per-file-ignores]
     "tests/**" = ["TFV001", "TFV004"]   # gitignore-style glob -> rule codes or prefixes
@@ -45,6 +49,7 @@ class ConfigError(Exception):
 _KEYS = {
     "select": "codes", "ignore": "codes", "exclude": "globs", "per-file-ignores": "table",
     "unsafe": bool, "allow-slower": bool, "measure": bool, "examples": int, "timeout": (int, float), "seed": int, "jobs": int,
+    "max-file-size": "size", "file-budget": (int, float), "file-memory": int, "max-candidates": int,
 }
 
 
@@ -65,6 +70,10 @@ class Config:
     timeout: float | None = None
     seed: int | None = None
     jobs: int | None = None
+    max_file_size: int | None = None
+    file_budget: float | None = None
+    file_memory: int | None = None
+    max_candidates: int | None = None
     _specs: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def _relative(self, path: Path) -> str | None:
@@ -124,6 +133,13 @@ def parse_config(table: dict, source: Path) -> Config:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: expected a list of glob patterns")
             values[key] = tuple(value)
+        elif kind == "size":
+            from torchfix.limits import parse_size
+
+            try:
+                values["max_file_size"] = parse_size(value)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
         elif kind == "table":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: expected a table of glob = [codes]")
@@ -134,22 +150,31 @@ def parse_config(table: dict, source: Path) -> Config:
                 raise ConfigError(f"{where}: expected {'a number' if isinstance(kind, tuple) else kind.__name__}, got {value!r}")
             if key in ("examples", "jobs") and value < 1 or key == "timeout" and value <= 0:
                 raise ConfigError(f"{where}: must be positive, got {value!r}")
-            values[key.replace("-", "_")] = float(value) if key == "timeout" else value
+            if key in ("file-budget", "file-memory", "max-candidates") and value < 0:
+                raise ConfigError(f"{where}: must be 0 (no limit) or more, got {value!r}")
+            values[key.replace("-", "_")] = float(value) if key in ("timeout", "file-budget") else value
     return Config(root=Path(os.path.abspath(source.parent)), source=source, **values)
 
 
 _cache: dict[Path, Config] = {}
+_MAX_PYPROJECT_BYTES = 16 * 1024 * 1024
 
 
 def _read(pyproject: Path) -> dict | None:
     """The ``[tool.torchfix]`` table of ``pyproject``, or None when it has none."""
     if tomllib is None:  # pragma: no cover
         raise ConfigError(f"{pyproject}: reading pyproject.toml needs Python 3.11 or the tomli package")
+    from torchfix.source import SourceError, read_bytes
+
     try:
-        with open(pyproject, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"{pyproject}: cannot read: {exc.strerror or exc}") from None
+        # a regular file of bounded size only: the tree being scanned may be hostile
+        raw = read_bytes(pyproject, _MAX_PYPROJECT_BYTES)
+    except SourceError as exc:
+        raise ConfigError(f"{pyproject}: {exc}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{pyproject}: invalid TOML: not UTF-8 ({exc.reason} at offset {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{pyproject}: invalid TOML: {exc}") from None
     tool = data.get("tool", {})

@@ -5,7 +5,8 @@ rules say (naming a file is asking for it). Directories are walked for ``*.py`` 
 honouring ``.gitignore`` files (git's wildmatch rules, via pathspec) -- those inside the walked tree
 and those between it and the root of its git repository -- and ``.git/info/exclude``; hidden
 directories, virtualenvs, build folders and caches are skipped, and a symlinked directory is never
-followed (it may point anywhere, or into a loop).
+followed (it may point anywhere, or into a loop). Files are not opened here: a FIFO, a device, a
+dangling or looping symlink named ``*.py`` is reported when it is read, for that file alone.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ SKIP_DIRS = frozenset(
      "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs"}
 )
 PYTHON_SUFFIXES = (".py", ".pyi")
+_MAX_IGNORE_BYTES = 4 * 1024 * 1024
 
 
 class DiscoveryError(Exception):
@@ -45,9 +47,12 @@ class _Ignore:
 
 
 def _load_ignore(file: Path, base: Path) -> _Ignore | None:
+    from torchfix.source import SourceError, read_bytes
+
     try:
-        lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        # a FIFO named .gitignore must not block the walk, nor /dev/zero behind a link exhaust it
+        lines = read_bytes(file, _MAX_IGNORE_BYTES).decode("utf-8", errors="replace").splitlines()
+    except SourceError:
         return None
     return _Ignore(Path(os.path.abspath(base)), pathspec.GitIgnoreSpec.from_lines(lines))
 
@@ -80,16 +85,29 @@ def _ignored(path: Path, is_dir: bool, ignores: Sequence[_Ignore]) -> bool:
     return any(ig.matches(path, is_dir) for ig in ignores)
 
 
-def _walk(root: Path, ignores: list[_Ignore], extra: pathspec.PathSpec | None) -> Iterator[Path]:
+def _listing(directory: Path, ignores: list[_Ignore]) -> tuple[Iterator[os.DirEntry], list[_Ignore]]:
+    """A directory's entries in sorted order, and the ignore files that apply inside it."""
     local = list(ignores)
-    own = _load_ignore(root / ".gitignore", root)
+    own = _load_ignore(directory / ".gitignore", directory)
     if own is not None:
         local.append(own)
     try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
-        return
-    for entry in entries:
+        entries = []
+    return iter(entries), local
+
+
+def _walk(root: Path, ignores: list[_Ignore], extra: pathspec.PathSpec | None) -> Iterator[Path]:
+    # depth first, in sorted order, with a stack of its own: a tree thousands of directories deep
+    # must not exhaust Python's recursion
+    stack = [_listing(root, ignores)]
+    while stack:
+        entries, local = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
         path = Path(entry.path)
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
@@ -100,21 +118,25 @@ def _walk(root: Path, ignores: list[_Ignore], extra: pathspec.PathSpec | None) -
         if is_dir:
             if entry.name in SKIP_DIRS or entry.name.startswith(".") or (path / "pyvenv.cfg").exists():
                 continue
-            yield from _walk(path, local, extra)
+            stack.append(_listing(path, local))
         elif entry.name.endswith(".py"):
             try:
                 # a symlink in the tree that points at a directory named "*.py" is not a file
-                if entry.is_symlink() and not entry.is_file():
+                if entry.is_symlink() and entry.is_dir():
                     continue
             except OSError:
-                continue
+                pass
+            # everything else is yielded, and reading it says what it is: a dangling or looping
+            # symlink, a FIFO or a device is reported for that file (never opened, never read)
             yield path
 
 
 def discover(paths: Sequence[str], exclude: Iterable[str] = ()) -> list[Path]:
     """The Python files under ``paths``, each once (by resolved path), in a deterministic order.
 
-    Raises DiscoveryError for a path that does not exist or names a non-Python file.
+    Raises DiscoveryError for a path that does not exist or names a non-Python file. A dangling
+    or looping symlink, a FIFO or a device named ``*.py`` is returned like any file: reading it
+    reports it for that file alone (:func:`torchfix.source.read_bytes`), and the run goes on.
     """
     patterns = list(exclude)
     extra = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
@@ -134,8 +156,6 @@ def discover(paths: Sequence[str], exclude: Iterable[str] = ()) -> list[Path]:
             for file in _walk(path, _enclosing_ignores(path), extra):
                 add(file)
         elif path.suffix in PYTHON_SUFFIXES:
-            if not path.exists():
-                raise DiscoveryError(f"{raw}: a dangling symlink")
             add(path)
         else:
             raise DiscoveryError(f"{raw}: not a Python file (expected .py or .pyi)")

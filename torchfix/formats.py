@@ -8,8 +8,9 @@ and the rewrite's diff. A file that failed is a tool execution notification. The
 ``properties.outcomes`` count the proposals by outcome, as the summary table does.
 
 GitHub: ``::warning file=F,line=L,col=C,title=T::message`` for each rewrite that would be made,
-``::notice`` for rejected / unverified / unmeasured ones, ``::error`` for files that failed (skipped
-proposals are not annotated: they are noise in a pull request).
+``::notice`` for rejected / unverified / unmeasured ones, ``::error`` for files that failed,
+``::warning`` for files skipped unread, read-only or over their budget (skipped proposals are not
+annotated: they are noise in a pull request).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def sarif_report(rules: Sequence[type], rewrites: Sequence[dict], files: Sequenc
         results.append(result)
     notifications = [
         {
-            "level": "error",
+            "level": _file_level(f),
             "message": {"text": f"{f['path']}: {f['error']}"},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": f["path"], "uriBaseId": "%SRCROOT%"}}}],
         }
@@ -120,6 +121,16 @@ def _outcome_counts(rewrites: Sequence[dict]) -> dict[str, int]:
     return {outcome: sum(1 for rec in rewrites if rec["outcome"] == outcome) for outcome in OUTCOMES}
 
 
+#: file statuses that are reported but are no failure: not read, out of budget, read-only
+_NOTED = {"skipped": "skipped", "gave-up": "gave up", "read-only": "read-only"}
+
+
+def _file_level(entry: dict) -> str:
+    """How loudly a file's problem is reported: a failure is an error, a file that was skipped or
+    ran out of budget a warning."""
+    return "warning" if entry.get("status") in _NOTED else "error"
+
+
 def _escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -133,7 +144,8 @@ def github_annotations(rewrites: Sequence[dict], files: Sequence[dict]) -> list[
     lines = []
     for f in files:
         if f.get("error"):
-            lines.append(f"::error file={_escape_property(f['path'])},title=torchfix::{_escape_data(f['error'])}")
+            title = f"torchfix {_NOTED[f['status']]}" if f.get("status") in _NOTED else "torchfix"
+            lines.append(f"::{_file_level(f)} file={_escape_property(f['path'])},title={_escape_property(title)}::{_escape_data(f['error'])}")
     for rec in rewrites:
         if rec["outcome"] == "skipped":
             continue

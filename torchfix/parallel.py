@@ -25,6 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
+from torchfix.limits import FileLimits
 from torchfix.pipeline import CheckerFactory, FileResult, process_file
 
 #: how many files may wait in the pool per worker: enough to keep workers busy, few enough that a
@@ -50,6 +51,9 @@ class Settings:
     unsafe: bool = False
     report_unused: bool = False
     allow_slower: bool = False
+    limits: FileLimits = FileLimits()
+    #: per-rewrite diffs in the records (JSON, SARIF, --interactive): a pass over the file each
+    details: bool = True
 
 
 class LazyChecker:
@@ -74,6 +78,7 @@ def run_one(job: Job, settings: Settings, checker: LazyChecker, choose=None) -> 
     return process_file(
         job.path, job.rules, checker, unsafe=settings.unsafe, display=job.display,
         report_unused=settings.report_unused, choose=choose, allow_slower=settings.allow_slower,
+        limits=settings.limits, details=settings.details,
     )
 
 
@@ -135,10 +140,31 @@ def effective_jobs(requested: int | None, files: int) -> int:
 
 def _context() -> multiprocessing.context.BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
+        _forkserver_imports_this_torchfix()
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["torchfix.pipeline"])
         return ctx
     return multiprocessing.get_context("spawn")
+
+
+def _forkserver_imports_this_torchfix() -> None:
+    """Run from a source checkout, make the fork server import *this* torchfix.
+
+    The server preloads ``torchfix.pipeline`` before it applies the parent's ``sys.path`` (Python
+    3.11 ignores it there), so it searches the default path -- the working directory, then
+    site-packages -- and can load another copy of torchfix (an installed one, or none) than the
+    one running here; every worker forked from it then runs that other code. The server inherits
+    the environment, so the checkout's root goes first on ``PYTHONPATH``. An installed torchfix
+    is found on the default path already and needs nothing."""
+    import torchfix
+
+    package = os.path.dirname(os.path.abspath(torchfix.__file__))
+    root = os.path.dirname(package)
+    if not (os.path.isdir(os.path.join(root, "codemods")) and os.path.isdir(os.path.join(root, "equivalence"))):
+        return  # not a checkout
+    current = os.environ.get("PYTHONPATH", "")
+    if root not in current.split(os.pathsep):
+        os.environ["PYTHONPATH"] = root + (os.pathsep + current if current else "")
 
 
 class _Pool:

@@ -29,7 +29,8 @@ from torchfix.codemods.apply import add_imports, apply_edits, overlaps
 from torchfix.codemods.base import Candidate, Edit, Proposal, Rule
 from torchfix.codemods.syntax import SyntaxIndex, parse_tree
 from torchfix.equivalence.kernel import Kernel, Outcome, Verdict
-from torchfix.source import SourceError, parse, read_bytes
+from torchfix.limits import Budget, FileLimits
+from torchfix.source import GaveUp, SkippedFile, SourceError, nesting, parse, read_bytes, stdlib_tree
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SUPPRESSION = re.compile(r"#\s*torchfix:\s*ignore(?:\[([A-Za-z0-9, ]*)\])?", re.I)
@@ -121,7 +122,9 @@ class FileResult:
     internal: bool = False
     records: list[RewriteRecord] = field(default_factory=list)
     #: how far the file got: "parsed", "no-torch" (the tensor pre-filter skipped it), "no-candidate"
-    #: (no rule's ``might_match`` admitted it), "error" (unreadable, undecodable or unparsable)
+    #: (no rule's ``might_match`` admitted it), "error" (unreadable, undecodable or unparsable),
+    #: "skipped" (not read: not a regular file, or over the size limit), "gave-up" (its budget ran
+    #: out: ``torchfix.limits``); ``error`` holds the reason of the last three
     status: str = "parsed"
     #: ``(line, comment)`` of suppression comments that silenced nothing (only when asked for)
     unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
@@ -254,10 +257,40 @@ def _judge(
     return Outcome.UNVERIFIED.value, "the rule offered no candidate rewrite", None, None
 
 
-def _overlaps_accepted(proposal: Proposal, accepted: Sequence[Edit]) -> bool:
-    return any(
-        overlaps(done.target, edit.target) for candidate in proposal.candidates for edit in candidate.edits for done in accepted
-    )
+def _overlaps_accepted(proposal: Proposal, accepted: Sequence[Edit], wrapper: MetadataWrapper | None = None) -> bool:
+    """Whether an edit of ``proposal`` holds, or lies inside, an accepted edit's target.
+
+    Two nodes of one tree overlap exactly when their source spans intersect, so positions answer
+    it without walking subtrees (walking made a file with many candidates quadratic: 100 loops
+    took 10 s here); a target without a position (not in the module) is walked as before."""
+    spans = None
+    if wrapper is not None:
+        try:
+            spans = wrapper.resolve(PositionProvider)
+        except Exception:  # noqa: BLE001 - positions are an optimisation only
+            spans = None
+    for candidate in proposal.candidates:
+        for edit in candidate.edits:
+            for done in accepted:
+                mine = _span(spans, edit.target)
+                theirs = _span(spans, done.target)
+                if mine is None or theirs is None:
+                    if overlaps(done.target, edit.target):
+                        return True
+                elif mine[0] < theirs[1] and theirs[0] < mine[1]:
+                    return True
+    return False
+
+
+def _span(spans, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]] | None:  # noqa: ANN001
+    """(start, end) of ``node`` as (line, column) pairs; None when unknown or empty."""
+    if spans is None:
+        return None
+    where = spans.get(node)
+    if where is None:
+        return None
+    start, end = (where.start.line, where.start.column), (where.end.line, where.end.column)
+    return (start, end) if start < end else None
 
 
 def process_source(
@@ -269,6 +302,8 @@ def process_source(
     report_unused: bool = False,
     choose: Chooser | None = None,
     allow_slower: bool = False,
+    budget: Budget | None = None,
+    details: bool = True,
 ) -> FileResult:
     """Run ``rules`` over ``data`` (the bytes of the file shown as ``path``).
 
@@ -281,7 +316,10 @@ def process_source(
     ``report_unused``: list the suppression comments that silenced nothing
     (``FileResult.unused_suppressions``). ``choose``: asked before each rewrite is emitted (the
     interactive review); a rewrite it declines is reported ``skipped``. ``allow_slower``: emit
-    verified rewrites even when they were measured slower than the original.
+    verified rewrites even when they were measured slower than the original. ``budget``: the
+    file's limits (``torchfix.limits``), checked between stages; GaveUp propagates when one runs
+    out. ``details``: give each emitted record its own diff and line replacement (JSON, SARIF,
+    the interactive review); each costs a pass over the whole file.
     """
     result = FileResult(path, original=data)
     tensor_code: bool | None = None
@@ -307,11 +345,18 @@ def process_source(
             result.unused_suppressions = suppression_comments(data)
         return result
     try:
-        module = parse(data)
+        if budget is None:
+            module = parse(data, tree)
+        else:
+            module = parse(data, tree, seconds=budget.remaining(), memory_mb=budget.limits.memory_mb or 0)
     except SourceError as exc:
+        if isinstance(exc, GaveUp):
+            raise
         result.error = str(exc)
         result.status = "error"
         return result
+    if budget is not None:
+        budget.charge("after parsing")
     # the module was parsed here and is not shared: no need for the wrapper's deep copy
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     # line numbers as LibCST counts them (\n, \r\n, \r); str.splitlines() also splits at \f etc.
@@ -333,13 +378,17 @@ def process_source(
                 result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=proposal.skip_reason))
                 continue
             # checked before verifying: a check costs seconds, and the loser would be dropped anyway
-            if _overlaps_accepted(proposal, accepted):
+            if _overlaps_accepted(proposal, accepted, wrapper):
                 result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=OVERLAP_REASON))
                 continue
+            if budget is not None:
+                budget.candidate()
+                budget.charge(f"after {budget.candidates - 1} checked candidate(s)")
             outcome, reason, candidate, verdict = _judge(proposal, checker, unsafe, allow_slower)
             diff = replacement = None
             if candidate is not None:
-                diff, replacement = _alone(wrapper.module, data, path, candidate)
+                if details:
+                    diff, replacement = _alone(wrapper.module, data, path, candidate)
                 record = RewriteRecord(
                     **base, outcome=outcome, reason=reason, verdict=verdict, candidate=candidate.description,
                     emitted=True, diff=diff, replacement=replacement,
@@ -357,10 +406,12 @@ def process_source(
     if report_unused:
         result.unused_suppressions = [(n, text) for n, text in suppression_comments(data) if n not in used_suppressions]
     if accepted:
+        if budget is not None:
+            budget.charge("before the rewrite was assembled")
         new_module = add_imports(apply_edits(wrapper.module, accepted), imports)
         new = new_module.bytes
         try:
-            parse(new)  # the output always parses, or the file is left alone
+            parse(new, isolate=False)  # the output always parses, or the file is left alone
         except SourceError as exc:
             result.error = f"internal error: the rewritten file does not parse ({exc}); file left unchanged"
             result.internal = True
@@ -386,16 +437,41 @@ def process_file(
     report_unused: bool = False,
     choose: Chooser | None = None,
     allow_slower: bool = False,
+    limits: FileLimits | None = None,
+    details: bool = True,
 ) -> FileResult:
     """Read and process one file. Never raises for a bad file or a crash in a rule or the checker:
     such failures come back as ``FileResult.error`` (``internal=True`` for crashes), so one bad
-    file never stops a bulk run. KeyboardInterrupt still propagates."""
+    file never stops a bulk run; nor for a file that outruns ``limits`` (status "skipped" or
+    "gave-up"). KeyboardInterrupt still propagates."""
     name = display or str(path)
+    limits = limits if limits is not None else FileLimits()
     try:
-        data = read_bytes(Path(path))
+        data = read_bytes(Path(path), limits.max_bytes)
+    except SkippedFile as exc:
+        return FileResult(name, error=str(exc), status="skipped")
     except SourceError as exc:
         return FileResult(name, error=str(exc), status="error")
     try:
-        return process_source(data, name, rules, checker_factory, unsafe, report_unused, choose, allow_slower)
+        return process_source(
+            data, name, rules, checker_factory, unsafe, report_unused, choose, allow_slower, Budget(limits), details
+        )
+    except GaveUp as exc:
+        # what was checked so far is dropped with the file: nothing of it is emitted
+        return FileResult(name, error=str(exc), status="gave-up")
+    except RecursionError as exc:
+        # deep code the parse guard let through can still be too deep for a rule's own recursion
+        depth = _nesting_of(data)
+        if depth is not None and depth > 100:
+            return FileResult(name, error=f"does not parse: nested too deeply for torchfix's rules ({depth} levels)", status="error")
+        return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status="error")
     except Exception as exc:  # a bug in a rule, the applier or the checker, not in the user's file
         return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status="error")
+
+
+def _nesting_of(data: bytes) -> int | None:
+    try:
+        tree = stdlib_tree(data)
+    except SourceError:
+        return None
+    return nesting(tree).depth if tree is not None else None

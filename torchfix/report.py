@@ -21,12 +21,14 @@ OUTCOMES = ("verified", "rejected", "unverified", "unmeasured", "skipped")
 def record_lines(result: FileResult, show_verified: bool = True) -> list[str]:
     """One line per proposal, plus the counterexample under a rejection, in file order.
 
-    ``path: error: reason`` for a file that failed; ``path:line:col: CODE outcome: ...`` for each
+    ``path: error: reason`` for a file that failed (``path: skipped: reason`` for one that was not
+    read, ``path: gave up: reason`` for one that ran out of budget); ``path:line:col: CODE outcome: ...`` for each
     proposal: the message for a verified rewrite, the reason for the others.
     """
     lines: list[str] = []
     if result.error:
-        lines.append(f"{result.path}: error: {result.error}")
+        kind = {"skipped": "skipped", "gave-up": "gave up"}.get(result.status, "error")
+        lines.append(f"{result.path}: {kind}: {result.error}")
     for r in result.records:
         where = f"{r.path}:{r.line}:{r.column}: {r.rule}"
         if r.outcome == "verified":
@@ -55,6 +57,9 @@ class Summary:
     scanned: int = 0
     rewritten: int = 0
     failed: int = 0
+    skipped: int = 0  # not read: not a regular file, or over the size limit
+    gave_up: int = 0  # over the per-file budget
+    read_only: int = 0  # rewritten, but read-only: not written (set by the CLI)
     internal: int = 0
     written: int | None = None  # set by --apply
     write_failed: int = 0
@@ -71,7 +76,9 @@ class Summary:
     def add(self, result: FileResult) -> None:
         self.scanned += 1
         self.rewritten += result.changed
-        self.failed += bool(result.error)
+        self.skipped += result.status == "skipped"
+        self.gave_up += result.status == "gave-up"
+        self.failed += bool(result.error) and result.status not in ("skipped", "gave-up")
         self.internal += result.internal
         if result.status == "no-torch":
             self.no_torch += 1
@@ -92,6 +99,8 @@ class Summary:
         return (
             f"files: {self.scanned} scanned, {self.parsed} parsed, {self.no_torch} skipped (no torch), "
             f"{self.no_candidate} skipped (no candidate), {self.failed} failed"
+            + (f", {self.skipped} skipped (not a regular file, or over the size limit)" if self.skipped else "")
+            + (f", {self.gave_up} gave up (over the per-file budget)" if self.gave_up else "")
         )
 
     def notes(self) -> list[str]:
@@ -131,8 +140,12 @@ class Summary:
             return f"{n} {word}{'' if n == 1 else 's'}"
 
         text = f"{plural(self.scanned, 'file')} scanned, {self.rewritten} rewritten, {self.failed} failed"
+        if self.gave_up:
+            text += f", {self.gave_up} gave up"
         if self.written is not None:
             text += f", {self.written} written"
+        if self.read_only:
+            text += f", {self.read_only} read-only left alone"
         if self.write_failed:
             text += f", {self.write_failed} could not be written"
         return text + f" ({seconds:.1f}s)"
@@ -260,6 +273,7 @@ def json_report(
         report["summary"] = {
             "scanned": summary.scanned, "parsed": summary.parsed, "skipped_no_torch": summary.no_torch,
             "skipped_no_candidate": summary.no_candidate, "failed": summary.failed, "rewritten": summary.rewritten,
+            "skipped_unread": summary.skipped, "gave_up": summary.gave_up, "read_only": summary.read_only,
             "written": summary.written, "unsafe_emitted": summary.unsafe_emitted,
             "outcomes": {outcome: sum(n for (_, o), n in summary.counts.items() if o == outcome) for outcome in OUTCOMES},
             "rewrites": {f"{rule}/{outcome}": n for (rule, outcome), n in sorted(summary.counts.items())},
