@@ -58,6 +58,12 @@ class InputSpec:
     #: a loop bound or other count: an int drawn around the shared size pool, negatives included
     count: bool = False
     per_step: bool = False
+    #: the dimension of this tensor the loop walks (``x`` in ``for i in range(len(x)): ... x[i]``);
+    #: with ``count`` inputs, what makes the loop's extent. An example on which the loop runs
+    #: zero times is judged only when the same example with a non-empty extent is one the old
+    #: code accepts: an empty batch says nothing about the other inputs' shapes, and a loop that
+    #: never runs accepts any
+    batch_dim: int | None = None
 
     def allowed_dtypes(self) -> tuple[str, ...]:
         if self.dtypes:

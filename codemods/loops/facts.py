@@ -1,0 +1,422 @@
+"""Facts about one loop, computed once and read by every loop rule.
+
+:func:`loop_facts` answers, for a ``for`` statement: what it iterates (:class:`Domain`), what each
+statement of its body does (:class:`Step`: a per-sample temporary, a store into a tensor at the
+loop index, an accumulation into a name, an ``append``, a ``continue`` guard, a branch, or
+something else), which names carry per-sample values, where the accumulators and outputs were
+initialised (in the same block or an enclosing one: a ``with torch.no_grad():`` around the loop,
+an outer loop's body), which names are read after the loop, and what stops the loop from being a
+batch computation (a recurrence, an early exit, a global write). Rules never walk a loop body
+themselves.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchfix.codemods.analysis import escaping_control_flow
+from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
+from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used
+
+
+class StepKind(enum.Enum):
+    #: ``t = <expr>``: a name assigned in the body (per-sample when the value is)
+    TEMP = "temporary"
+    #: ``out[<index>] = <expr>`` or ``out[<index>] += <expr>`` (the index uses a loop variable)
+    STORE = "store"
+    #: ``acc += <expr>`` / ``acc = acc + <expr>`` (also ``-=``, ``*=``)
+    ACCUMULATE = "accumulation"
+    #: ``items.append(<expr>)``
+    APPEND = "append"
+    #: ``if <cond>: continue`` -- the rest of the body runs where ``cond`` is false
+    GUARD = "guard"
+    #: an ``if`` / ``elif`` / ``else`` whose branches are steps themselves
+    BRANCH = "branch"
+    #: anything else: a call for its effect, a nested loop, ``print``, ...
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: StepKind
+    #: the body statement this step is (a simple line or a compound statement)
+    statement: cst.BaseStatement
+    #: the small statement, for simple lines
+    small: cst.BaseSmallStatement | None = None
+    #: the name the step writes: the temporary, the stored tensor, the accumulator, the list
+    target: str | None = None
+    value: cst.BaseExpression | None = None
+    #: STORE: the subscript elements of the target (``out[i, :]`` -> (i, :))
+    indices: tuple[cst.SubscriptElement, ...] = ()
+    #: ACCUMULATE and augmented STORE: the binary operator (``+=`` -> Add)
+    operator: cst.BaseBinaryOp | None = None
+    #: GUARD: the condition under which the rest of the body is skipped
+    condition: cst.BaseExpression | None = None
+
+
+@dataclass(frozen=True)
+class Definition:
+    """The statement that last binds a name before the loop, in straight-line code."""
+
+    name: str
+    statement: cst.SimpleStatementLine
+    value: cst.BaseExpression
+    #: the block holding the statement, and whether it is the loop's own block
+    block: Sequence[cst.BaseStatement]
+    same_block: bool
+    #: statements strictly between the definition and the loop (in the definition's block)
+    between: tuple[cst.BaseStatement, ...]
+
+
+@dataclass
+class ShapeFacts:
+    """What a function says about sizes and ranks: ``b = x.size(0)``, ``n, d = x.shape``."""
+
+    #: a size name -> the dimension it measures
+    measures: dict[str, Measure] = field(default_factory=dict)
+    #: a tensor name -> its rank, where an unpacking of its shape pins it
+    ranks: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class LoopFacts:
+    #: the ``for`` statement, or the comprehension (``[f(r) for r in x]``)
+    loop: cst.For | cst.ListComp | cst.GeneratorExp
+    context: ModuleContext
+    domain: Domain
+    function: cst.FunctionDef | None
+    steps: tuple[Step, ...]
+    #: names holding per-sample values inside the body: loop variables and temporaries fed by them
+    per_sample: frozenset[str]
+    #: why the loop is not a batch computation (empty: it may be one)
+    blockers: tuple[str, ...]
+    shapes: ShapeFacts
+    #: names read anywhere in the function outside the loop's body (the loop itself excluded)
+    read_outside: frozenset[str]
+    #: the statement holding the loop (the ``for`` itself, or the line holding a comprehension)
+    statement: cst.CSTNode | None = None
+
+    @property
+    def comprehension(self) -> cst.ListComp | cst.GeneratorExp | None:
+        return self.loop if isinstance(self.loop, (cst.ListComp, cst.GeneratorExp)) else None
+
+    @property
+    def loop_variables(self) -> tuple[str, ...]:
+        return self.domain.variables
+
+    def steps_of(self, kind: StepKind) -> list[Step]:
+        return [s for s in self.steps if s.kind is kind]
+
+    def definition(self, name: str) -> Definition | None:
+        """Where ``name`` was last bound before the loop (see :func:`definition_before`)."""
+        return definition_before(self.context, self.statement or self.loop, name)
+
+    def used_after(self, name: str) -> bool:
+        """Whether ``name`` is read outside the loop (after it, or by a later iteration of an
+        enclosing loop) -- conservatively: anywhere in the function but this loop."""
+        return name in self.read_outside
+
+
+# ----------------------------------------------------------------------------- shapes
+
+
+def shape_facts(function: cst.FunctionDef | None, context: ModuleContext) -> ShapeFacts:
+    """Sizes and ranks the function pins, from names it binds exactly once."""
+    facts = ShapeFacts()
+    if function is None:
+        return facts
+    counts: dict[str, int] = {}
+    for node in _walk(function.body):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr)):
+            for assigned in assigned_names(node):
+                counts[assigned] = counts.get(assigned, 0) + 1
+    parameters = {p.name.value for p in (*function.params.params, *function.params.posonly_params, *function.params.kwonly_params)}
+    for node in _walk(function.body):
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0].target, node.value
+        if isinstance(target, cst.Name):
+            measured = measure_of(value)
+            if measured is not None and counts.get(target.value) == 1 and target.value not in parameters:
+                facts.measures[target.value] = measured
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            owner = _shape_owner(value)
+            if owner is None:
+                continue
+            source, prefix = owner
+            names = [e.value for e in target.elements]
+            if any(isinstance(e, cst.StarredElement) for e in target.elements) or not all(isinstance(v, cst.Name) for v in names):
+                continue
+            if not prefix and counts.get(source, 0) == 0:
+                facts.ranks.setdefault(source, len(names))
+            for dim, element in enumerate(names):
+                assert isinstance(element, cst.Name)
+                if counts.get(element.value) == 1 and element.value not in parameters:
+                    facts.measures[element.value] = (source, dim)
+    return facts
+
+
+def _shape_owner(value: cst.BaseExpression) -> tuple[str, bool] | None:
+    """``(x, False)`` for ``x.shape`` / ``x.size()``; ``(x, True)`` for ``x.shape[:k]``."""
+    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name("shape"))):
+        return value.value.value, False  # type: ignore[attr-defined]
+    if m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[])):
+        return value.func.value.value, False  # type: ignore[attr-defined]
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice):
+        piece = value.slice[0].slice
+        if piece.lower is None and piece.step is None and piece.upper is not None and int_literal(piece.upper) is not None:
+            inner = _shape_owner(value.value)
+            if inner is not None:
+                return inner[0], True
+    return None
+
+
+# ----------------------------------------------------------------------------- definitions
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under ``node`` (itself included), nested functions and classes excluded."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in current.children:
+            if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                stack.append(child)
+
+
+def _binds(statement: cst.CSTNode, name: str) -> bool:
+    return name in assigned_names(statement) or any(
+        isinstance(n, (cst.Global, cst.Nonlocal, cst.Del)) for n in _walk(statement)
+    )
+
+
+def definition_before(context: ModuleContext, loop: cst.CSTNode, name: str) -> Definition | None:
+    """The ``name = <value>`` statement that binds ``name`` last before ``loop``, looking back
+    through the loop's block and then through enclosing ``with`` / loop / ``if`` bodies up to
+    the function. None when the last binding is not a plain assignment, or a compound statement
+    in between may bind it (an ``if`` that assigns it in one branch)."""
+    current: cst.CSTNode = loop
+    same_block = True
+    while True:
+        located = context.block_of(current)
+        if located is None:
+            return None
+        block, index = located
+        for position in range(index - 1, -1, -1):
+            statement = block[position]
+            if not _binds(statement, name):
+                continue
+            if (
+                isinstance(statement, cst.SimpleStatementLine)
+                and len(statement.body) == 1
+                and isinstance(statement.body[0], cst.Assign)
+                and len(statement.body[0].targets) == 1
+                and m.matches(statement.body[0].targets[0].target, m.Name(name))
+            ):
+                return Definition(name, statement, statement.body[0].value, block, same_block, tuple(block[position + 1 : index]))
+            return None
+        parent = context.parents.get(context.parents.get(current))  # block -> owner
+        if parent is None or isinstance(parent, (cst.FunctionDef, cst.Module, cst.ClassDef, cst.Lambda)):
+            return None
+        if not isinstance(parent, (cst.With, cst.For, cst.While, cst.If, cst.Try)):
+            return None
+        current = parent
+        same_block = False
+
+
+# ----------------------------------------------------------------------------- the body
+
+
+_AUG = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power, cst.BitOrAssign: cst.BitOr, cst.BitAndAssign: cst.BitAnd,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+}
+
+
+def _binary_of(operator: cst.BaseAugOp) -> cst.BaseBinaryOp | None:
+    kind = _AUG.get(type(operator))
+    return kind() if kind else None
+
+
+def _uses_any(node: cst.CSTNode, names: frozenset[str] | set[str]) -> bool:
+    return bool(names_used(node) & names)
+
+
+def _classify(statement: cst.BaseStatement, loop_vars: set[str]) -> Step:
+    if isinstance(statement, cst.If):
+        body = statement.body
+        if (
+            statement.orelse is None
+            and isinstance(body, cst.IndentedBlock)
+            and len(body.body) == 1
+            and m.matches(body.body[0], m.SimpleStatementLine(body=[m.Continue()]))
+        ):
+            return Step(StepKind.GUARD, statement, condition=statement.test)
+        return Step(StepKind.BRANCH, statement)
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return Step(StepKind.OTHER, statement)
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        if isinstance(target, cst.Name):
+            value = small.value
+            if isinstance(value, cst.BinaryOperation) and m.matches(value.left, m.Name(target.value)) and target.value not in names_used(value.right):
+                return Step(StepKind.ACCUMULATE, statement, small, target.value, value.right, operator=value.operator)
+            return Step(StepKind.TEMP, statement, small, target.value, value)
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and _uses_any(target, loop_vars):
+            return Step(StepKind.STORE, statement, small, target.value.value, small.value, tuple(target.slice))
+        return Step(StepKind.OTHER, statement, small)
+    if isinstance(small, cst.AugAssign):
+        operator = _binary_of(small.operator)
+        target = small.target
+        if isinstance(target, cst.Name) and operator is not None:
+            return Step(StepKind.ACCUMULATE, statement, small, target.value, small.value, operator=operator)
+        if (
+            isinstance(target, cst.Subscript)
+            and isinstance(target.value, cst.Name)
+            and operator is not None
+            and _uses_any(target, loop_vars)
+        ):
+            return Step(StepKind.STORE, statement, small, target.value.value, small.value, tuple(target.slice), operator)
+        return Step(StepKind.OTHER, statement, small)
+    if (
+        isinstance(small, cst.Expr)
+        and m.matches(small.value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("append")), args=[m.Arg(keyword=None, star="")]))
+    ):
+        call = small.value
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+        return Step(StepKind.APPEND, statement, small, call.func.value.value, call.args[0].value)
+    return Step(StepKind.OTHER, statement, small)
+
+
+def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: set[str]) -> list[str]:
+    found: list[str] = []
+    escapes = [e for e in escaping_control_flow(loop.body) if e != "continue"]
+    if escapes:
+        found.append(f"the loop can leave early or rebind names outside (`{escapes[0]}`)")
+    loop_vars = set(domain.variables)
+    assigned_in_body = assigned_names(loop.body)
+    rebound = loop_vars & assigned_in_body
+    if rebound:
+        found.append(f"the body assigns the loop variable `{sorted(rebound)[0]}`")
+    # a temporary read before the body assigns it reads the previous iteration's value
+    seen: set[str] = set()
+    temporaries = {s.target for s in steps if s.kind is StepKind.TEMP and s.target}
+    for step in steps:
+        reads = names_used(step.value) if step.value is not None else names_used(step.statement)
+        early = (reads & temporaries) - seen
+        if step.kind is StepKind.ACCUMULATE:
+            early.discard(step.target or "")
+        if early:
+            found.append(f"`{sorted(early)[0]}` is read before the body assigns it: each step depends on the previous one")
+            break
+        if step.kind is StepKind.TEMP and step.target:
+            seen.add(step.target)
+    # accumulators, stored tensors and lists must not be read elsewhere in the body
+    for step in steps:
+        if step.kind not in (StepKind.ACCUMULATE, StepKind.STORE, StepKind.APPEND) or not step.target:
+            continue
+        for other in steps:
+            if other is step:
+                continue
+            if step.target in names_used(other.statement):
+                if step.kind is StepKind.STORE and other.kind is StepKind.STORE and other.target == step.target:
+                    continue  # two stores into one output (out[i, 0] = ..., out[i, 1] = ...)
+                found.append(f"`{step.target}` is read inside the loop while the loop writes it")
+                break
+        if step.kind is StepKind.STORE and step.value is not None and step.target in names_used(step.value):
+            target = step.small.targets[0].target if isinstance(step.small, cst.Assign) else step.small.target  # type: ignore[union-attr]
+            reads = [n for n in _subscripts_of(step.value, step.target)]
+            from torchfix.codemods.loops.nodes import same_code
+
+            if any(not same_code(r, target) for r in reads) or len(reads) != sum(
+                1 for n in name_nodes(step.value) if n.value == step.target
+            ):
+                found.append(f"`{step.target}` is read at another position than the one the loop writes")
+    return found
+
+
+def _subscripts_of(node: cst.CSTNode, name: str) -> list[cst.Subscript]:
+    return [n for n in _walk(node) if isinstance(n, cst.Subscript) and m.matches(n.value, m.Name(name))]
+
+
+def _per_sample(steps: Sequence[Step], loop_vars: set[str]) -> set[str]:
+    names = set(loop_vars)
+    changed = True
+    while changed:  # a temporary fed by a later temporary is still per-sample (a blocker says why)
+        changed = False
+        for step in steps:
+            if step.kind is StepKind.TEMP and step.target and step.target not in names and step.value is not None:
+                if names_used(step.value) & names:
+                    names.add(step.target)
+                    changed = True
+    return names
+
+
+def _stored_names(scope: cst.CSTNode) -> set[int]:
+    """ids of the Name nodes that are only written (assignment and loop targets), not read."""
+    written: set[int] = set()
+
+    def targets(node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.Name):
+            written.add(id(node))
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                targets(element.value)
+        elif isinstance(node, cst.StarredElement):
+            targets(node.value)
+
+    for node in _walk(scope):
+        if isinstance(node, cst.AssignTarget):
+            targets(node.target)
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            targets(node.target)
+        elif isinstance(node, cst.AnnAssign):
+            targets(node.target)
+    return written
+
+
+def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
+    """The facts of ``loop``; None when it does not iterate a domain the model knows."""
+    function = context.enclosing_function(loop)
+    shapes = shape_facts(function, context)
+    domain = loop_domain(loop, shapes.measures.get)
+    if domain is None or not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    loop_vars = set(domain.variables)
+    steps = tuple(_classify(s, loop_vars) for s in loop.body.body)
+    per_sample = _per_sample(steps, loop_vars)
+    blockers = _blockers(loop, steps, domain, per_sample)
+    scope = function if function is not None else context.module
+    inside = {id(n) for n in name_nodes(loop)} | _stored_names(scope)
+    read_outside = frozenset(n.value for n in name_nodes(scope) if id(n) not in inside)
+    return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
+
+
+def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context: ModuleContext) -> LoopFacts | None:
+    """The facts of a comprehension, as a loop whose body appends its element: one clause, no
+    filters (they are guards, not lifted yet)."""
+    clause = comprehension.for_in
+    if clause.inner_for_in is not None or clause.ifs:
+        return None
+    function = context.enclosing_function(comprehension)
+    shapes = shape_facts(function, context)
+    domain = loop_domain(clause, shapes.measures.get)
+    statement = context.statement_of(comprehension)
+    if domain is None or statement is None:
+        return None
+    blockers = []
+    if any(isinstance(n, (cst.NamedExpr, cst.Yield, cst.Await, cst.Lambda)) for n in _walk(comprehension.elt)):
+        blockers.append("the element binds names or yields")
+    step = Step(StepKind.APPEND, statement, None, None, comprehension.elt)  # type: ignore[arg-type]
+    return LoopFacts(comprehension, context, domain, function, (step,), frozenset(domain.variables), tuple(blockers),
+                     shapes, frozenset(), statement)

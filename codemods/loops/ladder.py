@@ -1,0 +1,116 @@
+"""From a loop's facts to a proposal: the candidate ladder, most idiomatic rung first.
+
+Each rung is :func:`rewrite.lift_loop` under other :class:`rewrite.Options`: first what the
+function shows (ranks it pins, a count that is a size, an allocation made only for the loop),
+then the defensive forms (the allocation kept, the count clamped at zero, an empty batch
+guarded). Rungs that come out the same are offered once. The checker decides which rung holds;
+the pipeline emits the first one it cannot refute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable
+
+import libcst as cst
+
+from torchfix.codemods.base import Candidate, Proposal
+from torchfix.codemods.loops.facts import LoopFacts
+from torchfix.codemods.loops.nodes import statement_code
+from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite, Options, lift_loop, vmap_loop
+
+
+def rungs(facts: LoopFacts) -> list[Options]:
+    """The options to try, in order."""
+    ladder = [Options(), Options(replace_allocation=False)]
+    stop = facts.domain.stop
+    if stop is not None and facts.domain.measures is None and not isinstance(stop, cst.Integer):
+        ladder += [Options(clamp=True), Options(replace_allocation=False, clamp=True)]
+    ladder += [Options(guard_empty=True), Options(replace_allocation=False, guard_empty=True)]
+    return ladder
+
+
+#: ranks tried for a walked tensor whose rank nothing pins: rows of a matrix first (the usual
+#: batch of vectors), then a vector of numbers, then a batch of matrices
+HYPOTHETICAL_RANKS = (2, 1, 3)
+
+
+def hypotheses(names: frozenset[str]) -> list[tuple[tuple[str, int], ...]]:
+    """Rank hypotheses for ``names``: every name of the same rank, in :data:`HYPOTHETICAL_RANKS`
+    order (mixed ranks are rare in one loop body, and each hypothesis costs a check)."""
+    ordered = sorted(names)
+    return [tuple((n, rank) for n in ordered) for rank in HYPOTHETICAL_RANKS]
+
+
+def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tuple[list[Candidate], CannotRewrite | None, LoopRewrite | None]:
+    """The candidates of every rung that lifts, the first failure (when none does), and the
+    first rewrite (for the proposal's anchor)."""
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    failure: CannotRewrite | None = None
+    first: LoopRewrite | None = None
+    torch_name, _ = facts.context.torch_spelling()
+    pending = list(ladder if ladder is not None else rungs(facts))
+    while pending:
+        options = pending.pop(0)
+        try:
+            rewrite = lift_loop(facts, options, torch_name)
+        except CannotRewrite as exc:
+            assumed = dict(options.hypotheses)
+            if exc.needs_rank and not exc.needs_rank <= set(assumed):
+                # the lift needs ranks the code does not pin: the same rung under each hypothesis
+                # (extending the one this rung already makes, with the same rank)
+                if assumed:
+                    rank = next(iter(assumed.values()))
+                    extended = {**assumed, **{n: rank for n in exc.needs_rank}}
+                    pending.insert(0, replace(options, hypotheses=tuple(sorted(extended.items()))))
+                else:
+                    pending[0:0] = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank)]
+                continue
+            failure = failure or exc
+            continue
+        if rewrite.kernel.new in seen:
+            continue
+        seen.add(rewrite.kernel.new)
+        first = first or rewrite
+        description = rewrite.description
+        if rewrite.assumptions:
+            description += " (assumes " + "; ".join(rewrite.assumptions) + ")"
+        found.append(Candidate(description, rewrite.edits, rewrite.kernel, rewrite.imports))
+    # the general rung: torch.vmap of the body, right for any ranks
+    vmap_rungs = [Options(replace_allocation=False), Options(replace_allocation=False, guard_empty=True)]
+    vmap_rungs += [replace(o, clamp=True) for o in vmap_rungs]
+    for options in vmap_rungs:
+        if options.clamp and not any(o.clamp for o in (ladder if ladder is not None else rungs(facts))):
+            continue
+        try:
+            rewrite = vmap_loop(facts, options, torch_name)
+        except CannotRewrite as exc:
+            failure = failure or exc
+            continue
+        if rewrite.kernel.new in seen:
+            continue
+        seen.add(rewrite.kernel.new)
+        first = first or rewrite
+        found.append(Candidate(rewrite.description, rewrite.edits, rewrite.kernel, rewrite.imports))
+    return found, (None if found else failure), first
+
+
+def proposal(code: str, message: str, facts: LoopFacts) -> Proposal | None:
+    """The rule ``code``'s proposal for the loop: its candidates, or a skip saying which fact
+    stopped the lift (reported at the statement that has it)."""
+    found, failure, first = candidates(facts)
+    context = facts.context
+    snippet = statement_code(context.module, facts.loop)
+    if found:
+        where = first.anchor if first is not None and first.anchor is not None else facts.loop
+        line, column = context.position(where)
+        return Proposal(code, message, line, column, facts.loop, tuple(found), None, snippet)
+    if failure is None:
+        return None
+    where = failure.node if failure.node is not None else facts.loop
+    try:
+        line, column = context.position(where)
+    except KeyError:
+        line, column = context.position(facts.loop)
+    return Proposal(code, message, line, column, facts.loop, (), str(failure), snippet)
