@@ -149,10 +149,19 @@ class LoopOverBatch(Rule):
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         context = ModuleContext.of(wrapper)
         proposals = []
+        inner_loops: set[int] = set()
         for loop in context.nodes.of_type(cst.For):
             assert isinstance(loop, cst.For)
+            if id(loop) in inner_loops:
+                continue
             facts = loop_facts(loop, context)
-            if facts is None or not _is_batch_loop(facts):
+            if facts is None:
+                continue
+            both = ladder.nested(facts)
+            if both is not None:
+                inner_loops.add(id(loop.body.body[0]))  # type: ignore[attr-defined]
+                facts = both
+            if not _is_batch_loop(facts):
                 continue
             found = ladder.proposal(CODE, MESSAGE, facts)
             if found is not None:
@@ -184,5 +193,10 @@ def _is_batch_loop(facts) -> bool:  # noqa: ANN001
     """Whether the loop produces per-sample results into a tensor this rule owns: a store at
     the loop index, or an append that a stack/cat consumes. Accumulations into Python numbers
     via `.item()` are TFV004's."""
+    from torchfix.codemods.analysis import conversions_in
+
     kinds = {s.kind for s in facts.steps}
-    return StepKind.STORE in kinds or StepKind.APPEND in kinds
+    tensor_accumulation = any(
+        s.kind is StepKind.ACCUMULATE and s.value is not None and not conversions_in(s.value) for s in facts.steps
+    )
+    return StepKind.STORE in kinds or StepKind.APPEND in kinds or tensor_accumulation

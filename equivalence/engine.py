@@ -273,28 +273,29 @@ def _has_integer_tensor(value: Any) -> bool:
 
 
 def _zero_extent(kernel: Kernel, inputs: dict[str, Any]) -> bool:
-    """Whether the example makes the loop run zero times: every walked dimension is empty and
-    every loop count is at most 0 (only for kernels that say which inputs the loop walks)."""
-    marked = [s for s in kernel.inputs if s.batch_dim is not None or (s.count and any(t.batch_dim is not None for t in kernel.inputs))]
-    if not any(s.batch_dim is not None for s in marked):
+    """Whether the example makes some loop of the kernel run zero times: a walked dimension is
+    empty, or a loop count is at most 0 (only for kernels that say which inputs loops walk)."""
+    if not any(s.batch_dim is not None for s in kernel.inputs):
         return False
-    for spec in marked:
+    for spec in kernel.inputs:
         value = inputs.get(spec.name)
-        if spec.batch_dim is not None:
-            if not hasattr(value, "shape") or len(value.shape) <= spec.batch_dim or value.shape[spec.batch_dim] != 0:
-                return False
-        elif not isinstance(value, int) or value > 0:
-            return False
-    return True
+        if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
+            if value.shape[spec.batch_dim] == 0:
+                return True
+        elif spec.count and isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            return True
+    return False
 
 
 def _with_extent(kernel: Kernel, inputs: dict[str, Any], extent: int, rng: random.Random) -> dict[str, Any]:
-    """The example with every walked dimension grown to ``extent`` (fresh values along it,
-    drawn like the rest) and every loop count set to ``extent``."""
+    """The example with every empty walked dimension grown to ``extent`` (fresh values along it,
+    drawn like the rest) and every loop count of at most 0 set to ``extent``."""
     grown = dict(inputs)
     for spec in kernel.inputs:
         value = inputs.get(spec.name)
         if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
+            if value.shape[spec.batch_dim] != 0:
+                continue
             shape = list(value.shape)
             shape[spec.batch_dim] = extent
             gen = torch.Generator().manual_seed(rng.randrange(2**31))
@@ -306,7 +307,7 @@ def _with_extent(kernel: Kernel, inputs: dict[str, Any], extent: int, rng: rando
                 low = 0 if (spec.index or spec.nonnegative) else -3
                 fresh = torch.randint(low, 4, shape, generator=gen).to(value.dtype)
             grown[spec.name] = fresh.to(value.device)
-        elif spec.count and isinstance(value, int):
+        elif spec.count and isinstance(value, int) and not isinstance(value, bool) and value <= 0:
             grown[spec.name] = extent
     return grown
 

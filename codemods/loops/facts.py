@@ -13,7 +13,7 @@ themselves.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Sequence
 
 import libcst as cst
@@ -56,8 +56,10 @@ class Step:
     indices: tuple[cst.SubscriptElement, ...] = ()
     #: ACCUMULATE and augmented STORE: the binary operator (``+=`` -> Add)
     operator: cst.BaseBinaryOp | None = None
-    #: GUARD: the condition under which the rest of the body is skipped
+    #: GUARD: the condition under which the rest of the body is skipped (``if c: continue``),
+    #: or -- ``keeps`` -- under which it runs (a comprehension's ``if c`` filter)
     condition: cst.BaseExpression | None = None
+    keeps: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ class LoopFacts:
     read_outside: frozenset[str]
     #: the statement holding the loop (the ``for`` itself, or the line holding a comprehension)
     statement: cst.CSTNode | None = None
+    #: tensors an inner loop (already lifted into this loop's body) walks, and their dimension
+    inner_walked: tuple[tuple[str, int], ...] = ()
 
     @property
     def comprehension(self) -> cst.ListComp | cst.GeneratorExp | None:
@@ -402,11 +406,24 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
 
 
+def with_body(facts: LoopFacts, body: Sequence[cst.BaseStatement], inner_walked: dict[str, int] | None = None) -> LoopFacts:
+    """``facts`` of the same loop, as if its body were ``body`` (statements not in the module):
+    how a loop over two indices is lifted, the inner loop first and then the outer one over
+    the inner loop's batched statements."""
+    loop_vars = set(facts.domain.variables)
+    steps = tuple(_classify(s, loop_vars) for s in body)
+    per_sample = _per_sample(steps, loop_vars)
+    synthetic = facts.loop.with_changes(body=cst.IndentedBlock(body=list(body))) if isinstance(facts.loop, cst.For) else facts.loop
+    blockers = _blockers(synthetic, steps, facts.domain, per_sample)  # type: ignore[arg-type]
+    return replace(facts, steps=steps, per_sample=frozenset(per_sample), blockers=tuple(blockers),
+                   inner_walked=tuple(sorted((inner_walked or {}).items())))
+
+
 def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context: ModuleContext) -> LoopFacts | None:
     """The facts of a comprehension, as a loop whose body appends its element: one clause, no
     filters (they are guards, not lifted yet)."""
     clause = comprehension.for_in
-    if clause.inner_for_in is not None or clause.ifs:
+    if clause.inner_for_in is not None:
         return None
     function = context.enclosing_function(comprehension)
     shapes = shape_facts(function, context)
@@ -417,6 +434,7 @@ def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context:
     blockers = []
     if any(isinstance(n, (cst.NamedExpr, cst.Yield, cst.Await, cst.Lambda)) for n in _walk(comprehension.elt)):
         blockers.append("the element binds names or yields")
+    filters = tuple(Step(StepKind.GUARD, statement, condition=f.test, keeps=True) for f in clause.ifs)  # type: ignore[arg-type]
     step = Step(StepKind.APPEND, statement, None, None, comprehension.elt)  # type: ignore[arg-type]
-    return LoopFacts(comprehension, context, domain, function, (step,), frozenset(domain.variables), tuple(blockers),
+    return LoopFacts(comprehension, context, domain, function, (*filters, step), frozenset(domain.variables), tuple(blockers),
                      shapes, frozenset(), statement)

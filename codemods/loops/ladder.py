@@ -15,7 +15,8 @@ from typing import Iterable
 import libcst as cst
 
 from torchfix.codemods.base import Candidate, Proposal
-from torchfix.codemods.loops.facts import LoopFacts
+from torchfix.codemods.loops.facts import LoopFacts, loop_facts, with_body
+from torchfix.codemods.loops.nodes import names_used
 from torchfix.codemods.loops.nodes import statement_code
 from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite, Options, lift_loop, vmap_loop
 
@@ -96,21 +97,61 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
     return found, (None if found else failure), first
 
 
+def nested(facts: LoopFacts) -> LoopFacts | None:
+    """For a loop whose body is one inner loop (``for i ...: for j ...: d[i, j] = f(a[i], b[j])``):
+    the outer loop's facts with the inner loop already lifted, so that lifting the outer loop
+    batches both indices. None when the inner loop does not lift."""
+    loop = facts.loop
+    if not isinstance(loop, cst.For) or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
+        return None
+    inner = loop.body.body[0]
+    if not isinstance(inner, cst.For):
+        return None
+    inner_facts = loop_facts(inner, facts.context)
+    if inner_facts is None or any(v in names_used(inner.iter) for v in facts.domain.variables):
+        return None
+    torch_name, _ = facts.context.torch_spelling()
+    pending = [Options(replace_allocation=False)]
+    while pending:
+        options = pending.pop(0)
+        try:
+            rewrite = lift_loop(inner_facts, options, torch_name)
+        except CannotRewrite as exc:
+            if exc.needs_rank and not options.hypotheses:
+                pending = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank)]
+                continue
+            return None
+        statements = rewrite.statements
+        if not statements or len(rewrite.edits) != 1:
+            return None
+        return with_body(facts, statements, dict(rewrite.walked))
+    return None
+
+
 def proposal(code: str, message: str, facts: LoopFacts) -> Proposal | None:
     """The rule ``code``'s proposal for the loop: its candidates, or a skip saying which fact
     stopped the lift (reported at the statement that has it)."""
     found, failure, first = candidates(facts)
     context = facts.context
-    snippet = statement_code(context.module, facts.loop)
+    snippet = statement_code(context.module, facts.statement or facts.loop)
+    anchor = facts.statement or facts.loop
     if found:
-        where = first.anchor if first is not None and first.anchor is not None else facts.loop
-        line, column = context.position(where)
-        return Proposal(code, message, line, column, facts.loop, tuple(found), None, snippet)
+        line, column = _position(facts, first.anchor if first is not None else None)
+        return Proposal(code, message, line, column, anchor, tuple(found), None, snippet)
     if failure is None:
         return None
-    where = failure.node if failure.node is not None else facts.loop
-    try:
-        line, column = context.position(where)
-    except KeyError:
-        line, column = context.position(facts.loop)
-    return Proposal(code, message, line, column, facts.loop, (), str(failure), snippet)
+    line, column = _position(facts, failure.node)
+    return Proposal(code, message, line, column, anchor, (), str(failure), snippet)
+
+
+def _position(facts: LoopFacts, node: cst.CSTNode | None) -> tuple[int, int]:
+    """Where to report: the statement that decides (a store, the line a lift failed at), else
+    the loop; a node built by the lift (a nested loop's batched store) has no position."""
+    for where in (node, facts.statement, facts.loop):
+        if where is None:
+            continue
+        try:
+            return facts.context.position(where)
+        except KeyError:
+            continue
+    return 1, 1

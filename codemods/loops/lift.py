@@ -35,6 +35,7 @@ from torchfix.codemods.loops.nodes import (
     call,
     code_of,
     full_slice,
+    index_of,
     int_literal,
     integer,
     is_number,
@@ -139,6 +140,8 @@ class Lifter:
     reorders: bool = False
     #: why the last lift failed
     why: str = ""
+    #: after a guard, the rows (of the loop's samples) that reach the statements being lifted
+    row_filter: cst.BaseExpression | None = None
 
     # ------------------------------------------------------------------ entry points
 
@@ -158,6 +161,13 @@ class Lifter:
         """Whether ``node`` reads a per-sample name (so it is not loop-invariant)."""
         names = names_used(node)
         return bool(names & set(self.per_sample)) or (self.index is not None and self.index in names)
+
+    def filter_rows(self, mask: cst.BaseExpression) -> None:
+        """From now on, lift over the samples where ``mask`` holds only: the values lifted so far
+        and every walked tensor read from here on are taken at those rows."""
+        self.row_filter = mask
+        for variable, value in list(self.per_sample.items()):
+            self.per_sample[variable] = replace(value, node=subscript(value.node, [index_of(mask)]), keep=None)
 
     def rank_of(self, tensor: str) -> int | None:
         """The rank the code pins for ``tensor``, else the hypothesis of this rung (recorded)."""
@@ -229,6 +239,11 @@ class Lifter:
             return 0
         if isinstance(node, cst.Name):
             return self.ranks.get(node.value)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in self.ranks:
+            effects = [element_effect(e) for e in node.slice]
+            if None in effects:
+                return None
+            return self.ranks[node.value.value] - effects.count("remove") + effects.count("add")
         return None
 
     def _name(self, node: cst.Name) -> Lifted:
@@ -245,7 +260,9 @@ class Lifter:
             raise CannotLift("the loop index is used as a number, and no tensor gives its device")
         start = self.extent.start
         args: list[cst.BaseExpression] = [count] if start == 0 else [integer(start), self.extent.stop]  # type: ignore[list-item]
-        built = call(self.spell("torch.arange"), *args, device=attribute(name(device), "device"))
+        built: cst.BaseExpression = call(self.spell("torch.arange"), *args, device=attribute(name(device), "device"))
+        if self.row_filter is not None:
+            built = subscript(built, [index_of(self.row_filter)])
         return Lifted(built, True, 0, scalar=True, kind="int")
 
     def _slice_rows(self, base: cst.BaseExpression, offset: int = 0) -> cst.BaseExpression:
@@ -253,16 +270,15 @@ class Lifter:
         extent = self.extent
         base_name = base.value if isinstance(base, cst.Name) else None
         if offset == 0 and extent.start == 0 and base_name in extent.full:
-            return base
+            return base if self.row_filter is None else subscript(base, [index_of(self.row_filter)])
         lower = integer(extent.start + offset) if extent.start + offset else None
         upper: cst.BaseExpression | None = extent.stop
         if upper is not None and extent.clamp:
             upper = call(name("max"), upper, integer(0))
         if upper is not None and offset:
             upper = binary(upper, cst.Add() if offset > 0 else cst.Subtract(), integer(abs(offset)))
-        if upper is None and lower is None:
-            return base
-        return subscript(base, [slice_of(lower, upper)])
+        rows = base if upper is None and lower is None else subscript(base, [slice_of(lower, upper)])
+        return rows if self.row_filter is None else subscript(rows, [index_of(self.row_filter)])
 
     def index_form(self, element: cst.SubscriptElement) -> tuple[str, int] | None:
         """("index", offset) for ``i`` / ``i + c`` / ``i - c``; ("keep", 0) for ``i:i + 1``."""
@@ -289,8 +305,13 @@ class Lifter:
         return None
 
     def rows_element(self, offset: int) -> cst.SubscriptElement:
-        """The subscript element selecting the loop's rows (``:n``, ``1:n + 1``, ``:``)."""
-        rows = self._slice_rows(name("_"), offset)
+        """The subscript element selecting the loop's rows (``:n``, ``1:n + 1``, ``:``), before
+        any guard's filter."""
+        saved, self.row_filter = self.row_filter, None
+        try:
+            rows = self._slice_rows(name("_"), offset)
+        finally:
+            self.row_filter = saved
         return rows.slice[0] if isinstance(rows, cst.Subscript) else full_slice()
 
     def _subscript(self, node: cst.Subscript) -> Lifted:
@@ -308,7 +329,7 @@ class Lifter:
         if inner.scalar:
             raise CannotLift(f"`{short(node)}` indexes a per-sample number")
         if any(self.depends(element) for element in node.slice):
-            raise CannotLift(f"`{short(node)}` indexes a per-sample value at a per-sample position")
+            return self._select(node, inner)
         if any(isinstance(e.slice, cst.Index) and m.matches(e.slice.value, m.Ellipsis()) for e in node.slice):
             raise CannotLift(f"`{short(node)}` uses `...`")
         if inner.keepdim:
@@ -318,9 +339,44 @@ class Lifter:
         batched = subscript(inner.node, [full_slice(), *node.slice])
         return Lifted(batched, True, _rank_after(inner.rank, node.slice), kind=inner.kind, sources=inner.sources)
 
+    def _select(self, node: cst.Subscript, inner: Lifted) -> Lifted:
+        """``p[labels[i]]``: each sample indexed at its own position -- one advanced index over
+        the batch (``p[torch.arange(n), labels]``), which takes negative and out-of-range
+        positions as the per-sample index does."""
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or inner.keepdim:
+            raise CannotLift(f"`{short(node)}` indexes a per-sample value at a per-sample position")
+        position = self._lift(node.slice[0].slice.value)
+        if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
+            raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
+        if position.kind not in ("int", None):
+            raise CannotLift(f"`{short(node)}`: the per-sample index is not an integer")
+        if not isinstance(inner.node, (cst.Name, cst.Attribute)) and not (isinstance(inner.node, cst.Subscript) and isinstance(inner.node.value, cst.Name)):
+            raise CannotLift(f"`{short(node)}`: the indexed value is an expression (name it first)")
+        rows = call(self.spell("torch.arange"), call(name("len"), inner.node), device=attribute(inner.node, "device"))
+        batched = subscript(inner.node, [index_of(rows), index_of(position.node)])
+        rank = None if inner.rank is None else inner.rank - 1
+        return Lifted(batched, True, rank, kind=inner.kind, sources=inner.sources)
+
+    def _select_rows(self, node: cst.Subscript, rows_value: Lifted) -> Lifted:
+        """``x[i, labels[i]]`` -> ``x[torch.arange(n), labels]`` (``x[:n]`` rows first when the loop
+        covers only part of ``x``); the other indices must be invariant."""
+        if len(node.slice) != 2 or not isinstance(node.slice[1].slice, cst.Index):
+            raise CannotLift(f"`{short(node)}` uses the loop index other than as one index")
+        position = self._lift(node.slice[1].slice.value)
+        if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
+            raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
+        base = rows_value.node
+        rows = call(self.spell("torch.arange"), call(name("len"), base), device=attribute(base, "device"))
+        batched = subscript(base, [index_of(rows), index_of(position.node)])
+        rank = None if rows_value.rank is None else rows_value.rank - 1
+        return Lifted(batched, True, rank, kind=rows_value.kind, sources=rows_value.sources)
+
     def _gather(self, node: cst.Subscript) -> Lifted:
         """``X[..., i, ...]`` with an invariant ``X``: the samples are a slice of ``X``."""
         positions = [(k, self.index_form(e)) for k, e in enumerate(node.slice) if self.depends(e)]
+        if len(positions) == 2 and positions[0][0] == 0 and positions[0][1] == ("index", 0) and positions[1][1] is None:
+            # x[i, labels[i]]: row i at its own column
+            return self._select_rows(node, self._gather(node.with_changes(slice=[node.slice[0]])))
         if len(positions) != 1 or positions[0][1] is None:
             raise CannotLift(
                 f"`{short(node)}` uses the loop index other than as one index (`x[i]`, `x[:, i]`, `x[i + 1]`, `x[i:i + 1]`)"
@@ -329,13 +385,13 @@ class Lifter:
         if self.extent.start + offset < 0:
             raise CannotLift(f"`{short(node)}` reads before the first row (a negative index wraps around)")
         before = node.slice[:position]
-        if any(not _is_plain_slice(e) and not _is_integer_index(e) for e in before):
-            raise CannotLift(f"`{short(node)}` indexes with something other than `:` or a number before the loop index")
+        if any(element_effect(e) not in ("keep", "remove") for e in before):
+            raise CannotLift(f"`{short(node)}` indexes with `None` or `...` before the loop index")
         if any(self.depends(e) for e in node.slice[position + 1 :]):
             raise CannotLift(f"`{short(node)}` uses the loop index twice")
         base = node.value
         base_name = base.value if isinstance(base, cst.Name) else None
-        axis = sum(1 for e in before if _is_plain_slice(e))
+        axis = sum(1 for e in before if element_effect(e) == "keep")
         if base_name is not None:
             self.walked_dims.setdefault(base_name, position)
         if position == 0:
@@ -343,6 +399,8 @@ class Lifter:
             rest = list(node.slice[1:])
             batched: cst.BaseExpression = rows if not rest else subscript(rows, [full_slice(), *rest])
         else:
+            if self.row_filter is not None:
+                raise CannotLift(f"`{short(node)}`: a guarded read along a later dimension")
             batched = subscript(base, [*before, self.rows_element(offset), *node.slice[position + 1 :]])
         base_rank = self.rank_of(base_name) if base_name is not None else None
         sample_rank = None if base_rank is None else _rank_after(base_rank - 1, [e for k, e in enumerate(node.slice) if k != position])
@@ -860,6 +918,20 @@ def _keep_rank(keep: cst.BaseExpression | None) -> int:
         if int_literal(a.value) is not None and a.keyword is None or (a.keyword is not None and a.keyword.value in ("dim", "axis")):
             return 1
     return -1
+
+
+def element_effect(element: cst.SubscriptElement) -> str | None:
+    """What one subscript element does to the indexed value's rank: "keep" (a slice), "remove"
+    (a scalar index), "add" (``None``); None for ``...`` (the position of what follows is
+    unknown)."""
+    piece = element.slice
+    if isinstance(piece, cst.Slice):
+        return "keep"
+    if m.matches(piece.value, m.Name("None")):
+        return "add"
+    if m.matches(piece.value, m.Ellipsis()):
+        return None
+    return "remove"
 
 
 def _is_plain_slice(element: cst.SubscriptElement) -> bool:

@@ -21,7 +21,7 @@ from torchfix.codemods.base import Edit
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind
 from torchfix.codemods.loops.kernels import build_kernel
-from torchfix.codemods.loops.lift import CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
+from torchfix.codemods.loops.lift import element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
 from torchfix.codemods.loops.nodes import (
     assign,
     attribute,
@@ -30,11 +30,13 @@ from torchfix.codemods.loops.nodes import (
     code_of,
     comments_in,
     full_slice,
+    index_of,
     int_literal,
     integer,
     method,
     name,
     name_nodes,
+    receiver,
     names_used,
     slice_of,
     subscript,
@@ -71,6 +73,10 @@ class LoopRewrite:
     assumptions: tuple[str, ...] = ()
     #: the node the rewrite reports at (the store or accumulation, not the loop header)
     anchor: cst.CSTNode | None = None
+    #: the batched statements that replace the loop
+    statements: tuple[cst.BaseStatement, ...] = ()
+    #: tensors the loop walks, and the dimension it walks
+    walked: tuple[tuple[str, int], ...] = ()
 
 
 class CannotRewrite(Exception):
@@ -105,6 +111,8 @@ class _Plan:
     descriptions: list[str] = field(default_factory=list)
     #: (old, new) kernel statements standing for the consumers after the loop
     consumers: list[tuple[cst.CSTNode, cst.CSTNode]] = field(default_factory=list)
+    #: after an ``if ...: continue`` guard, the name of the mask of the samples it lets through
+    mask: cst.BaseExpression | None = None
 
 
 def extent_of(facts: LoopFacts, options: Options) -> Extent:
@@ -190,14 +198,14 @@ def _batched_target(lifter: Lifter, target: cst.Subscript, extent: Extent) -> tu
         raise CannotRewrite(f"`{_short(target)}` stores at a position computed from the loop index other than `out[i]`", target)
     position, (_, offset) = positions[0]  # type: ignore[misc]
     before = target.slice[:position]
-    if any(not (_plain(e) or _integer(e)) for e in before):
-        raise CannotRewrite(f"`{_short(target)}` indexes with something other than `:` or a number before the loop index", target)
+    if any(element_effect(e) not in ("keep", "remove") for e in before):
+        raise CannotRewrite(f"`{_short(target)}` indexes with `None` or `...` before the loop index", target)
     after = target.slice[position + 1 :]
-    if any(lifter.depends(e) for e in after) or any(not (_plain(e) or _integer(e)) for e in after):
-        raise CannotRewrite(f"`{_short(target)}`: the other indices are not `:` or numbers", target)
+    if any(lifter.depends(e) for e in after) or any(element_effect(e) not in ("keep", "remove") for e in after):
+        raise CannotRewrite(f"`{_short(target)}`: the other indices use the loop index, `None` or `...`", target)
     element = lifter.rows_element(offset)
-    axis = sum(1 for e in before if _plain(e))
-    removed = sum(1 for e in target.slice if _integer(e))
+    axis = sum(1 for e in before if element_effect(e) == "keep")
+    removed = sum(1 for e in target.slice if element_effect(e) == "remove") - 1
     return target.with_changes(slice=[*before, element, *after]), axis, removed
 
 
@@ -334,7 +342,8 @@ def _lift_step(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, opt
         _append(step, lifter, facts, plan, spell)
         return step.statement
     if step.kind is StepKind.GUARD:
-        raise CannotRewrite("`if ...: continue` guards are not lifted yet", step.statement)
+        _guard(step, lifter, facts, plan)
+        return None
     if step.kind is StepKind.BRANCH:
         raise CannotRewrite("an `if` in the body (TFV005 lifts element-wise branches)", step.statement)
     raise CannotRewrite(
@@ -371,10 +380,15 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
         reorders_float_reduction=plan.reorders or lifter.reorders,
         note="the loop (with what it initialises and consumes) against its batched form",
         gradients=True,
-        walked=lifter.walked_dims,
+        walked={**dict(facts.inner_walked), **lifter.walked_dims},
     )
     description = "; ".join(dict.fromkeys(plan.descriptions)) or "batched loop body"
-    return LoopRewrite(facts, description, edits, kernel, tuple(sorted(imports)), tuple(lifter.assumptions), anchor)
+    replacement = edits[0].replacement if edits else None
+    statements = tuple(replacement.nodes) if isinstance(replacement, cst.FlattenSentinel) else (
+        (replacement,) if isinstance(replacement, cst.BaseStatement) else ())
+    walked = {**dict(facts.inner_walked), **lifter.walked_dims}
+    return LoopRewrite(facts, description, edits, kernel, tuple(sorted(imports)), tuple(lifter.assumptions), anchor, statements,
+                       tuple(sorted(walked.items())))
 
 
 def _layers_in_scope(facts: LoopFacts) -> dict[str, str]:
@@ -415,6 +429,41 @@ def _temporary(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> Non
     plan.statements.append(statement.with_changes(trailing_whitespace=step.statement.trailing_whitespace) if isinstance(step.statement, cst.SimpleStatementLine) else statement)
 
 
+def _guard(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> None:
+    """``if cond: continue`` (or a comprehension's ``if cond``): the statements after it see only
+    the samples the guard lets through. The mask is computed once into a fresh name, and every
+    per-sample value from here on is taken at those rows only -- so nothing the loop never
+    computed for a skipped sample (an index out of range, a division by zero) is computed for
+    it now."""
+    assert step.condition is not None
+    if plan.mask is not None:
+        raise CannotRewrite("a second guard in the body is not lifted", step.statement)
+    condition = lifter.lift(step.condition)
+    if condition is None:
+        raise CannotRewrite(lifter.why, step.statement)
+    if not condition.batched:
+        raise CannotRewrite("a guard that does not depend on the sample", step.statement)
+    if lifter._need(condition, f"`if {_short(step.condition)}`: a guard needs one number per sample") != 0:  # noqa: SLF001
+        raise CannotRewrite(f"`if {_short(step.condition)}` tests a per-sample value that is not one number", step.statement)
+    test = condition.node if condition.kind == "bool" else cst.Comparison(
+        receiver(condition.node), [cst.ComparisonTarget(cst.NotEqual(), integer(0))])
+    keep_value = test if step.keeps else cst.UnaryOperation(cst.BitInvert(), receiver(test))
+    keep = _fresh_name(facts, "keep")
+    plan.statements.append(assign(name(keep), keep_value))
+    plan.mask = name(keep)
+    lifter.filter_rows(name(keep))
+    plan.descriptions.append("the guard as a mask")
+
+
+def _fresh_name(facts: LoopFacts, stem: str) -> str:
+    scope = facts.function if facts.function is not None else facts.context.module
+    taken = {n.value for n in name_nodes(scope)} | set(facts.context.bindings)
+    candidate, k = stem, 1
+    while candidate in taken:
+        candidate, k = f"{stem}_{k}", k + 1
+    return candidate
+
+
 def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options: Options, plan: _Plan) -> None:
     assert step.target is not None and step.value is not None and step.small is not None
     small = step.small
@@ -448,8 +497,14 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
         # an invariant stored in every row: a broadcast fill
         pass
     operator = step.operator
+    if plan.mask is not None:
+        if axis or step.operator is not None or not lifted.batched:
+            raise CannotRewrite(f"`{_short(target)}`: a guarded store of this form is not lifted", step.statement)
+        # only the rows the guard lets through are written (the value has those rows only)
+        batched_target = subscript(batched_target, [index_of(plan.mask)])
     whole = (
-        options.replace_allocation
+        plan.mask is None
+        and options.replace_allocation
         and operator is None
         and definition is not None
         and definition.same_block
