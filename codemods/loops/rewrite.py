@@ -41,7 +41,7 @@ from torchfix.codemods.loops.nodes import (
     slice_of,
     subscript,
 )
-from torchfix.equivalence.kernel import Kernel
+from torchfix.equivalence.kernel import Kernel, Kind
 
 #: constructors of a fresh tensor the loop fills: ``torch.zeros(n, d)``, ``x.new_zeros(...)``
 _ALLOCATORS = frozenset({"zeros", "ones", "empty", "full"})
@@ -207,6 +207,25 @@ def _batched_target(lifter: Lifter, target: cst.Subscript, extent: Extent) -> tu
     axis = sum(1 for e in before if element_effect(e) == "keep")
     removed = sum(1 for e in target.slice if element_effect(e) == "remove") - 1
     return target.with_changes(slice=[*before, element, *after]), axis, removed
+
+
+def _whole_rows(target: cst.Subscript, batched: cst.Subscript, facts: LoopFacts, extent: Extent) -> cst.Subscript:
+    """``out[:]`` rather than ``out[:n]`` where ``out`` was allocated with the loop's extent as its
+    first size (the loop writes every row)."""
+    if not isinstance(target.value, cst.Name) or len(batched.slice) != len(target.slice):
+        return batched
+    definition = facts.definition(target.value.value)
+    first = target.slice[0].slice
+    if (
+        definition is not None
+        and isinstance(first, cst.Index)
+        and facts.domain.index is not None
+        and m.matches(first.value, m.Name(facts.domain.index))
+        and is_allocation(definition.value, facts)
+        and _covers_whole(definition.value, extent, facts)  # type: ignore[arg-type]
+    ):
+        return batched.with_changes(slice=[full_slice(), *batched.slice[1:]])
+    return batched
 
 
 def _plain(element: cst.SubscriptElement) -> bool:
@@ -382,6 +401,16 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
         gradients=True,
         walked={**dict(facts.inner_walked), **lifter.walked_dims},
     )
+    walked_inputs = [s.name for s in kernel.inputs if s.name in {**dict(facts.inner_walked), **lifter.walked_dims}]
+    for spec in kernel.inputs:
+        if spec.name in walked_inputs and spec.kind is not Kind.TENSOR:
+            # a list of tensors (maybe ragged) or a NumPy array iterates like a tensor but does not
+            # batch like one; until the checker builds those kinds, the loop needs the evidence
+            raise CannotRewrite(
+                f"nothing shows that `{spec.name}` is a tensor (it is used with no torch call or tensor-only method); "
+                f"it could be a list of tensors or a NumPy array",
+                facts.loop,
+            )
     description = "; ".join(dict.fromkeys(plan.descriptions)) or "batched loop body"
     replacement = edits[0].replacement if edits else None
     statements = tuple(replacement.nodes) if isinstance(replacement, cst.FlattenSentinel) else (
@@ -473,6 +502,7 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
     batched_target, axis, removed = _batched_target(lifter, target, extent)
+    batched_target = _whole_rows(target, batched_target, facts, extent)
     definition = facts.definition(step.target)
     out_rank = _allocation_rank(definition.value, facts) if definition is not None else facts.shapes.ranks.get(step.target)
     slot_rank = None if out_rank is None else out_rank - 1 - removed
@@ -803,6 +833,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         target = small.targets[0].target if isinstance(small, cst.Assign) else small.target  # type: ignore[union-attr]
         assert isinstance(target, cst.Subscript)
         batched_target, axis, _ = _batched_target(lifter, target, extent)
+        batched_target = _whole_rows(target, batched_target, facts, extent)
         if axis or result.operator is not None:
             raise CannotRewrite("torch.vmap is offered for `out[i] = ...` stores only", result.statement)
         statement: cst.BaseStatement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(batched_target)], value)])
