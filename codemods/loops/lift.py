@@ -28,6 +28,7 @@ import libcst.matchers as m
 
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching, Callee
+from torchfix.codemods.loops.library import TORCH, Library
 from torchfix.codemods.loops.nodes import (
     arg,
     attribute,
@@ -142,6 +143,8 @@ class Lifter:
     why: str = ""
     #: after a guard, the rows (of the loop's samples) that reach the statements being lifted
     row_filter: cst.BaseExpression | None = None
+    #: the array library the loop works on: how the constructs a lift adds are spelled
+    library: Library = TORCH
 
     # ------------------------------------------------------------------ entry points
 
@@ -256,11 +259,11 @@ class Lifter:
     def _arange(self) -> Lifted:
         count = self.extent.count
         device = next(iter(sorted(self.extent.full)), None)
-        if count is None or device is None:
+        if count is None or (device is None and not self.library.is_numpy):
             raise CannotLift("the loop index is used as a number, and no tensor gives its device")
         start = self.extent.start
         args: list[cst.BaseExpression] = [count] if start == 0 else [integer(start), self.extent.stop]  # type: ignore[list-item]
-        built: cst.BaseExpression = call(self.spell("torch.arange"), *args, device=attribute(name(device), "device"))
+        built: cst.BaseExpression = self.library.arange(self.spell, *args, like=name(device))
         if self.row_filter is not None:
             built = subscript(built, [index_of(self.row_filter)])
         return Lifted(built, True, 0, scalar=True, kind="int")
@@ -352,7 +355,7 @@ class Lifter:
             raise CannotLift(f"`{short(node)}`: the per-sample index is not an integer")
         if not isinstance(inner.node, (cst.Name, cst.Attribute)) and not (isinstance(inner.node, cst.Subscript) and isinstance(inner.node.value, cst.Name)):
             raise CannotLift(f"`{short(node)}`: the indexed value is an expression (name it first)")
-        rows = call(self.spell("torch.arange"), call(name("len"), inner.node), device=attribute(inner.node, "device"))
+        rows = self.library.arange(self.spell, call(name("len"), inner.node), like=inner.node)
         batched = subscript(inner.node, [index_of(rows), index_of(position.node)])
         rank = None if inner.rank is None else inner.rank - 1
         return Lifted(batched, True, rank, kind=inner.kind, sources=inner.sources)
@@ -366,7 +369,7 @@ class Lifter:
         if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
             raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
         base = rows_value.node
-        rows = call(self.spell("torch.arange"), call(name("len"), base), device=attribute(base, "device"))
+        rows = self.library.arange(self.spell, call(name("len"), base), like=base)
         batched = subscript(base, [index_of(rows), index_of(position.node)])
         rank = None if rows_value.rank is None else rows_value.rank - 1
         return Lifted(batched, True, rank, kind=rows_value.kind, sources=rows_value.sources)
@@ -405,7 +408,7 @@ class Lifter:
         base_rank = self.rank_of(base_name) if base_name is not None else None
         sample_rank = None if base_rank is None else _rank_after(base_rank - 1, [e for k, e in enumerate(node.slice) if k != position])
         if axis:
-            batched = method(batched, "movedim", integer(axis), integer(0))
+            batched = self.library.move_axis(self.spell, batched, axis, 0)
         keep = form == "keep"
         if keep and sample_rank is not None:
             sample_rank += 1
@@ -422,7 +425,7 @@ class Lifter:
         if attr in ("T", "mT") and not inner.keepdim:
             rank = self._need(inner, f"`{short(node)}`: the rank of a sample decides what `.T` does")
             if rank == 2 or attr == "mT":
-                return replace(inner, node=attribute(inner.node, "mT"), keep=None)
+                return replace(inner, node=self.library.swap_last(self.spell, inner.node), keep=None)
             if rank <= 1:
                 return inner
             raise CannotLift(f"`{short(node)}` of a sample with {rank} dimensions")
@@ -483,7 +486,7 @@ class Lifter:
         ranks = {self._need(v, "the ranks of a per-sample conditional") for v in values}
         if len(ranks) != 1:
             raise CannotLift("the parts of a per-sample conditional differ in rank")
-        where = call(self.spell("torch.where"), test.node, body.node, orelse.node)
+        where = self.library.where(self.spell, test.node, body.node, orelse.node)
         return Lifted(where, True, ranks.pop(), kind=body.kind or orelse.kind,
                       sources=test.sources | body.sources | orelse.sources)
 
@@ -634,7 +637,7 @@ class Lifter:
         twin = _MATH_TO_TORCH.get(qualified.split(".", 1)[1])
         if twin is None or any(a.keyword for a, _ in args) or not all(l.scalar or not l.batched for _, l in args):
             raise CannotLift(f"`{short(node)}` on per-sample values")
-        built = call(self.spell(f"torch.{twin}"), *[l.node for _, l in args])
+        built = call(self.library.function(self.spell, twin), *[l.node for _, l in args])
         return Lifted(built, True, 0, scalar=True, kind="float")
 
     def _elementwise(self, node: cst.Call, args: list[tuple[cst.Arg, Lifted]], row: Callee, receiver_value: Lifted | None = None) -> Lifted:
@@ -699,8 +702,8 @@ class Lifter:
             if row.batching is Batching.ALONG_DIM or keepdim:
                 return Lifted(built, True, first.rank, keepdim=first.keepdim, kind=row.result or first.kind, sources=first.sources)
             rank = None if first.rank is None else first.rank - 1
-            return Lifted(built, True, rank, keepdim=first.keepdim, kind=row.result or first.kind, pair=row.pair_with_dim,
-                          sources=first.sources)
+            return Lifted(built, True, rank, keepdim=first.keepdim, kind=row.result or first.kind,
+                          pair=row.pair_with_dim and not self.library.is_numpy, sources=first.sources)
         if row.batching is Batching.ALONG_DIM:
             if row.default_dim is None:
                 raise CannotLift(f"`{short(node)}` without a dimension")
@@ -723,21 +726,21 @@ class Lifter:
         dims: cst.BaseExpression = integer(1) if rank == 1 else cst.Tuple([cst.Element(integer(k)) for k in range(1, rank + 1)])
         reducer = short_name
         if reducer in ("max", "min") and rank > 1:
-            reducer = "a" + reducer
+            reducer = self.library.extremum_over_dims(reducer)
         if reducer in ("norm",) and rank > 1:
             raise CannotLift("`norm` of a sample with more than one dimension")
         if reducer in ("argmax", "argmin") and rank > 1:
             raise CannotLift(f"`{reducer}` of a sample with more than one dimension")
-        keyword = None if rank == 1 and reducer not in ("norm",) else ("dim" if row.dim_keyword == "dim" else row.dim_keyword)
+        keyword = None if rank == 1 and reducer not in ("norm",) else (self.library.dim_keyword if receiver_node is not None else row.dim_keyword)
         renamed = self._renamed(node, receiver_node, reducer)
         plain = self._rebuild(renamed[0], new_args + [arg(dims, keyword)], first, renamed[1])
         kind = row.result or ("int" if reducer in ("sum", "prod") and first.kind in ("int", "bool") else first.kind)
         if short_name in ("max", "min") and rank == 1:
-            # without dim, .max() is a value; with dim, a (values, indices) pair
-            return Lifted(attribute(plain, "values"), True, 0, kind=kind, sources=first.sources)
+            # without dim, .max() is a value; with dim, a (values, indices) pair in torch
+            return Lifted(self.library.max_values(plain), True, 0, kind=kind, sources=first.sources)
         keep = None
         if reducer not in ("argmax", "argmin"):
-            keep = self._rebuild(renamed[0], new_args + [arg(dims, keyword), arg(name("True"), "keepdim")], first, renamed[1])
+            keep = self._rebuild(renamed[0], new_args + [arg(dims, keyword), arg(name("True"), self.library.keepdim_keyword)], first, renamed[1])
         return Lifted(plain, True, 0, kind=kind, sources=first.sources, keep=keep)
 
     @staticmethod
@@ -823,7 +826,7 @@ class Lifter:
         if (attr == "flatten" and not args) or (attr in ("view", "reshape") and literals == [-1]):
             rank = self._need(value, f"`{short(node)}`: the rank of a sample decides how it flattens")
             if rank == 0:
-                return Lifted(method(value.node, "unsqueeze", integer(1)), True, 1, **keep)  # type: ignore[arg-type]
+                return Lifted(self.library.unsqueeze(self.spell, value.node, 1), True, 1, **keep)  # type: ignore[arg-type]
             if rank == 1:
                 return replace(value, keep=None)
             return Lifted(method(value.node, "flatten", integer(1)), True, 1, **keep)  # type: ignore[arg-type]
@@ -838,7 +841,7 @@ class Lifter:
             if rank <= 1:
                 return value
             if rank == 2:
-                return Lifted(attribute(value.node, "mT"), True, 2, **keep)  # type: ignore[arg-type]
+                return Lifted(self.library.swap_last(self.spell, value.node), True, 2, **keep)  # type: ignore[arg-type]
         if attr in ("view", "reshape") and args and all(l is not None and (l > 0 or l == -1) for l in literals) and literals.count(-1) <= 1:
             sizes = [integer(l) for l in literals if l is not None]
             if -1 in literals:
@@ -852,12 +855,8 @@ class Lifter:
         inner = self._lift(node.args[0].value)
         number = self._to_number(inner, node.args[0].value, inner.kind)
         converted = number.node
-        if kind == "int" and inner.kind != "int":
-            converted = method(converted, "long")
-        elif kind == "float" and inner.kind != "float":
-            converted = method(converted, "double")
-        elif kind == "bool" and inner.kind != "bool":
-            converted = method(converted, "bool")
+        if inner.kind != kind:
+            converted = self.library.cast(self.spell, converted, kind)
         return Lifted(converted, True, 0, scalar=True, kind=kind, sources=inner.sources)
 
     def _python_extremum(self, node: cst.Call, which: str) -> Lifted:
@@ -870,7 +869,7 @@ class Lifter:
         operator = cst.GreaterThan() if which == "max" else cst.LessThan()
         test = cst.Comparison(left=y, comparisons=[cst.ComparisonTarget(operator, x)])
         test = test.with_changes(left=operand_of(y, test, False), comparisons=[cst.ComparisonTarget(operator, operand_of(x, test, True))])
-        return Lifted(call(self.spell("torch.where"), test, y, x), True, rank, scalar=True, kind=a.kind or b.kind,
+        return Lifted(self.library.where(self.spell, test, y, x), True, rank, scalar=True, kind=a.kind or b.kind,
                       sources=a.sources | b.sources)
 
     def _layer(self, node: cst.Call, layer: str) -> Lifted:

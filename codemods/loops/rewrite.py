@@ -21,6 +21,7 @@ from torchfix.codemods.base import Edit
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind
 from torchfix.codemods.loops.kernels import build_kernel
+from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.lift import element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
 from torchfix.codemods.loops.nodes import (
     assign,
@@ -43,6 +44,8 @@ from torchfix.codemods.loops.nodes import (
 )
 from torchfix.equivalence.kernel import Kernel, Kind
 
+LIBRARIES = {"torch": TORCH, "numpy": NUMPY}
+
 #: constructors of a fresh tensor the loop fills: ``torch.zeros(n, d)``, ``x.new_zeros(...)``
 _ALLOCATORS = frozenset({"zeros", "ones", "empty", "full"})
 _LIKE_ALLOCATORS = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
@@ -61,6 +64,8 @@ class Options:
     hypotheses: tuple[tuple[str, int], ...] = ()
     #: guard accumulations into a Python number with ``if <count> > 0``
     guard_empty: bool = False
+    #: the array library the loop works on ("torch" or "numpy")
+    library: str = "torch"
 
 
 @dataclass
@@ -322,7 +327,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
 
     layers = _layers_in_scope(facts)
     lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks),
-                    hypotheses=dict(options.hypotheses), layers=layers)
+                    hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library])
     for walked in facts.domain.walked:
         if lifter.depends(walked.source):
             raise CannotRewrite("the loop walks a value computed per sample", facts.loop)
@@ -522,7 +527,7 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
         if axis:
             if lifted.keepdim:
                 raise CannotRewrite(f"`{_short(target)}`: a `x[i:i + 1]` sample stored at a later dimension", step.statement)
-            value = method(value, "movedim", integer(0), integer(axis))
+            value = lifter.library.move_axis(lifter.spell, value, 0, axis)
     else:
         # an invariant stored in every row: a broadcast fill
         pass
@@ -603,14 +608,14 @@ def _accumulate(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, op
         if reducer == "prod":
             raise CannotRewrite(f"`{acc}` multiplies Python numbers: the product would be computed in another precision", step.statement)
         if float_result:
-            total = method(method(lifted.node, "sum", dtype=attribute(spell("torch"), "float64")), "item")
+            total = method(method(lifted.node, "sum", dtype=attribute(spell(lifter.library.root), "float64")), "item")
             plan.reorders = True
         else:
             total = method(method(lifted.node, "sum"), "item")
         plan.descriptions.append(f"`{acc}` as one reduction")
     else:
         if lifted.keepdim:
-            total = method(lifted.node, reducer, integer(0), keepdim=name("True"))
+            total = method(lifted.node, reducer, integer(0), **{lifter.library.keepdim_keyword: name("True")})
         else:
             total = method(lifted.node, reducer, integer(0))
         plan.reorders = True
@@ -663,11 +668,11 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) ->
         if lifted.scalar:
             raise CannotRewrite(f"`{items}` collects Python numbers: `torch.stack` of them raises", step.statement)
         if lifted.keepdim:
-            value = method(value, "unsqueeze", integer(1))
+            value = lifter.library.unsqueeze(spell, value, 1)
         if consumer.dim not in (0,):
             if consumer.dim < 0:
                 raise CannotRewrite("stacking along a negative dimension is not lifted", consumer.statement)
-            value = method(value, "movedim", integer(0), integer(consumer.dim))
+            value = lifter.library.move_axis(spell, value, 0, consumer.dim)
     elif consumer.form == "cat":
         if lifted.scalar:
             raise CannotRewrite(f"`{items}` collects Python numbers: `torch.cat` of them raises", step.statement)
@@ -678,7 +683,7 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) ->
                 raise CannotRewrite("`torch.cat` of one-number samples raises", consumer.statement)
             if lifted.rank is None:
                 lifter._assume(f"a sample of `{_short(step.value)}` has at least one dimension")  # noqa: SLF001
-            value = method(value, "flatten", integer(0), integer(1))
+            value = lifter.library.merge_first_two(value)
     elif consumer.form == "tensor":
         if not lifted.scalar:
             raise CannotRewrite(f"`torch.tensor({items})` of tensors", consumer.statement)
@@ -770,7 +775,10 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         imports.update(needed)
         return node
 
-    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks))
+    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks),
+                    library=LIBRARIES[options.library])
+    if lifter.library.is_numpy:
+        raise CannotRewrite("torch.vmap maps tensors, not NumPy arrays", facts.loop)
     for walked in facts.domain.walked:
         lifter.per_sample[walked.element] = lifter.walked(walked.source)
     for variable in facts.loop_variables:
