@@ -220,6 +220,13 @@ def _gradient_leg(
     old = run_snippet(old_code, kernel, base, g_inputs)
     if old.error is not None:
         return None  # e.g. an in-place write into a leaf: the old code is not differentiable here
+    if _zero_extent(kernel, inputs):
+        # a loop that runs no step says nothing about differentiating it: judged only where the
+        # old code is differentiable with a non-empty extent too
+        rng = random.Random(seed_value)
+        grown = _requiring_grad(_with_extent(kernel, inputs, 2, rng), names)
+        if run_snippet(old_code, kernel, base, grown).error is not None:
+            return None
     new = run_snippet(new_code, kernel, base, g_inputs)
     if new.error is not None:
         return Difference(

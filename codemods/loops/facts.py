@@ -54,6 +54,8 @@ class Step:
     value: cst.BaseExpression | None = None
     #: STORE: the subscript elements of the target (``out[i, :]`` -> (i, :))
     indices: tuple[cst.SubscriptElement, ...] = ()
+    #: STORE: the target, chained subscripts flattened (``out[i][0]`` -> ``out[i, 0]``)
+    subscript: cst.Subscript | None = None
     #: ACCUMULATE and augmented STORE: the binary operator (``+=`` -> Add)
     operator: cst.BaseBinaryOp | None = None
     #: GUARD: the condition under which the rest of the body is skipped (``if c: continue``),
@@ -270,18 +272,23 @@ def _classify(statement: cst.BaseStatement, loop_vars: set[str]) -> Step:
         return Step(StepKind.OTHER, statement)
     small = statement.body[0]
     if isinstance(small, cst.Assign) and len(small.targets) == 1:
-        target = small.targets[0].target
+        target = flat_subscript(small.targets[0].target)
+        if isinstance(target, (cst.Tuple, cst.List)) and target_names(target) and all(
+            isinstance(e.value, cst.Name) for e in target.elements
+        ):
+            # ``h, w = x[i].shape``: a temporary of several names (lifted when loop-invariant)
+            return Step(StepKind.TEMP, statement, small, None, small.value)
         if isinstance(target, cst.Name):
             value = small.value
             if isinstance(value, cst.BinaryOperation) and m.matches(value.left, m.Name(target.value)) and target.value not in names_used(value.right):
                 return Step(StepKind.ACCUMULATE, statement, small, target.value, value.right, operator=value.operator)
             return Step(StepKind.TEMP, statement, small, target.value, value)
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and _uses_any(target, loop_vars):
-            return Step(StepKind.STORE, statement, small, target.value.value, small.value, tuple(target.slice))
+            return Step(StepKind.STORE, statement, small, target.value.value, small.value, tuple(target.slice), subscript=target)
         return Step(StepKind.OTHER, statement, small)
     if isinstance(small, cst.AugAssign):
         operator = _binary_of(small.operator)
-        target = small.target
+        target = flat_subscript(small.target)
         if isinstance(target, cst.Name) and operator is not None:
             return Step(StepKind.ACCUMULATE, statement, small, target.value, small.value, operator=operator)
         if (
@@ -290,7 +297,8 @@ def _classify(statement: cst.BaseStatement, loop_vars: set[str]) -> Step:
             and operator is not None
             and _uses_any(target, loop_vars)
         ):
-            return Step(StepKind.STORE, statement, small, target.value.value, small.value, tuple(target.slice), operator)
+            return Step(StepKind.STORE, statement, small, target.value.value, small.value, tuple(target.slice), operator,
+                        subscript=target)
         return Step(StepKind.OTHER, statement, small)
     if (
         isinstance(small, cst.Expr)
@@ -300,6 +308,19 @@ def _classify(statement: cst.BaseStatement, loop_vars: set[str]) -> Step:
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
         return Step(StepKind.APPEND, statement, small, call.func.value.value, call.args[0].value)
     return Step(StepKind.OTHER, statement, small)
+
+
+def flat_subscript(target: cst.BaseExpression) -> cst.BaseExpression:
+    """``x[i][j]`` as ``x[i, j]`` (each link one index, no slice): the same element of a tensor or
+    an ndarray. (A list of lists differs; the checker, which builds lists, tells.)"""
+    if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Subscript):
+        return target
+    inner = flat_subscript(target.value)
+    if not isinstance(inner, cst.Subscript) or not isinstance(inner.value, cst.Name):
+        return target
+    if any(not isinstance(e.slice, cst.Index) for e in (*inner.slice, *target.slice)):
+        return target
+    return inner.with_changes(slice=[*inner.slice, *target.slice])
 
 
 def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: set[str]) -> list[str]:
@@ -338,7 +359,7 @@ def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: 
                 found.append(f"`{step.target}` is read inside the loop while the loop writes it")
                 break
         if step.kind is StepKind.STORE and step.value is not None and step.target in names_used(step.value):
-            target = step.small.targets[0].target if isinstance(step.small, cst.Assign) else step.small.target  # type: ignore[union-attr]
+            target = step.subscript
             reads = [n for n in _subscripts_of(step.value, step.target)]
             from torchfix.codemods.loops.nodes import same_code
 
@@ -389,6 +410,69 @@ def _stored_names(scope: cst.CSTNode) -> set[int]:
     return written
 
 
+def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> frozenset[str]:
+    """Names whose value the loop leaves behind may be read: reads outside the loop, except
+    reads that see another binding -- inside another loop or comprehension whose target binds
+    the name, or before the loop in a function where no enclosing loop runs it again."""
+    inside = {id(n) for n in name_nodes(loop)} | _stored_names(scope)
+    in_outer_loop = False
+    current: cst.CSTNode | None = context.parents.get(loop)
+    while current is not None and current is not scope:
+        if isinstance(current, (cst.For, cst.While)):
+            in_outer_loop = True
+        current = context.parents.get(current)
+    loop_start = _start_of(loop, context)
+    found: set[str] = set()
+    for node in name_nodes(scope):
+        if id(node) in inside or node.value in found:
+            continue
+        if _rebound_around(node, loop, scope, context):
+            continue
+        if not in_outer_loop and loop_start is not None:
+            start = _start_of(node, context)
+            if start is not None and start < loop_start:
+                continue
+        found.add(node.value)
+    return frozenset(found)
+
+
+def target_names(target: cst.BaseExpression) -> set[str]:
+    """The names an assignment or loop target binds (``i``, ``(a, b)``, ``[x, *rest]``)."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(target_names(e.value) for e in target.elements)) if target.elements else set()
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return set()
+
+
+def _start_of(node: cst.CSTNode, context: ModuleContext) -> tuple[int, int] | None:
+    try:
+        return context.position(node)
+    except KeyError:
+        return None
+
+
+def _rebound_around(read: cst.Name, loop: cst.CSTNode, scope: cst.CSTNode, context: ModuleContext) -> bool:
+    """Whether ``read`` sits in the body of another ``for`` or comprehension that binds its name."""
+    current: cst.CSTNode | None = context.parents.get(read)
+    child: cst.CSTNode = read
+    while current is not None and current is not scope:
+        if current is not loop:
+            if isinstance(current, cst.For) and child is not current.iter and read.value in target_names(current.target):
+                return True
+            if isinstance(current, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+                clause: cst.CompFor | None = current.for_in
+                while clause is not None:
+                    if read.value in target_names(clause.target):
+                        return True
+                    clause = clause.inner_for_in
+        child = current
+        current = context.parents.get(current)
+    return False
+
+
 def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     """The facts of ``loop``; None when it does not iterate a domain the model knows."""
     function = context.enclosing_function(loop)
@@ -401,8 +485,7 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     per_sample = _per_sample(steps, loop_vars)
     blockers = _blockers(loop, steps, domain, per_sample)
     scope = function if function is not None else context.module
-    inside = {id(n) for n in name_nodes(loop)} | _stored_names(scope)
-    read_outside = frozenset(n.value for n in name_nodes(scope) if id(n) not in inside)
+    read_outside = _read_outside(loop, scope, context)
     return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
 
 

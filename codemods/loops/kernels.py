@@ -201,6 +201,12 @@ def build_kernel(
     prelude = prelude_for(facts, reads, exclude_from_prelude)
     old_all = [*prelude, *old]
     new_all = [*prelude, *new]
+    renamed = _AttributesAsInputs.for_function(facts, [*old_all, *new_all])
+    attribute_kinds: dict[str, Kind] = {}
+    if renamed is not None:
+        old_all = [s.visit(renamed) for s in old_all]
+        new_all = [s.visit(renamed) for s in new_all]
+        attribute_kinds = renamed.kinds
     names = free_names(old_all, module_names)
     names += [n for n in free_names(new_all, module_names) if n not in names]
     called = {
@@ -211,6 +217,10 @@ def build_kernel(
     if facts.domain.stop is not None and isinstance(facts.domain.stop, cst.Name) and facts.domain.measures is None:
         counts.add(facts.domain.stop.value)
     specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked)
+    specs = tuple(
+        InputSpec(s.name, attribute_kinds[s.name], batch_dim=s.batch_dim) if s.name in attribute_kinds and s.kind is not Kind.OPAQUE else s
+        for s in specs
+    )
     module = context.module
     return Kernel(
         old="".join(_text(module, s) for s in old_all),
@@ -222,6 +232,48 @@ def build_kernel(
         note=note,
         gradients=gradients,
     )
+
+
+class _AttributesAsInputs(cst.CSTTransformer):
+    """``self.eos`` -> ``self_eos`` in a kernel: a data attribute of the object a method runs on
+    becomes an input of its own, which the checker builds (``self`` itself cannot be built).
+    Called attributes (``self.net(...)``) stay: they are the object's behaviour, not data."""
+
+    def __init__(self, self_name: str, kinds: dict[str, Kind], taken: set[str]) -> None:
+        super().__init__()
+        self.self_name = self_name
+        self.kinds = kinds
+        self.names: dict[str, str] = {}
+        self.taken = taken
+        self._called: set[int] = set()
+
+    @classmethod
+    def for_function(cls, facts: LoopFacts, statements: Sequence[cst.CSTNode]) -> "_AttributesAsInputs | None":
+        function = facts.function
+        if function is None or facts.context.enclosing_class(function) is None or not function.params.params:
+            return None
+        self_name = function.params.params[0].name.value
+        taken = {n for s in statements for n in names_used(s)}
+        return cls(self_name, {}, taken | set(facts.context.bindings))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._called.add(id(node.func))
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if not (isinstance(original.value, cst.Name) and original.value.value == self.self_name) or id(original) in self._called:
+            return updated
+        attribute = original.attr.value
+        if attribute.startswith("__"):
+            return updated
+        local = self.names.get(attribute)
+        if local is None:
+            local = f"{self.self_name}_{attribute}".replace("__", "_")
+            while local in self.taken:
+                local += "_"
+            self.taken.add(local)
+            self.names[attribute] = local
+            self.kinds[local] = Kind.ANY
+        return cst.Name(local)
 
 
 def _text(module: cst.Module, node: cst.CSTNode) -> str:

@@ -420,6 +420,9 @@ class Lifter:
         attr = node.attr.value
         if inner.scalar:
             raise CannotLift(f"`.{attr}` of a per-sample number")
+        if attr == "shape" and not inner.keepdim and not inner.pair:
+            # every sample has the same shape: the batch's, without its first dimension
+            return Lifted(subscript(attribute(inner.node, "shape"), [slice_of(integer(1), None)]), False, 1)
         if attr == "data":
             return replace(inner, node=attribute(inner.node, "data"), keep=None)
         if attr in ("T", "mT") and not inner.keepdim:

@@ -35,6 +35,7 @@ from torchfix.codemods.loops.nodes import (
     int_literal,
     integer,
     method,
+    assigned_names,
     name,
     name_nodes,
     receiver,
@@ -398,6 +399,9 @@ def _finish(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str], 
 def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str], anchor: cst.CSTNode | None, torch_name: str,
              edits: tuple[Edit, ...], old: list[cst.CSTNode], new: list[cst.CSTNode]) -> LoopRewrite:
     context = facts.context
+    if facts.domain.measures is not None:
+        # the tensor whose size is the loop count is walked along that dimension too
+        lifter.walked_dims.setdefault(*facts.domain.measures)
     kernel = build_kernel(
         facts, old, new, tuple(dict.fromkeys(plan.outputs)), exclude_from_prelude=plan.exclude,
         extra_modules=(torch_name,) if "torch" not in context.bindings.values() else (),
@@ -449,14 +453,22 @@ def _layers_in_scope(facts: LoopFacts) -> dict[str, str]:
 
 
 def _temporary(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> None:
-    assert step.target is not None and step.value is not None
-    if facts.used_after(step.target):
-        raise CannotRewrite(f"`{step.target}` is assigned in the loop and read after it", step.statement)
+    assert step.value is not None and step.small is not None
+    names = sorted(assigned_names(step.small))
+    for bound in names:
+        if facts.used_after(bound):
+            raise CannotRewrite(f"`{bound}` is assigned in the loop and read after it", step.statement)
     lifted = lifter.lift(step.value)
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
     if not lifted.batched:
-        raise CannotRewrite(f"`{step.target}` does not depend on the loop: hoisting it changes what a loop that runs no iteration does", step.statement)
+        # the same value at every step: computed once, before the batched statements (the
+        # checker confirms that computing it where the loop ran no step changes nothing)
+        plan.statements.append(assign(step.small.targets[0].target, lifted.node))  # type: ignore[union-attr]
+        plan.descriptions.append("loop-invariant statements computed once")
+        return
+    if step.target is None:
+        raise CannotRewrite(f"`{_short(step.small)}` unpacks a per-sample value", step.statement)
     # later statements read the batched temporary by its name
     lifter.per_sample[step.target] = replace(lifted, node=name(step.target), keep=None)
     statement = assign(name(step.target), lifted.node)
@@ -501,13 +513,14 @@ def _fresh_name(facts: LoopFacts, stem: str) -> str:
 def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options: Options, plan: _Plan) -> None:
     assert step.target is not None and step.value is not None and step.small is not None
     small = step.small
-    target = small.targets[0].target if isinstance(small, cst.Assign) else small.target  # type: ignore[union-attr]
+    target = step.subscript
     assert isinstance(target, cst.Subscript)
     lifted = lifter.lift(step.value)
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
     batched_target, axis, removed = _batched_target(lifter, target, extent)
     batched_target = _whole_rows(target, batched_target, facts, extent)
+    lifter.walked_dims.setdefault(step.target, next(k for k, e in enumerate(target.slice) if lifter.depends(e)))
     definition = facts.definition(step.target)
     out_rank = _allocation_rank(definition.value, facts) if definition is not None else facts.shapes.ranks.get(step.target)
     slot_rank = None if out_rank is None else out_rank - 1 - removed
@@ -838,7 +851,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     anchor: cst.CSTNode = result.statement
     if result.kind is StepKind.STORE:
         small = result.small
-        target = small.targets[0].target if isinstance(small, cst.Assign) else small.target  # type: ignore[union-attr]
+        target = step.subscript
         assert isinstance(target, cst.Subscript)
         batched_target, axis, _ = _batched_target(lifter, target, extent)
         batched_target = _whole_rows(target, batched_target, facts, extent)
