@@ -2,8 +2,13 @@
 
 The old function defines its own domain: every input on which it runs must give the same result
 (value, Python type, dtype, shape, device), leave its tensor arguments in the same state, and --
-unless ``--no-gradients`` -- give the same gradients. Both functions run only inside the boxed
-worker; this process merely parses them.
+unless ``--no-gradients`` -- give the same gradients.
+
+This runs the two files' code (every top-level statement, then the functions): it is for code
+you trust. This process only parses the files; the code runs in the checker's worker, after the
+same static vetting as a rewrite's kernel (``equivalence.policy``: only torch / numpy / math
+callees from its table, no other imports, no dunders) and inside the same sandbox
+(``equivalence.sandbox``).
 
 Exit codes: 0 equivalent, 1 refuted, 3 inconclusive (no admitted input, too few examples, the
 budget ran out), 2 usage error.
@@ -40,6 +45,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m torchfix.equivalence",
         description="Check that NEW computes what OLD computes on every input OLD accepts.",
+        epilog=(
+            "This executes the code of both files (every top-level statement, then the functions): use it "
+            "on code you trust. The code runs only in the checker's worker, after static vetting (known "
+            "torch/numpy/math callees only) and inside its OS sandbox (bubblewrap) where one can be set up."
+        ),
     )
     parser.add_argument("old", metavar="OLD.py:func")
     parser.add_argument("new", metavar="NEW.py:func")
@@ -152,10 +162,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from torchfix.equivalence.checker import Checker, CheckSettings
+    from torchfix.equivalence.sandbox import SandboxUnavailable
 
     settings = CheckSettings(examples=args.examples, timeout=args.timeout, seed=args.seed, devices=devices)
     cache = None if args.no_cache or args.replay else ...
     with Checker(settings, **({} if cache is ... else {"cache_dir": None})) as checker:
+        try:
+            warning = checker.isolation().warning()
+        except SandboxUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if warning:
+            print(warning, file=sys.stderr)
         verdict = checker.replay(kernel, witness, devices[0]) if witness is not None else checker.check(kernel)
     report(verdict, args)
     return EXIT[verdict.outcome]

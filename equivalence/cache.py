@@ -1,9 +1,20 @@
 """A persistent verification cache: a re-run over an unchanged repository costs no checks.
 
-A verdict is stored under a key made of the kernel's content (``Kernel.key()``), the settings that
-change what a check can find (examples, seed, devices) and a hash of the checker's own source --
-a new checker version never reuses an old version's verdicts. One small JSON file per verdict,
-written atomically (temp file + rename), so parallel runs can share a cache directory.
+Whoever can write a cache entry decides what is "verified", so the cache is guarded:
+
+- the directory is the user's own: created with mode 0700; an existing one that is a symlink,
+  is owned by another user, or is group- or world-writable is refused (the cache is then off for
+  the run, and :meth:`VerdictCache.problem` says why; the application prints it once);
+- entries are written by the parent process only (the sandboxed worker cannot even see the
+  directory), atomically (temp file + rename), so parallel runs can share it;
+- an entry's key is a hash of the kernel's content (``Kernel.key()``), the settings that change
+  what a check can find (examples, seed, devices, measuring), the checker's own source hash, and
+  the versions of torchfix, torch and numpy -- a new checker or library never reuses an old
+  verdict;
+- every entry carries an HMAC-SHA256 over its key and its verdict, under a per-user secret kept
+  in ``<cache>/secret`` (32 random bytes, mode 0600, refused when it is not the user's own or
+  readable by others). An entry whose MAC does not verify -- tampered with, copied from another
+  user's cache, or stored under another key -- is ignored and counted (``rejected``).
 
 Location: ``$TORCHFIX_CACHE_DIR``, else ``$XDG_CACHE_HOME/torchfix``, else ``~/.cache/torchfix``
 (verdicts under ``verdicts/``). ``TORCHFIX_NO_CACHE=1`` turns it off. Under pytest
@@ -15,8 +26,10 @@ Timeouts and worker crashes are never stored (they may depend on the machine's l
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import stat
 import tempfile
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -24,6 +37,8 @@ from typing import Any
 
 from torchfix.equivalence.kernel import Counterexample, Kernel, Outcome, Timing, Verdict
 
+#: the per-user secret's file name, inside the cache directory
+SECRET_NAME = "secret"
 _SOURCE_HASH: str | None = None
 
 
@@ -37,6 +52,48 @@ def checker_version() -> str:
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
         _SOURCE_HASH = digest.hexdigest()[:16]
     return _SOURCE_HASH
+
+
+_VERSIONS: str | None = None
+
+
+def library_versions() -> str:
+    """torchfix, torch and numpy versions (read from metadata: torch is not imported here)."""
+    global _VERSIONS
+    if _VERSIONS is None:
+        from importlib import metadata
+
+        from torchfix import __version__
+
+        parts = [f"torchfix={__version__}"]
+        for name in ("torch", "numpy"):
+            try:
+                parts.append(f"{name}={metadata.version(name)}")
+            except metadata.PackageNotFoundError:
+                parts.append(f"{name}=?")
+        _VERSIONS = ",".join(parts)
+    return _VERSIONS
+
+
+def private_directory_problem(path: Path) -> str | None:
+    """Why ``path`` may not hold this user's cache (None: it may), creating it (0700) if absent."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(path)
+    except OSError as exc:
+        return f"cannot create {path}: {exc.strerror or exc}"
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        return f"{path} is not a directory (a symlink?)"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return f"{path} is owned by another user (uid {info.st_uid})"
+    if info.st_mode & 0o022:
+        return f"{path} is writable by other users (mode {stat.S_IMODE(info.st_mode):o})"
+    if info.st_mode & 0o077:
+        try:
+            os.chmod(path, 0o700)  # ours and not writable by others: make it private too
+        except OSError:
+            pass
+    return None
 
 
 def default_cache_dir() -> Path | None:
@@ -79,16 +136,45 @@ def verdict_from_json(data: dict[str, Any]) -> Verdict:
     )
 
 
+def default_cache_problem() -> str | None:
+    """The warning to print once when the default cache directory is refused (None: usable/off)."""
+    directory = default_cache_dir()
+    if directory is None:
+        return None
+    problem = private_directory_problem(directory)
+    return f"torchfix: warning: verdict cache off: {problem}" if problem else None
+
+
+def _canonical(data: Any) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+
+
 class VerdictCache:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory) / "verdicts"
+        self.root = Path(directory)
+        self.directory = self.root / "verdicts"
         self.hits = 0
         self.misses = 0
+        #: entries ignored because their MAC did not verify
+        self.rejected = 0
+        self._secret: bytes | None = None
+        #: why the cache is off (None: it is on)
+        self.problem: str | None = None
+        self._ready = False
+
+    def _prepare(self) -> bool:
+        if not self._ready:
+            self._ready = True
+            self.problem = private_directory_problem(self.root) or private_directory_problem(self.directory)
+            if self.problem is None:
+                self._secret, self.problem = _load_secret(self.root / SECRET_NAME)
+        return self.problem is None
 
     @staticmethod
     def key(kernel: Kernel, settings: Any) -> str:
         parts = [
             checker_version(),
+            library_versions(),
             kernel.key(),
             str(getattr(settings, "examples", "")),
             str(getattr(settings, "seed", "")),
@@ -100,26 +186,80 @@ class VerdictCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
+    def _mac(self, key: str, verdict: dict[str, Any]) -> str:
+        assert self._secret is not None
+        return hmac.new(self._secret, key.encode() + b"\n" + _canonical(verdict), hashlib.sha256).hexdigest()
+
     def get(self, kernel: Kernel, settings: Any) -> Verdict | None:
-        path = self._path(self.key(kernel, settings))
+        if not self._prepare():
+            return None
+        key = self.key(kernel, settings)
+        path = self._path(key)
         try:
-            verdict = verdict_from_json(json.loads(path.read_text()))
-        except (OSError, ValueError, KeyError, TypeError):
+            with open(path, "rb") as handle:
+                entry = json.loads(handle.read(1 << 22))
+        except (OSError, ValueError):
+            self.misses += 1
+            return None
+        try:
+            genuine = (
+                isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("mac"), str)
+                and hmac.compare_digest(entry["mac"], self._mac(key, entry["verdict"]))
+            )
+            verdict = verdict_from_json(entry["verdict"]) if genuine else None
+        except (ValueError, KeyError, TypeError, AttributeError):
+            verdict = None
+        if verdict is None:
+            self.rejected += 1
             self.misses += 1
             return None
         self.hits += 1
         return verdict
 
     def put(self, kernel: Kernel, settings: Any, verdict: Verdict) -> None:
-        path = self._path(self.key(kernel, settings))
+        if not self._prepare():
+            return
+        key = self.key(kernel, settings)
+        path = self._path(key)
+        data = verdict_to_json(verdict)
+        entry = {"key": key, "verdict": data, "mac": self._mac(key, data)}
+        tmp = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w") as handle:
-                json.dump(verdict_to_json(verdict), handle)
+                json.dump(entry, handle)
             os.replace(tmp, path)
         except OSError:  # a read-only or full disk costs speed, never correctness
-            try:
-                os.unlink(tmp)  # type: ignore[possibly-undefined]
-            except (OSError, UnboundLocalError):
-                pass
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+
+def _load_secret(path: Path) -> tuple[bytes | None, str | None]:
+    """The per-user MAC secret (created on first use), or why it cannot be trusted."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        return None, f"cannot create {path}: {exc.strerror or exc}"
+    else:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(os.urandom(32).hex().encode())
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        return None, f"cannot read {path}: {exc.strerror or exc}"
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            return None, f"{path} is owned by another user (uid {info.st_uid})"
+        if info.st_mode & 0o077 or not stat.S_ISREG(info.st_mode):
+            return None, f"{path} is readable or writable by other users (mode {stat.S_IMODE(info.st_mode):o})"
+        secret = handle.read(256).strip()
+    if len(secret) < 32:
+        return None, f"{path} holds no usable secret"
+    return secret, None

@@ -1,19 +1,27 @@
 """The checker's front door: ``Checker(settings).check(kernel) -> Verdict``.
 
-Kernels are untrusted code (bulk migration runs snippets from repositories nobody here wrote), so
-each check runs in a worker process with a wall-clock limit and a memory limit. A crash, hang or
-out-of-memory in a worker turns into an ``unverified`` verdict for that kernel, the worker is
-replaced, and the run goes on. The worker is started lazily -- importing torch and hypothesis costs
-a second or two, and a run with nothing to check should not pay it.
+Kernels are untrusted code (bulk migration runs snippets from repositories nobody here wrote).
+Two lines of defence stand between them and the host:
+
+1. static: ``policy.vet`` refuses a kernel that names anything outside the table of known-pure
+   callees -- here, before it is sent anywhere, and again in the worker; a refused kernel is
+   never run and its verdict is ``skipped`` with the reason;
+2. dynamic: each check runs in a worker process inside an OS sandbox (``equivalence.sandbox``),
+   with a hard wall-clock deadline per check (the whole worker tree is killed at it) and a memory
+   limit. A crash, hang or out-of-memory turns into an ``unverified`` verdict for that kernel, the
+   worker is replaced, and the run goes on.
+
+After a verified check the worker times old against new (``equivalence.timing``) under a budget
+of its own (``CheckSettings.measure_timeout``): a slow measurement leaves the verdict verified,
+without timings, and says why. The worker is started lazily -- importing torch and hypothesis
+costs a second or two, and a run with nothing to check should not pay it.
 """
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -34,6 +42,8 @@ class CheckSettings:
     memory_mb: int = 8192
     #: time old vs new at realistic sizes once a kernel is verified (``equivalence.timing``)
     measure: bool = True
+    #: seconds the timing of one verified kernel may take (its own budget, not ``timeout``'s)
+    measure_timeout: float = 30.0
 
 
 def available_devices() -> tuple[str, ...]:
@@ -81,34 +91,27 @@ _TRANSIENT = ("the check timed out", "the checker worker died", "the check ran o
 
 #: importing torch and hypothesis in a fresh worker, on a slow machine
 _STARTUP_SECONDS = 120.0
+#: the largest answer read from a worker (a verdict with its counterexample is a few KiB)
+_MAX_REPLY_BYTES = 16 * 2**20
 
 
-def _package_root() -> str:
-    """The directory holding the ``torchfix`` package the worker must import (this one's)."""
-    top = sys.modules[__name__.split(".")[0]]
-    return os.path.dirname(os.path.dirname(os.path.abspath(top.__file__ or "")))
+def _reply(conn: Connection) -> Any:
+    """One answer from the worker, parsed as JSON -- never unpickled: the worker runs scanned
+    code, and unpickling its bytes would let that code run here, outside the sandbox."""
+    import json
 
+    from torchfix.equivalence.cache import verdict_from_json
 
-def _scratch_dir() -> str:
-    """An empty working directory for workers, so a relative path in a kernel touches nothing."""
-    import tempfile
-
-    path = os.path.join(tempfile.gettempdir(), f"torchfix-checker-{os.getuid() if hasattr(os, 'getuid') else 0}")
-    os.makedirs(path, exist_ok=True)
-    return path
-
-
-def _rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/statm") as handle:
-            pages = int(handle.read().split()[1])
-        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        return 0.0
+    data = json.loads(conn.recv_bytes(_MAX_REPLY_BYTES))
+    if isinstance(data, dict) and isinstance(data.get("ready"), list) and len(data["ready"]) == 3:
+        return tuple(data["ready"])
+    if isinstance(data, dict) and isinstance(data.get("verdict"), dict):
+        return verdict_from_json(data["verdict"])
+    raise ValueError("not an answer")
 
 
 class Checker:
-    """Checks kernels in a boxed worker process; caches verdicts by kernel content.
+    """Checks kernels in a sandboxed worker process; caches verdicts by kernel content.
 
     ``cache_dir``: where verdicts persist between runs (``equivalence.cache``). Left out, the
     environment decides (``TORCHFIX_CACHE_DIR``, ``TORCHFIX_NO_CACHE``, off under pytest); None
@@ -119,16 +122,33 @@ class Checker:
         from torchfix.equivalence.cache import VerdictCache, default_cache_dir
 
         self.settings = settings or CheckSettings()
-        self._process: Any = None
+        self._launch: Any = None
         self._conn: Connection | None = None
         self._cache: dict[tuple[str, CheckSettings], Verdict] = {}
         directory = default_cache_dir() if cache_dir is DEFAULT_CACHE else cache_dir
         self.disk_cache = VerdictCache(directory) if directory else None
         #: checks actually run in the worker (not answered from a cache)
         self.checks_run = 0
+        #: kernels the static line refused (never sent to a worker)
+        self.refused = 0
         self._last_failure = Verdict(Outcome.UNVERIFIED, "the checker worker died")
         #: set when a worker could not start under the address-space limit
         self._unlimited = False
+        #: whether the running worker loaded its seccomp filter
+        self.seccomp_loaded: bool | None = None
+        #: set when CUDA did not work inside the sandbox and GPU workers run without it
+        self.sandbox_off_reason = ""
+
+    def isolation(self) -> Any:
+        """How this checker's workers are isolated (``sandbox.Isolation``); raises
+        ``sandbox.SandboxUnavailable`` under ``TORCHFIX_SANDBOX=require`` when there is none."""
+        from torchfix.equivalence.sandbox import isolation
+
+        return isolation(self.settings.devices)
+
+    @property
+    def _process(self) -> Any:
+        return self._launch.process if self._launch is not None else None
 
     def _start(self) -> None:
         try:
@@ -145,35 +165,45 @@ class Checker:
 
     def _spawn(self, address_space_mb: int) -> None:
         # A fresh interpreter (not multiprocessing's spawn, which re-imports the caller's
-        # __main__) talking pickles over a socket pair.
+        # __main__) talking pickles over a socket pair, which passes into the sandbox.
+        from torchfix.equivalence.sandbox import launch
+
+        found = self.isolation()
+        sandboxed = found.sandboxed and not self.sandbox_off_reason
+        gpu = any(d != "cpu" for d in self.settings.devices)
         parent, child = socket.socketpair()
-        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=_package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        process = subprocess.Popen(
-            [sys.executable, "-m", f"{__package__}.worker", str(child.fileno()), str(address_space_mb)],
-            pass_fds=(child.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=_scratch_dir(),
-        )
-        child.close()
-        self._process, self._conn = process, Connection(parent.detach())
         try:
-            ready = self._conn.poll(_STARTUP_SECONDS) and self._conn.recv() == "ready"
-        except (EOFError, OSError):
-            ready = False
-        if not ready:
+            self._launch = launch(
+                [str(child.fileno()), str(address_space_mb), "1" if sandboxed else "0", "1" if gpu else "0"],
+                (child.fileno(),), self.settings.devices, sandboxed=sandboxed, fallback_reason=self.sandbox_off_reason,
+            )
+        finally:
+            child.close()
+        self._conn = Connection(parent.detach())
+        try:
+            ready = self._conn.poll(_STARTUP_SECONDS) and _reply(self._conn)
+        except (EOFError, OSError, ValueError, TypeError, KeyError):
+            ready = None
+        if not (isinstance(ready, tuple) and ready[0] == "ready"):
             raise RuntimeError("the checker worker did not start")
+        self.seccomp_loaded = bool(ready[1])
+        if gpu and sandboxed and not ready[2]:
+            # the parent sees a GPU, the sandboxed worker does not: rather than fail every GPU
+            # leg, run GPU workers outside the namespaces (still vetted, filtered and limited),
+            # and say so once
+            self._stop()
+            self.sandbox_off_reason = "CUDA is not usable inside the bubblewrap sandbox"
+            sys.stderr.write(f"torchfix: warning: {self.sandbox_off_reason}; GPU checks run without it\n")
+            self._spawn(address_space_mb)
 
     def _stop(self) -> None:
-        if self._process is not None:
-            if self._process.poll() is None:
-                self._process.kill()
-            self._process.wait(timeout=5)
+        from torchfix.equivalence.sandbox import kill
+
+        if self._launch is not None:
+            kill(self._launch)
         if self._conn is not None:
             self._conn.close()
-        self._process, self._conn = None, None
+        self._launch, self._conn = None, None
 
     def _address_space_mb(self) -> int:
         # CUDA reserves far more address space than it uses: with a GPU in play the worker runs
@@ -183,46 +213,81 @@ class Checker:
         return self.settings.memory_mb
 
     def check(self, kernel: Kernel) -> Verdict:
+        from torchfix.equivalence.policy import vet
+
         key = (kernel.key(), self.settings)
         if key in self._cache:
             return self._cache[key]
+        refusal = vet(kernel)
+        if refusal is not None:
+            self.refused += 1
+            verdict = Verdict(Outcome.SKIPPED, f"not run: {refusal.reason}")
+            self._cache[key] = verdict
+            return verdict
         if self.disk_cache is not None:
             stored = self.disk_cache.get(kernel, self.settings)
             if stored is not None:
                 self._cache[key] = stored
                 return stored
-        verdict = self._check_boxed((kernel, self.settings))
+        verdict = self._request(("check", kernel, self.settings), self.settings.timeout)
         self.checks_run += 1
+        transient = verdict.reason.startswith(_TRANSIENT)
+        if verdict.ok and self.settings.measure:
+            verdict, measured = self._measure(kernel, verdict)
+            transient = transient or not measured
         # a timeout or crash may be load-dependent: do not remember it
-        if not verdict.reason.startswith(_TRANSIENT):
+        if not transient:
             self._cache[key] = verdict
             if self.disk_cache is not None:
                 self.disk_cache.put(kernel, self.settings, verdict)
         return verdict
 
+    def _measure(self, kernel: Kernel, verdict: Verdict) -> tuple[Verdict, bool]:
+        """``verdict`` with timings; False when the measurement itself failed (not cached)."""
+        budget = self.settings.measure_timeout
+        timed = self._request(("measure", kernel, verdict, self.settings), budget)
+        if timed.outcome is Outcome.VERIFIED and timed.reason == verdict.reason:
+            return timed, True
+        why = "it ran past its budget of {:.0f}s".format(budget) if timed.reason.startswith("the check timed out") else (
+            "the worker died while timing" if timed.reason.startswith(_TRANSIENT) else timed.reason
+        )
+        return replace(verdict, timings=(), timing_note=f"speed not measured: {why}"), False
+
     def replay(self, kernel: Kernel, witness: str, device: str = "cpu") -> Verdict:
         """Judge ``kernel`` on the exact inputs of a witness (``Counterexample.witness``)."""
-        return self._check_boxed(("replay", kernel, self.settings, witness, device))
+        from torchfix.equivalence.policy import vet
 
-    def _check_boxed(self, message: Any) -> Verdict:
+        refusal = vet(kernel)
+        if refusal is not None:
+            return Verdict(Outcome.SKIPPED, f"not run: {refusal.reason}")
+        return self._request(("replay", kernel, self.settings, witness, device), self.settings.timeout)
+
+    def _request(self, message: Any, timeout: float) -> Verdict:
         if self._process is None or self._process.poll() is not None:
             self._stop()
             self._start()
         assert self._conn is not None
         try:
             self._conn.send(message)
-            if not self._wait(self.settings.timeout):
+            if not self._wait(timeout):
                 return self._last_failure
-            verdict = self._conn.recv()
+            verdict = _reply(self._conn)
         except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
             code = self._process.poll() if self._process is not None else None
             self._stop()
             return Verdict(Outcome.UNVERIFIED, f"the checker worker died (exit code {code})")
+        except (ValueError, TypeError, KeyError, AttributeError):
+            verdict = None
+        if not isinstance(verdict, Verdict):
+            self._stop()
+            return Verdict(Outcome.UNVERIFIED, "the checker worker died (it answered something that is not a verdict)")
         return verdict
 
     def _wait(self, timeout: float) -> bool:
-        """Wait for the worker's answer; kill it on timeout or when it outgrows its memory."""
+        """Wait for the worker's answer; kill it at the deadline or when it outgrows its memory."""
         import time
+
+        from torchfix.equivalence.sandbox import resident_mb
 
         assert self._conn is not None
         deadline = time.monotonic() + timeout
@@ -235,7 +300,7 @@ class Checker:
                 return False
             if self._conn.poll(min(remaining, 0.2)):
                 return True
-            if limit and self._process is not None and _rss_mb(self._process.pid) > limit:
+            if limit and self._launch is not None and resident_mb(self._launch) > limit:
                 self._stop()
                 self._last_failure = Verdict(
                     Outcome.UNVERIFIED, f"the checker worker died (out of memory: over {limit} MiB resident)"
@@ -247,7 +312,7 @@ class Checker:
             try:
                 self._conn.send(None)
                 self._process.wait(timeout=2)
-            except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
+            except (BrokenPipeError, OSError, Exception):  # noqa: BLE001 - a timeout included
                 pass
         self._stop()
 

@@ -21,7 +21,7 @@ from hypothesis.errors import HypothesisException
 from torchfix.equivalence.edges import edge_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
-from torchfix.equivalence.execute import base_namespace, run_snippet
+from torchfix.equivalence.execute import base_namespace, error_site, run_snippet
 from torchfix.equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
     Signature,
@@ -232,7 +232,7 @@ def _gradient_leg(
         return Difference(
             "the new code's run on inputs that require grad",
             "ran without error",
-            f"raised {type(new.error).__name__}: {str(new.error)[:200]}",
+            f"raised {error_site(new.error)}",
             "the old code accepts inputs that require grad, the new code raises",
         )
     diff = compare_runs(kernel, old, new, g_inputs, tol)
@@ -254,7 +254,7 @@ def _gradient_leg(
             _weighted_sum(new_outs, seed_value), [t for _, t in new_leaves], allow_unused=True
         ) if new_outs else [None] * len(new_leaves)
     except RuntimeError as exc:
-        return Difference("the gradient", "computed", f"backward raised {type(exc).__name__}: {str(exc)[:200]}")
+        return Difference("the gradient", "computed", f"backward raised {error_site(exc)}")
     for (label, leaf), g_old, g_new in zip(old_leaves, old_grads, new_grads):
         g_old = torch.zeros_like(leaf) if g_old is None else g_old
         g_new = torch.zeros_like(leaf) if g_new is None else g_new
@@ -349,7 +349,7 @@ def judge_example(
         return Difference(
             "the new code's run",
             "ran without error",
-            f"raised {type(new.error).__name__}: {str(new.error)[:200]}",
+            f"raised {error_site(new.error)}",
             "the old code accepts this input, the new code raises",
         )
     tol = _tolerance(kernel, inputs)
@@ -367,14 +367,14 @@ def judge_example(
         stats.deterministic_runs += 1
         if det.error is not None:
             if "determinis" in str(det.error):
-                note = f"the new code has no deterministic implementation on {config.device}: {str(det.error)[:120]}"
+                note = f"the new code has no deterministic implementation on {config.device} ({error_site(det.error)})"
                 if note not in stats.notes:
                     stats.notes.append(note)
             else:
                 return Difference(
                     "the new code's run under torch.use_deterministic_algorithms(True)",
                     "ran without error",
-                    f"raised {type(det.error).__name__}: {str(det.error)[:200]}",
+                    f"raised {error_site(det.error)}",
                 )
         else:
             diff = compare_runs(kernel, old, det, inputs, tol)
@@ -407,7 +407,7 @@ def admit_signatures(
                 admitted.append(signature)
                 break
             if errors is not None:
-                errors[f"{type(error).__name__}: {str(error)[:160]}"] += 1
+                errors[error_site(error)] += 1
     return admitted
 
 
@@ -458,7 +458,7 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     try:
         old_code, new_code = _compile(kernel)
     except SyntaxError as exc:
-        return Verdict(Outcome.UNVERIFIED, f"kernel does not compile: {exc}")
+        return Verdict(Outcome.UNVERIFIED, f"kernel does not compile (SyntaxError at line {exc.lineno} of the {str(exc.filename).strip('<>')} code)")
     base = base_namespace(kernel)
     rng = random.Random(config.seed)
     specs = list(kernel.inputs)
@@ -563,7 +563,7 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
                 tuple(sorted(stats.signatures_seen)),
             )
         except HypothesisException as exc:  # pragma: no cover - defensive
-            return Verdict(Outcome.UNVERIFIED, f"checker error: {exc}", devices=(config.device,))
+            return Verdict(Outcome.UNVERIFIED, f"checker error ({type(exc).__name__})", devices=(config.device,))
 
     notes = _notes(kernel, stats)
     if stats.compared < MIN_EXAMPLES:
@@ -592,7 +592,7 @@ def replay_kernel(kernel: Kernel, witness: str, config: EngineSettings) -> Verdi
     try:
         old_code, new_code = _compile(kernel)
     except SyntaxError as exc:
-        return Verdict(Outcome.UNVERIFIED, f"kernel does not compile: {exc}")
+        return Verdict(Outcome.UNVERIFIED, f"kernel does not compile (SyntaxError at line {exc.lineno} of the {str(exc.filename).strip('<>')} code)")
     base = base_namespace(kernel)
     inputs = decode_inputs(witness, config.device)
     stats = _Stats()

@@ -1,9 +1,14 @@
 """Running one kernel snippet in a clean namespace.
 
-The namespace holds the whitelisted modules the kernel names (torch and its submodules, numpy,
-math), the inputs, and restricted builtins: no ``open``, no ``__import__``, no ``exec``/``eval``.
-Every other free name is an opaque stand-in, so a snippet never reaches the scanned project's code
-or the file system through a name it did not get from us.
+A kernel reaches this module only after ``equivalence.policy.vet`` accepted it (in the parent and
+again in the worker); what follows is the run-time half of the same rules, defence in depth:
+
+- builtins: exactly ``policy.BUILTINS``, plus a guarded ``__import__`` (torch's C code imports
+  lazily through the running frame's builtins, so imports cannot simply be absent);
+- modules: each binding to a table module is a :class:`ModuleProxy` that hands out only the
+  table's rows and sub-modules (``torch.os``, ``torch.save``, ``np.load`` raise AttributeError);
+  torch's own code keeps using the real modules;
+- every other free name the kernel declares opaque is a stand-in (:class:`Opaque`).
 """
 
 from __future__ import annotations
@@ -12,23 +17,19 @@ import builtins
 import copy
 import hashlib
 import importlib
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from torchfix.equivalence import policy
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 _ALLOWED_ROOTS = ("torch", "numpy", "math")
 #: what an ``import`` written in a kernel may name: the bound modules, plus two that only
 #: describe code (``python -m torchfix.equivalence`` runs whole source files, which import them)
 _IMPORTABLE_ROOTS = _ALLOWED_ROOTS + ("__future__", "typing")
-_FORBIDDEN_BUILTINS = frozenset(
-    {
-        "open", "exec", "eval", "compile", "input", "breakpoint", "exit", "quit",
-        "help", "globals", "locals", "vars", "memoryview", "copyright", "credits", "license",
-    }
-)
 _KERNEL_FILES = frozenset({"<old>", "<new>"})
 
 
@@ -37,21 +38,62 @@ def _guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist
 
     torch's C code imports lazily (``torch.tensor([...])`` imports ``torch.storage``) through the
     builtins of the running frame -- the kernel's -- so imports are not simply forbidden: the
-    caller decides. An import written in a kernel (the frame's file is <old> or <new>) must name a
-    whitelisted module; one made by torch's own Python code is torch's business.
+    caller decides. An import made from code that has no file of its own (the kernel's <old> /
+    <new>, or anything compiled from a string: ``<string>``) must name a whitelisted module; one
+    made by the real modules' own Python code is their business.
     """
     import sys
 
     caller = sys._getframe(1)
-    if caller.f_code.co_filename in _KERNEL_FILES and level == 0 and name.split(".")[0] not in _IMPORTABLE_ROOTS:
-        raise ImportError(f"kernels may not import {name!r}")
-    return builtins.__import__(name, globals, locals, fromlist, level)
+    if not caller.f_code.co_filename.startswith("<"):
+        return builtins.__import__(name, globals, locals, fromlist, level)
+    if level != 0 or name.split(".")[0] not in _IMPORTABLE_ROOTS:
+        raise ImportError("kernels may import torch, numpy and math only")
+    module = builtins.__import__(name, globals, locals, fromlist, level)
+    if name.split(".")[0] in ("__future__", "typing"):
+        return module
+    # the kernel gets the same view of the module as through a binding
+    dotted = getattr(module, "__name__", "")
+    if dotted not in policy.TABLE_MODULES:
+        raise ImportError(f"{dotted} is not a known pure module")
+    return module_proxy(module, dotted)
 
 
-SAFE_BUILTINS: dict[str, Any] = {
-    name: getattr(builtins, name) for name in dir(builtins) if name not in _FORBIDDEN_BUILTINS
-}
+SAFE_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in policy.BUILTINS if hasattr(builtins, name)}
 SAFE_BUILTINS["__import__"] = _guarded_import
+
+
+class ModuleProxy:
+    """What a kernel sees of a table module: its rows and table sub-modules, nothing else.
+
+    The real module lives only in the closure of the per-module subclass's ``__getattr__`` (see
+    :func:`module_proxy`), not in an attribute a kernel could name."""
+
+    __slots__ = ("__dict__",)
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        raise AttributeError("kernels may not assign module attributes")
+
+    def __delattr__(self, attr: str) -> None:
+        raise AttributeError("kernels may not delete module attributes")
+
+
+def module_proxy(module: Any, dotted: str) -> ModuleProxy:
+    """A :class:`ModuleProxy` of ``module`` (the table module named ``dotted``)."""
+
+    def lookup(self: ModuleProxy, attr: str) -> Any:
+        full = f"{dotted}.{attr}"
+        if full in policy.TABLE_MODULES:
+            value: Any = module_proxy(importlib.import_module(full), full)
+        elif full in policy.CALLEES:
+            value = getattr(module, attr)
+        else:
+            raise AttributeError(f"{full} is not a known pure callee")
+        self.__dict__[attr] = value  # later look-ups skip __getattr__
+        return value
+
+    view = type("ModuleProxy", (ModuleProxy,), {"__getattr__": lookup, "__repr__": lambda self: f"<module {dotted!r} (kernel view)>", "__slots__": ()})
+    return view()
 
 
 class OpaqueUse(Exception):
@@ -96,17 +138,24 @@ class Opaque:
 
 
 def resolve_module(dotted: str) -> Any | None:
-    if dotted.split(".")[0] not in _ALLOWED_ROOTS:
+    """What a kernel binding names, as the kernel may see it: a :class:`ModuleProxy` for a table
+    module, the real object for a table row, None for anything else."""
+    kind = policy.binding_kind(dotted)
+    if kind == "module":
+        return module_proxy(importlib.import_module(dotted), dotted)
+    if kind != "row":
         return None
+    module_name, _, attr = dotted.rpartition(".")
+    while module_name not in policy.TABLE_MODULES:  # a row of a row: torch.Tensor.sum
+        module_name, _, outer = module_name.rpartition(".")
+        attr = f"{outer}.{attr}"
+    value: Any = importlib.import_module(module_name)
     try:
-        return importlib.import_module(dotted)
-    except ImportError:
-        # "torch.nn.functional.relu" style bindings (from-imports of functions)
-        module_name, _, attr = dotted.rpartition(".")
-        try:
-            return getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError):
-            return None
+        for part in attr.split("."):
+            value = getattr(value, part)
+    except AttributeError:
+        return None
+    return value
 
 
 def base_namespace(kernel: Kernel) -> dict[str, Any]:
@@ -118,6 +167,21 @@ def base_namespace(kernel: Kernel) -> dict[str, Any]:
         if spec.kind is Kind.OPAQUE:
             namespace[spec.name] = Opaque(spec.name)
     return namespace
+
+
+def error_site(exc: BaseException) -> str:
+    """Where a snippet's exception was raised, without its message: ``ValueError at line 3 of the
+    old code``. Scanned code chooses exception messages (``float(secret)`` quotes the secret), so
+    reports carry the exception's type and the kernel line only -- never its text."""
+    line, snippet = 0, ""
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        name = frame.f_code.co_filename
+        if name in _KERNEL_FILES:
+            line, snippet = lineno, name.strip("<>")
+    kind = type(exc).__name__
+    if not kind.isidentifier():
+        kind = "an exception"
+    return f"{kind} at line {line} of the {snippet} code" if snippet else kind
 
 
 def clone(value: Any) -> Any:

@@ -1,8 +1,9 @@
 """Two Python functions -> one verification kernel (for ``python -m torchfix.equivalence``).
 
 The function sources are *parsed* here (to read the parameters) and never run in this process:
-each snippet carries its whole source file, which the boxed worker executes in its restricted
-namespace (imports of torch, numpy, math and typing only), then calls the function:
+each snippet carries its whole source file, which the sandboxed worker executes -- after the
+static vetting every kernel gets (``equivalence.policy``: imports of torch, numpy, math and a few
+``typing`` names only, known-pure callees only, no classes, no dunders) -- then calls the function:
 
     from __future__ import annotations
     _tf_args = (x, w)          # the generated inputs, captured before the module's globals

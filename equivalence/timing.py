@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import torch
 
-from torchfix.equivalence.execute import Opaque, base_namespace, clone, exec_on_device, input_device
+from torchfix.equivalence.execute import Opaque, base_namespace, clone, error_site, exec_on_device, input_device
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Timing, Verdict
 from torchfix.equivalence.values import Signature, Slot, describe
 
@@ -284,7 +284,8 @@ def with_timings(kernel: Kernel, verdict: Verdict, devices: tuple[str, ...], see
             note = f"speed not measured: {exc}"
             break
         except Exception as exc:  # noqa: BLE001 - timing is a report, never a reason to fail a check
-            note = f"speed not measured: {type(exc).__name__}: {str(exc)[:120]}"
+            # the type and kernel line only: scanned code chooses exception messages
+            note = f"speed not measured: {error_site(exc)}"
             break
     if not timings and not note:
         note = "speed not measured: the old code did not run at any realistic size"

@@ -107,7 +107,7 @@ def test_cli_usage_errors_and_inconclusive(files, tmp_path):
     (tmp_path / "evil.py").write_text("import os\ndef f(x):\n    os.remove('victim')\n    return x\n")
     (tmp_path / "victim").write_text("keep")
     proc = run_cli(files, "evil.py:f", "evil.py:f", "--examples", "10", "--device", "cpu")
-    assert proc.returncode == 3 and "may not import 'os'" in proc.stdout
+    assert proc.returncode == 3 and "imports `os`" in proc.stdout
     assert (tmp_path / "victim").read_text() == "keep"
 
 

@@ -84,6 +84,17 @@ def make_checker(examples: int | None, seed: int | None, timeout: float | None, 
     return Checker(settings)
 
 
+def isolation_notices() -> list[str]:
+    """What the run must say once on stderr about how scanned code is isolated: no OS sandbox
+    (``equivalence.sandbox``), a cache directory refused as not private (``equivalence.cache``).
+    Raises ``SandboxUnavailable`` under ``TORCHFIX_SANDBOX=require`` when there is no sandbox."""
+    from torchfix.equivalence.cache import default_cache_problem
+    from torchfix.equivalence.sandbox import isolation
+
+    notices = [isolation().warning(), default_cache_problem()]
+    return [n for n in notices if n]
+
+
 # --- helpers -------------------------------------------------------------------------------------
 
 
@@ -273,6 +284,15 @@ def cli(
     pending: list[tuple[str, str, bytes]] = []  # (path, display, new bytes) for --apply
     stdout = sys.stdout.buffer
     progress = Progress(len(job_list), sys.stderr, enabled=not quiet, color=stderr_color)
+    if job_list:
+        from torchfix.equivalence.sandbox import SandboxUnavailable
+
+        try:
+            for notice in isolation_notices():
+                _err(notice)
+        except SandboxUnavailable as exc:
+            _err(f"torchfix: error: {exc}")
+            sys.exit(EXIT_ERROR)
     results = serial(job_list, settings, review) if workers == 1 else parallel(job_list, settings, workers)
     processed = 0
 
