@@ -62,6 +62,9 @@ class Callee:
     result: str | None = None
     #: a reduction that returns (values, indices) when given ``dim`` (``max``, ``min``)
     pair_with_dim: bool = False
+    #: LAYER: the constructor arguments that are sizes (positions and keywords): a kernel builds
+    #: the layer with sizes drawn like the other inputs' dimensions
+    size_args: tuple[int | str, ...] = ()
 
 
 def _rows(batching: Batching, names: str, **fields: object) -> dict[str, Callee]:
@@ -160,7 +163,16 @@ BUILTINS: dict[str, Callee] = {
 
 #: ``torch.nn`` modules: constructors whose modules treat samples independently
 LAYERS: dict[str, Callee] = {}
-LAYERS.update({f"torch.nn.{k}": Callee(Batching.LAYER) for k in (
+_LAYER_SIZES: dict[str, tuple[int | str, ...]] = {
+    "Linear": (0, 1, "in_features", "out_features"),
+    "Bilinear": (0, 1, 2, "in1_features", "in2_features", "out_features"),
+    **{f"Conv{d}d": (0, 1, "in_channels", "out_channels") for d in (1, 2, 3)},
+    **{f"ConvTranspose{d}d": (0, 1, "in_channels", "out_channels") for d in (1, 2, 3)},
+    "Embedding": (0, 1, "num_embeddings", "embedding_dim"),
+    "LayerNorm": (0, "normalized_shape"),
+    "PReLU": (0, "num_parameters"),
+}
+LAYERS.update({f"torch.nn.{k}": Callee(Batching.LAYER, size_args=_LAYER_SIZES.get(k, ())) for k in (
     "Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d ReLU ReLU6 LeakyReLU "
     "PReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Softplus Softsign Hardtanh Hardsigmoid Hardswish LogSigmoid "
     "Tanhshrink Identity LayerNorm Embedding Flatten MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d "

@@ -207,6 +207,9 @@ def build_kernel(
         old_all = [s.visit(renamed) for s in old_all]
         new_all = [s.visit(renamed) for s in new_all]
         attribute_kinds = renamed.kinds
+        # the layers the loop calls, built by the kernel itself (same seed for old and new)
+        old_all = [*renamed.constructions, *old_all]
+        new_all = [*renamed.constructions, *new_all]
     names = free_names(old_all, module_names)
     names += [n for n in free_names(new_all, module_names) if n not in names]
     called = {
@@ -216,6 +219,8 @@ def build_kernel(
     counts = set()
     if facts.domain.stop is not None and isinstance(facts.domain.stop, cst.Name) and facts.domain.measures is None:
         counts.add(facts.domain.stop.value)
+    if renamed is not None:
+        counts |= renamed.sizes
     specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked)
     specs = tuple(
         InputSpec(s.name, attribute_kinds[s.name], batch_dim=s.batch_dim) if s.name in attribute_kinds and s.kind is not Kind.OPAQUE else s
@@ -237,15 +242,25 @@ def build_kernel(
 class _AttributesAsInputs(cst.CSTTransformer):
     """``self.eos`` -> ``self_eos`` in a kernel: a data attribute of the object a method runs on
     becomes an input of its own, which the checker builds (``self`` itself cannot be built).
-    Called attributes (``self.net(...)``) stay: they are the object's behaviour, not data."""
+    A called attribute that the class builds in ``__init__`` as a batch-transparent layer
+    (``self.fc = nn.Linear(hidden, 10)``) becomes ``self_fc``, built by the kernel from the same
+    constructor with its sizes drawn like the inputs' dimensions and torch's generator seeded,
+    so the old and the new code call the same layer. Other called attributes (``self.net(...)``)
+    stay: they are the object's behaviour, which the checker cannot build."""
 
-    def __init__(self, self_name: str, kinds: dict[str, Kind], taken: set[str]) -> None:
+    def __init__(self, self_name: str, taken: set[str], facts: LoopFacts) -> None:
         super().__init__()
         self.self_name = self_name
-        self.kinds = kinds
+        self.kinds: dict[str, Kind] = {}
         self.names: dict[str, str] = {}
         self.taken = taken
+        self.facts = facts
+        self.constructions: list[cst.BaseStatement] = []
+        self.sizes: set[str] = set()
         self._called: set[int] = set()
+        owner = facts.context.enclosing_class(facts.function) if facts.function is not None else None
+        self._attributes = owner.attributes if owner is not None else {}
+        self._reassigned = owner.reassigned if owner is not None else set()
 
     @classmethod
     def for_function(cls, facts: LoopFacts, statements: Sequence[cst.CSTNode]) -> "_AttributesAsInputs | None":
@@ -254,26 +269,77 @@ class _AttributesAsInputs(cst.CSTTransformer):
             return None
         self_name = function.params.params[0].name.value
         taken = {n for s in statements for n in names_used(s)}
-        return cls(self_name, {}, taken | set(facts.context.bindings))
+        return cls(self_name, taken | set(facts.context.bindings), facts)
+
+    def _fresh(self, stem: str) -> str:
+        local = stem.replace("__", "_")
+        while local in self.taken:
+            local += "_"
+        self.taken.add(local)
+        return local
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if not (isinstance(original.value, cst.Name) and original.value.value == self.self_name) or id(original) in self._called:
+        if not (isinstance(original.value, cst.Name) and original.value.value == self.self_name):
             return updated
         attribute = original.attr.value
         if attribute.startswith("__"):
             return updated
+        if id(original) in self._called:
+            local = self.names.get(attribute) or self._layer(attribute)
+            return cst.Name(local) if local else updated
         local = self.names.get(attribute)
         if local is None:
-            local = f"{self.self_name}_{attribute}".replace("__", "_")
-            while local in self.taken:
-                local += "_"
-            self.taken.add(local)
+            local = self._fresh(f"{self.self_name}_{attribute}")
             self.names[attribute] = local
             self.kinds[local] = Kind.ANY
         return cst.Name(local)
+
+    def _layer(self, attribute: str) -> str | None:
+        """Build ``self.<attribute>`` in the kernel when it is a batch-transparent layer."""
+        found = self._attributes.get(attribute)
+        if found is None or found.constructor is None or found.call is None or attribute in self._reassigned:
+            return None
+        row = callees.layer(found.constructor)
+        if row is None or row.batching is not Batching.LAYER:
+            return None
+        local = self._fresh(f"{self.self_name}_{attribute}")
+        arguments = []
+        for position, argument in enumerate(found.call.args):
+            if argument.star:
+                return None
+            key: int | str = argument.keyword.value if argument.keyword is not None else position
+            if key in row.size_args:
+                size = self._fresh(f"{local}_size{len(self.sizes)}")
+                self.sizes.add(size)
+                arguments.append(argument.with_changes(value=cst.Name(size)))
+            elif _literal(argument.value):
+                arguments.append(argument)
+            else:
+                return None  # a setting computed in __init__: the layer cannot be rebuilt
+        context = self.facts.context
+        constructor, _ = context.spelling(found.constructor)
+        seed, _ = context.spelling("torch.manual_seed")
+        self.constructions.append(cst.SimpleStatementLine([cst.Expr(cst.Call(seed, [cst.Arg(cst.Integer("0"))]))]))
+        self.constructions.append(cst.SimpleStatementLine([cst.Assign(
+            [cst.AssignTarget(cst.Name(local))], found.call.with_changes(func=constructor, args=arguments))]))
+        self.names[attribute] = local
+        return local
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    """A number, string, True/False/None, or a tuple/list of those."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _literal(node.expression)
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(_literal(e.value) for e in node.elements)
+    return False
 
 
 def _text(module: cst.Module, node: cst.CSTNode) -> str:
