@@ -297,8 +297,8 @@ def _classify(statement: cst.BaseStatement, loop_vars: set[str]) -> Step:
             and operator is not None
             and _uses_any(target, loop_vars)
         ):
-            return Step(StepKind.STORE, statement, small, target.value.value, small.value, tuple(target.slice), operator,
-                        subscript=target)
+            return Step(StepKind.STORE, statement, small, target.value.value, small.value, tuple(target.slice),
+                        subscript=target, operator=operator)
         return Step(StepKind.OTHER, statement, small)
     if (
         isinstance(small, cst.Expr)

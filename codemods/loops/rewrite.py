@@ -800,7 +800,9 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     temporaries: dict[str, cst.BaseExpression] = {}
     for step in facts.steps:
         if step.kind is StepKind.TEMP:
-            assert step.target is not None and step.value is not None
+            if step.target is None:
+                raise CannotRewrite("a body that unpacks several names is not mapped with torch.vmap", step.statement)
+            assert step.value is not None
             if facts.used_after(step.target):
                 raise CannotRewrite(f"`{step.target}` is assigned in the loop and read after it", step.statement)
             temporaries[step.target] = step.value.visit(_ToSample(None, {}, temporaries))  # type: ignore[assignment]
