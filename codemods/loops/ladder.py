@@ -34,6 +34,9 @@ def rungs(facts: LoopFacts) -> list[Options]:
 #: ranks tried for a walked tensor whose rank nothing pins: rows of a matrix first (the usual
 #: batch of vectors), then a vector of numbers, then a batch of matrices
 HYPOTHETICAL_RANKS = (2, 1, 3)
+#: ranks tried for an invariant operand whose rank nothing pins, after the rung that assumes it
+#: broadcasts against a sample
+INVARIANT_RANKS = (1, 2)
 
 
 def hypotheses(names: frozenset[str]) -> list[tuple[tuple[str, int], ...]]:
@@ -58,6 +61,16 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
             rewrite = lift_loop(facts, options, torch_name)
         except CannotRewrite as exc:
             assumed = dict(options.hypotheses)
+            open_ranks = [n for n in exc.assumed if n not in assumed]
+            if open_ranks and not exc.needs_rank:
+                # it failed where it assumed an invariant broadcasts against a sample: try the
+                # invariant's rank spelled out
+                pending[0:0] = [
+                    replace(options, hypotheses=tuple(sorted({**assumed, **{n: rank for n in open_ranks}}.items())))
+                    for rank in INVARIANT_RANKS
+                ]
+                failure = failure or exc
+                continue
             if exc.needs_rank and not exc.needs_rank <= set(assumed):
                 # the lift needs ranks the code does not pin: the same rung under each hypothesis
                 # (extending the one this rung already makes, with the same rank)
@@ -70,6 +83,15 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
                 continue
             failure = failure or exc
             continue
+        assumed = dict(options.hypotheses)
+        open_ranks = [n for n in rewrite.assumed_invariants if n not in assumed]
+        if open_ranks:
+            # the rung assumed invariant operands broadcast against a sample; right after it, the
+            # same rung with their ranks spelled out (a vector against scalar samples, ...)
+            pending[0:0] = [
+                replace(options, hypotheses=tuple(sorted({**assumed, **{n: rank for n in open_ranks}}.items())))
+                for rank in INVARIANT_RANKS
+            ]
         if rewrite.kernel.new in seen:
             continue
         seen.add(rewrite.kernel.new)

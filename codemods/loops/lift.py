@@ -145,6 +145,9 @@ class Lifter:
     row_filter: cst.BaseExpression | None = None
     #: the array library the loop works on: how the constructs a lift adds are spelled
     library: Library = TORCH
+    #: invariant names of unknown rank the lift assumed broadcast against a sample (the ladder
+    #: offers rungs with their ranks spelled out too)
+    assumed_invariants: set[str] = field(default_factory=set)
 
     # ------------------------------------------------------------------ entry points
 
@@ -241,7 +244,7 @@ class Lifter:
         if is_number(node):
             return 0
         if isinstance(node, cst.Name):
-            return self.ranks.get(node.value)
+            return self.rank_of(node.value)
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in self.ranks:
             effects = [element_effect(e) for e in node.slice]
             if None in effects:
@@ -307,12 +310,12 @@ class Lifter:
                 return "keep", 0
         return None
 
-    def rows_element(self, offset: int) -> cst.SubscriptElement:
-        """The subscript element selecting the loop's rows (``:n``, ``1:n + 1``, ``:``), before
-        any guard's filter."""
+    def rows_element(self, offset: int, base: cst.BaseExpression | None = None) -> cst.SubscriptElement:
+        """The subscript element selecting the loop's rows of ``base`` (``:n``, ``1:n + 1``,
+        ``:`` when the loop covers all of them), before any guard's filter."""
         saved, self.row_filter = self.row_filter, None
         try:
-            rows = self._slice_rows(name("_"), offset)
+            rows = self._slice_rows(base if isinstance(base, cst.Name) else name("_"), offset)
         finally:
             self.row_filter = saved
         return rows.slice[0] if isinstance(rows, cst.Subscript) else full_slice()
@@ -404,7 +407,7 @@ class Lifter:
         else:
             if self.row_filter is not None:
                 raise CannotLift(f"`{short(node)}`: a guarded read along a later dimension")
-            batched = subscript(base, [*before, self.rows_element(offset), *node.slice[position + 1 :]])
+            batched = subscript(base, [*before, self.rows_element(offset, base if position == 0 else None), *node.slice[position + 1 :]])
         base_rank = self.rank_of(base_name) if base_name is not None else None
         sample_rank = None if base_rank is None else _rank_after(base_rank - 1, [e for k, e in enumerate(node.slice) if k != position])
         if axis:
@@ -520,6 +523,8 @@ class Lifter:
             return left.node, self._expand(right, lr - rr), lr
         sample, other = (left, right) if left.batched else (right, left)
         if other.rank is None:
+            if isinstance(other.node, cst.Name):
+                self.assumed_invariants.add(other.node.value)
             if sample.scalar:
                 raise CannotLift(f"`{short(node)}`: a per-sample number meets a value of unknown rank")
             self._assume(f"`{short(other.node)}` has no more dimensions than one sample")
@@ -657,16 +662,22 @@ class Lifter:
             if len(ranks) > 1:
                 raise CannotLift(f"`{short(node)}` combines samples of different ranks")
         rank = batched[0].rank if batched and not batched[0].scalar else (0 if batched else None)
+        widest = max((l.rank for a, l in args if not l.batched and a.keyword is None and l.rank is not None), default=0)
+        if batched and widest > 0:
+            rank = self._need(batched[0], what)
+        lift_by = max(widest - rank, 0) if rank is not None else 0
         new_args = []
         for a, lifted in args:
-            if not lifted.batched and a.keyword is None and not is_number(a.value):
-                if lifted.rank is None:
-                    self._assume(f"`{short(a.value)}` has no more dimensions than one sample")
-                elif rank is not None and lifted.rank > rank:
-                    raise CannotLift(f"`{short(a.value)}` has more dimensions than one sample")
-                elif rank is None and lifted.rank > 0:
-                    self._need(batched[0], what)
-            new_args.append(a.with_changes(value=lifted.node))
+            if not lifted.batched and a.keyword is None and not is_number(a.value) and lifted.rank is None:
+                if isinstance(lifted.node, cst.Name):
+                    self.assumed_invariants.add(lifted.node.value)
+                self._assume(f"`{short(a.value)}` has no more dimensions than one sample")
+            value = self._expand(lifted, lift_by) if lifted.batched and lift_by else lifted.node
+            new_args.append(a.with_changes(value=value))
+        if receiver_value is not None and lift_by:
+            receiver_value = replace(receiver_value, node=self._expand(receiver_value, lift_by))
+        if rank is not None:
+            rank += lift_by
         kind = row.result or next((o.kind for o in batched if o.kind), None)
         if receiver_value is not None:
             func = node.func

@@ -83,16 +83,21 @@ class LoopRewrite:
     statements: tuple[cst.BaseStatement, ...] = ()
     #: tensors the loop walks, and the dimension it walks
     walked: tuple[tuple[str, int], ...] = ()
+    #: invariant names of unknown rank assumed to broadcast against a sample
+    assumed_invariants: tuple[str, ...] = ()
 
 
 class CannotRewrite(Exception):
     """The loop cannot be lifted; the message says which fact stopped it (and where)."""
 
-    def __init__(self, reason: str, node: cst.CSTNode | None = None, needs_rank: frozenset[str] = frozenset()) -> None:
+    def __init__(self, reason: str, node: cst.CSTNode | None = None, needs_rank: frozenset[str] = frozenset(),
+                 assumed: frozenset[str] = frozenset()) -> None:
         super().__init__(reason)
         self.node = node
         #: the lift would go through under a hypothesis about these tensors' ranks
         self.needs_rank = needs_rank
+        #: invariant names of unknown rank the failed lift assumed broadcast against a sample
+        self.assumed = assumed
 
 
 @dataclass
@@ -209,7 +214,7 @@ def _batched_target(lifter: Lifter, target: cst.Subscript, extent: Extent) -> tu
     after = target.slice[position + 1 :]
     if any(lifter.depends(e) for e in after) or any(element_effect(e) not in ("keep", "remove") for e in after):
         raise CannotRewrite(f"`{_short(target)}`: the other indices use the loop index, `None` or `...`", target)
-    element = lifter.rows_element(offset)
+    element = lifter.rows_element(offset, target.value if position == 0 else None)
     axis = sum(1 for e in before if element_effect(e) == "keep")
     removed = sum(1 for e in target.slice if element_effect(e) == "remove") - 1
     return target.with_changes(slice=[*before, element, *after]), axis, removed
@@ -346,9 +351,12 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         try:
             anchor = _lift_step(step, lifter, facts, extent, options, plan, spell) or anchor
         except NeedRank as exc:
-            raise CannotRewrite(str(exc), step.statement, exc.names) from None
+            raise CannotRewrite(str(exc), step.statement, exc.names, frozenset(lifter.assumed_invariants)) from None
         except CannotLift as exc:
-            raise CannotRewrite(str(exc), step.statement) from None
+            raise CannotRewrite(str(exc), step.statement, assumed=frozenset(lifter.assumed_invariants)) from None
+        except CannotRewrite as exc:
+            exc.assumed = frozenset(lifter.assumed_invariants)
+            raise
     return _finish(facts, plan, lifter, imports, anchor, torch_name)
 
 
@@ -426,7 +434,7 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
         (replacement,) if isinstance(replacement, cst.BaseStatement) else ())
     walked = {**dict(facts.inner_walked), **lifter.walked_dims}
     return LoopRewrite(facts, description, edits, kernel, tuple(sorted(imports)), tuple(lifter.assumptions), anchor, statements,
-                       tuple(sorted(walked.items())))
+                       tuple(sorted(walked.items())), tuple(sorted(lifter.assumed_invariants)))
 
 
 def _layers_in_scope(facts: LoopFacts) -> dict[str, str]:
