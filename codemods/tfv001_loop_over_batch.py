@@ -90,23 +90,23 @@ class LoopOverBatch(Rule):
             """
             import torch
 
-            def scale_rows(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+            def unit_rows(x: torch.Tensor) -> torch.Tensor:
                 n, d = x.shape
                 out = torch.zeros(n, d)
                 for i in range(n):
-                    out[i] = x[i] * w[i]
+                    out[i] = x[i] / x[i].norm()
                 return out
             """,
             """
             import torch
 
-            def scale_rows(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+            def unit_rows(x: torch.Tensor) -> torch.Tensor:
                 n, d = x.shape
                 out = torch.zeros(n, d)
-                out[:] = x * w[:n][:, None]
+                out[:] = x / x.norm(dim=1, keepdim=True)
                 return out
             """,
-            id="row-scale",
+            id="unit-rows",
         ),
         Example(
             """

@@ -323,8 +323,41 @@ def flat_subscript(target: cst.BaseExpression) -> cst.BaseExpression:
     return inner.with_changes(slice=[*inner.slice, *target.slice])
 
 
-def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: set[str]) -> list[str]:
-    found: list[str] = []
+def _effects(loop: cst.CSTNode, context: ModuleContext | None) -> list[str]:
+    """Calls in the loop body that draw random numbers or act on the world: once per step, they
+    cannot become one batched call (nor be computed once, even when they read nothing per
+    sample)."""
+    from torchfix.codemods.loops import callees
+
+    found = []
+    for node in _walk(loop):
+        if not isinstance(node, cst.Call):
+            continue
+        qualified = context.qualified(node.func) if context is not None else None
+        row = callees.function(qualified) if qualified else None
+        if row is None and isinstance(node.func, cst.Attribute):
+            row = callees.method(node.func.attr.value)
+        if row is None and isinstance(node.func, cst.Name):
+            row = callees.BUILTINS.get(node.func.value)
+        if row is not None and row.batching is callees.Batching.RANDOM:
+            found.append(f"the body draws random numbers (`{qualified or code_of_call(node)}`): batching would reorder the draws")
+        elif row is not None and row.batching is callees.Batching.EFFECT and not _is_append(node):
+            found.append(f"the body has an effect per step (`{code_of_call(node)}`)")
+    return found
+
+
+def code_of_call(node: cst.Call) -> str:
+    from torchfix.codemods.loops.nodes import code_of
+
+    return code_of(node.func)
+
+
+def _is_append(node: cst.Call) -> bool:
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value == "append"
+
+
+def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: set[str], context: ModuleContext | None = None) -> list[str]:
+    found: list[str] = _effects(loop.body, context)
     escapes = [e for e in escaping_control_flow(loop.body) if e != "continue"]
     if escapes:
         found.append(f"the loop can leave early or rebind names outside (`{escapes[0]}`)")
@@ -483,7 +516,7 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     loop_vars = set(domain.variables)
     steps = tuple(_classify(s, loop_vars) for s in loop.body.body)
     per_sample = _per_sample(steps, loop_vars)
-    blockers = _blockers(loop, steps, domain, per_sample)
+    blockers = _blockers(loop, steps, domain, per_sample, context)
     scope = function if function is not None else context.module
     read_outside = _read_outside(loop, scope, context)
     return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
@@ -497,7 +530,7 @@ def with_body(facts: LoopFacts, body: Sequence[cst.BaseStatement], inner_walked:
     steps = tuple(_classify(s, loop_vars) for s in body)
     per_sample = _per_sample(steps, loop_vars)
     synthetic = facts.loop.with_changes(body=cst.IndentedBlock(body=list(body))) if isinstance(facts.loop, cst.For) else facts.loop
-    blockers = _blockers(synthetic, steps, facts.domain, per_sample)  # type: ignore[arg-type]
+    blockers = _blockers(synthetic, steps, facts.domain, per_sample, facts.context)  # type: ignore[arg-type]
     return replace(facts, steps=steps, per_sample=frozenset(per_sample), blockers=tuple(blockers),
                    inner_walked=tuple(sorted((inner_walked or {}).items())))
 
@@ -514,7 +547,7 @@ def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context:
     statement = context.statement_of(comprehension)
     if domain is None or statement is None:
         return None
-    blockers = []
+    blockers = _effects(comprehension.elt, context)
     if any(isinstance(n, (cst.NamedExpr, cst.Yield, cst.Await, cst.Lambda)) for n in _walk(comprehension.elt)):
         blockers.append("the element binds names or yields")
     filters = tuple(Step(StepKind.GUARD, statement, condition=f.test, keeps=True) for f in clause.ifs)  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ import libcst.matchers as m
 from torchfix.codemods.analysis import tensor_evidence
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
-from torchfix.codemods.loops.facts import LoopFacts, _walk
+from torchfix.codemods.loops.facts import LoopFacts, _walk, target_names
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
@@ -146,6 +146,14 @@ def _reads(statement: cst.CSTNode) -> list[str]:
             bound = {p.name.value for p in node.params.params}
             written |= {id(p.name) for p in node.params.params}
             written |= {id(n) for n in name_nodes(node.body) if n.value in bound}
+        elif isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            # the comprehension's own variables (a comprehension is a scope of its own)
+            bound = set()
+            clause: cst.CompFor | None = node.for_in
+            while clause is not None:
+                bound |= target_names(clause.target)
+                clause = clause.inner_for_in
+            written |= {id(n) for n in name_nodes(node) if n.value in bound}
     return [n.value for n in name_nodes(statement) if id(n) not in written]
 
 

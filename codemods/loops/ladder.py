@@ -9,7 +9,7 @@ the pipeline emits the first one it cannot refute.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 import libcst as cst
@@ -46,77 +46,96 @@ def hypotheses(names: frozenset[str]) -> list[tuple[tuple[str, int], ...]]:
     return [tuple((n, rank) for n in ordered) for rank in HYPOTHETICAL_RANKS]
 
 
-def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tuple[list[Candidate], CannotRewrite | None, LoopRewrite | None]:
-    """The candidates of every rung that lifts, the first failure (when none does), and the
-    first rewrite (for the proposal's anchor)."""
-    found: list[Candidate] = []
-    seen: set[str] = set()
+@dataclass
+class _Climb:
+    """What the rungs tried so far produced."""
+
+    found: list[Candidate] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
     failure: CannotRewrite | None = None
     first: LoopRewrite | None = None
-    torch_name, _ = facts.context.torch_spelling()
-    pending = list(ladder if ladder is not None else rungs(facts))
-    while pending:
-        options = pending.pop(0)
-        try:
-            rewrite = lift_loop(facts, options, torch_name)
-        except CannotRewrite as exc:
-            assumed = dict(options.hypotheses)
-            open_ranks = [n for n in exc.assumed if n not in assumed]
-            if open_ranks and not exc.needs_rank:
-                # it failed where it assumed an invariant broadcasts against a sample: try the
-                # invariant's rank spelled out
-                pending[0:0] = [
-                    replace(options, hypotheses=tuple(sorted({**assumed, **{n: rank for n in open_ranks}}.items())))
-                    for rank in INVARIANT_RANKS
-                ]
-                failure = failure or exc
-                continue
-            if exc.needs_rank and not exc.needs_rank <= set(assumed):
-                # the lift needs ranks the code does not pin: the same rung under each hypothesis
-                # (extending the one this rung already makes, with the same rank)
-                if assumed:
-                    rank = next(iter(assumed.values()))
-                    extended = {**assumed, **{n: rank for n in exc.needs_rank}}
-                    pending.insert(0, replace(options, hypotheses=tuple(sorted(extended.items()))))
-                else:
-                    pending[0:0] = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank)]
-                continue
-            failure = failure or exc
-            continue
-        assumed = dict(options.hypotheses)
-        open_ranks = [n for n in rewrite.assumed_invariants if n not in assumed]
-        if open_ranks:
-            # the rung assumed invariant operands broadcast against a sample; right after it, the
-            # same rung with their ranks spelled out (a vector against scalar samples, ...)
-            pending[0:0] = [
-                replace(options, hypotheses=tuple(sorted({**assumed, **{n: rank for n in open_ranks}}.items())))
-                for rank in INVARIANT_RANKS
-            ]
-        if rewrite.kernel.new in seen:
-            continue
-        seen.add(rewrite.kernel.new)
-        first = first or rewrite
+
+    def offer(self, rewrite: LoopRewrite) -> None:
+        if rewrite.kernel.new in self.seen:
+            return
+        self.seen.add(rewrite.kernel.new)
+        self.first = self.first or rewrite
         description = rewrite.description
         if rewrite.assumptions:
             description += " (assumes " + "; ".join(rewrite.assumptions) + ")"
-        found.append(Candidate(description, rewrite.edits, rewrite.kernel, rewrite.imports))
-    # the general rung: torch.vmap of the body, right for any ranks
-    vmap_rungs = [Options(replace_allocation=False), Options(replace_allocation=False, guard_empty=True)]
-    vmap_rungs += [replace(o, clamp=True) for o in vmap_rungs]
-    for options in vmap_rungs:
-        if options.clamp and not any(o.clamp for o in (ladder if ladder is not None else rungs(facts))):
-            continue
+        unverifiable = None
+        if rewrite.opaque_callees:
+            names = ", ".join(f"`{c}`" for c in rewrite.opaque_callees)
+            unverifiable = f"assumes {names} treats the samples of a batch independently (false for BatchNorm in training mode)"
+        self.found.append(Candidate(description, rewrite.edits, rewrite.kernel, rewrite.imports, unverifiable))
+
+    def failed(self, exc: CannotRewrite) -> None:
+        self.failure = self.failure or exc
+
+
+def _with_ranks(options: Options, names: Iterable[str], rank: int) -> Options:
+    return replace(options, hypotheses=tuple(sorted({**dict(options.hypotheses), **{n: rank for n in names}}.items())))
+
+
+def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name: str) -> None:
+    """Lift under each rung of ``base``; a rung that needs ranks nobody pins spawns, in its
+    place, the same rung under each rank hypothesis."""
+    pending = list(base)
+    while pending:
+        options = pending.pop(0)
+        assumed = dict(options.hypotheses)
         try:
-            rewrite = vmap_loop(facts, options, torch_name)
+            rewrite = lift_loop(facts, options, torch_name)
         except CannotRewrite as exc:
-            failure = failure or exc
+            unpinned = [n for n in exc.assumed if n not in assumed]
+            if unpinned and not exc.needs_rank:
+                # it failed where it assumed an invariant broadcasts against a sample: the
+                # invariant's rank spelled out may fare better
+                pending[0:0] = [_with_ranks(options, unpinned, rank) for rank in INVARIANT_RANKS]
+            elif exc.needs_rank and not exc.needs_rank <= set(assumed):
+                if assumed:  # extend this rung's hypothesis to the names it now needs
+                    pending.insert(0, _with_ranks(options, exc.needs_rank, next(iter(assumed.values()))))
+                else:
+                    pending[0:0] = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank)]
+                continue
+            climb.failed(exc)
             continue
-        if rewrite.kernel.new in seen:
-            continue
-        seen.add(rewrite.kernel.new)
-        first = first or rewrite
-        found.append(Candidate(rewrite.description, rewrite.edits, rewrite.kernel, rewrite.imports))
-    return found, (None if found else failure), first
+        unpinned = [n for n in rewrite.assumed_invariants if n not in assumed]
+        if unpinned:
+            # right after a rung that assumed invariants broadcast against a sample, the same
+            # rung with their ranks spelled out (a vector against one-number samples, ...)
+            pending[0:0] = [_with_ranks(options, unpinned, rank) for rank in INVARIANT_RANKS]
+        climb.offer(rewrite)
+
+
+def _vmap_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name: str) -> None:
+    """The general rung: ``torch.vmap`` of the body, right for any ranks vmap supports."""
+    rungs_ = [Options(replace_allocation=False), Options(replace_allocation=False, guard_empty=True)]
+    if any(o.clamp for o in base):
+        rungs_ += [replace(o, clamp=True) for o in rungs_]
+    for options in rungs_:
+        try:
+            climb.offer(vmap_loop(facts, options, torch_name))
+        except CannotRewrite as exc:
+            climb.failed(exc)
+
+
+def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tuple[list[Candidate], CannotRewrite | None, LoopRewrite | None]:
+    """The candidates of every rung that lifts, the first failure (when none does), and the
+    first rewrite (for the proposal's anchor). Order: batched operations under what the code
+    shows, then under rank hypotheses, then torch.vmap; and only when nothing else lifts, the
+    unverifiable rung that calls an opaque callable once on the batch."""
+    base = list(ladder if ladder is not None else rungs(facts))
+    torch_name, _ = facts.context.torch_spelling()
+    climb = _Climb()
+    _lift_rungs(facts, base, climb, torch_name)
+    _vmap_rungs(facts, base, climb, torch_name)
+    if not climb.found and climb.failure is not None and "cannot see into" in str(climb.failure):
+        opaque = _Climb()
+        _lift_rungs(facts, [replace(o, opaque_calls=True) for o in base], opaque, torch_name)
+        if opaque.found:
+            return opaque.found, None, opaque.first
+    return climb.found, (None if climb.found else climb.failure), climb.first
 
 
 def nested(facts: LoopFacts) -> LoopFacts | None:

@@ -148,6 +148,10 @@ class Lifter:
     #: invariant names of unknown rank the lift assumed broadcast against a sample (the ladder
     #: offers rungs with their ranks spelled out too)
     assumed_invariants: set[str] = field(default_factory=set)
+    #: lift calls of callables torchfix cannot see into (a model passed in) as one call on the
+    #: batch -- an assumption no check can discharge; the callees are recorded
+    opaque_calls: bool = False
+    opaque_callees: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------------ entry points
 
@@ -600,7 +604,20 @@ class Lifter:
             return self._layer(node, layer)
         if isinstance(func, cst.Attribute) and self.depends(func.value):
             return self._method(node, func)
+        if self.opaque_calls and invariant_func and isinstance(func, (cst.Name, cst.Attribute)) and qualified is None:
+            return self._opaque(node)
         raise CannotLift(f"`{short(func)}` is a call torchfix cannot see into")
+
+    def _opaque(self, node: cst.Call) -> Lifted:
+        """``model(x[i])`` -> ``model(x)``: right only if ``model`` treats the samples of a batch
+        independently (false for BatchNorm in training mode), which no check can show."""
+        args = self._args(node)
+        batched = [l for _, l in args if l.batched]
+        if not batched or any(l.scalar or l.keepdim or l.pair for l in batched):
+            raise CannotLift(f"`{short(node)}`: only tensors of samples can go to one call on the batch")
+        self.opaque_callees.append(code_of(node.func))
+        built = node.with_changes(args=[a.with_changes(value=l.node) for a, l in args])
+        return Lifted(built, True, None, sources=frozenset().union(*(l.sources for l in batched)))
 
     def _args(self, node: cst.Call) -> list[tuple[cst.Arg, Lifted]]:
         return [(a, self._lift(a.value)) for a in node.args]

@@ -67,6 +67,8 @@ class Options:
     guard_empty: bool = False
     #: the array library the loop works on ("torch" or "numpy")
     library: str = "torch"
+    #: lift calls of callables torchfix cannot see into as one call on the batch (unverifiable)
+    opaque_calls: bool = False
 
 
 @dataclass
@@ -85,6 +87,8 @@ class LoopRewrite:
     walked: tuple[tuple[str, int], ...] = ()
     #: invariant names of unknown rank assumed to broadcast against a sample
     assumed_invariants: tuple[str, ...] = ()
+    #: callables torchfix cannot see into that the rewrite calls once on the batch
+    opaque_callees: tuple[str, ...] = ()
 
 
 class CannotRewrite(Exception):
@@ -333,7 +337,8 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
 
     layers = _layers_in_scope(facts)
     lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks),
-                    hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library])
+                    hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library],
+                    opaque_calls=options.opaque_calls)
     for walked in facts.domain.walked:
         if lifter.depends(walked.source):
             raise CannotRewrite("the loop walks a value computed per sample", facts.loop)
@@ -434,7 +439,8 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
         (replacement,) if isinstance(replacement, cst.BaseStatement) else ())
     walked = {**dict(facts.inner_walked), **lifter.walked_dims}
     return LoopRewrite(facts, description, edits, kernel, tuple(sorted(imports)), tuple(lifter.assumptions), anchor, statements,
-                       tuple(sorted(walked.items())), tuple(sorted(lifter.assumed_invariants)))
+                       tuple(sorted(walked.items())), tuple(sorted(lifter.assumed_invariants)),
+                       tuple(dict.fromkeys(lifter.opaque_callees)))
 
 
 def _layers_in_scope(facts: LoopFacts) -> dict[str, str]:
@@ -471,7 +477,12 @@ def _temporary(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> Non
         raise CannotRewrite(lifter.why, step.statement)
     if not lifted.batched:
         # the same value at every step: computed once, before the batched statements (the
-        # checker confirms that computing it where the loop ran no step changes nothing)
+        # checker confirms that computing it where the loop ran no step changes nothing) --
+        # only when computing it has no effect to repeat
+        from torchfix.codemods.loops.kernels import is_replayable
+
+        if not is_replayable(step.value, facts.context):
+            raise CannotRewrite(f"`{_short(step.value)}` calls something once per step that torchfix cannot see into", step.statement)
         plan.statements.append(assign(step.small.targets[0].target, lifted.node))  # type: ignore[union-attr]
         plan.descriptions.append("loop-invariant statements computed once")
         return
