@@ -270,6 +270,13 @@ def _gradient_leg(
     old = run_snippet(old_code, kernel, base, g_inputs)
     if old.error is not None:
         return None  # e.g. an in-place write into a leaf: the old code is not differentiable here
+    if _zero_extent(kernel, inputs):
+        # a loop that runs no step says nothing about differentiating it: judged only where the
+        # old code is differentiable with a non-empty extent too
+        rng = random.Random(seed_value)
+        grown = _requiring_grad(_with_extent(kernel, inputs, 2, rng), names)
+        if run_snippet(old_code, kernel, base, grown).error is not None:
+            return None
     new = run_snippet(new_code, kernel, base, g_inputs)
     if new.error is not None:
         return Difference(
@@ -322,6 +329,61 @@ def _has_integer_tensor(value: Any) -> bool:
     return False
 
 
+def _zero_extent(kernel: Kernel, inputs: dict[str, Any]) -> bool:
+    """Whether the example makes some loop of the kernel run zero times: a walked dimension is
+    empty, or a loop count is at most 0 (only for kernels that say which inputs loops walk)."""
+    if not any(s.batch_dim is not None for s in kernel.inputs):
+        return False
+    for spec in kernel.inputs:
+        value = inputs.get(spec.name)
+        if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
+            if value.shape[spec.batch_dim] == 0:
+                return True
+        elif spec.count and isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            return True
+    return False
+
+
+def _with_extent(kernel: Kernel, inputs: dict[str, Any], extent: int, rng: random.Random) -> dict[str, Any]:
+    """The example with every empty walked dimension grown to ``extent`` (fresh values along it,
+    drawn like the rest) and every loop count of at most 0 set to ``extent``."""
+    grown = dict(inputs)
+    for spec in kernel.inputs:
+        value = inputs.get(spec.name)
+        if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
+            if value.shape[spec.batch_dim] != 0:
+                continue
+            shape = list(value.shape)
+            shape[spec.batch_dim] = extent
+            gen = torch.Generator().manual_seed(rng.randrange(2**31))
+            if value.dtype == torch.bool:
+                fresh = torch.randint(0, 2, shape, generator=gen).bool()
+            elif value.is_floating_point():
+                fresh = torch.randn(shape, generator=gen, dtype=torch.float64).to(value.dtype)
+            else:
+                low = 0 if (spec.index or spec.nonnegative) else -3
+                fresh = torch.randint(low, 4, shape, generator=gen).to(value.dtype)
+            grown[spec.name] = fresh.to(value.device)
+        elif spec.count and isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            grown[spec.name] = extent
+    return grown
+
+
+def _outside_nonempty_domain(kernel: Kernel, old_code: Any, base: dict[str, Any], inputs: dict[str, Any], seed_value: int) -> bool:
+    """An example on which the loop runs zero times is in the domain only when the old code
+    accepts it with a non-empty extent (the other inputs' shapes unchanged): otherwise its
+    shapes are ones no run of the loop could take (an empty batch beside a weight of the wrong
+    width), and any rewrite that computes anything would look wrong on it."""
+    if not _zero_extent(kernel, inputs):
+        return False
+    rng = random.Random(seed_value)
+    for extent in (1, 2, 3):
+        for _ in range(2):
+            if run_snippet(old_code, kernel, base, _with_extent(kernel, inputs, extent, rng)).error is None:
+                return False
+    return True
+
+
 def judge_example(
     kernel: Kernel, old_code: Any, new_code: Any, base: dict[str, Any], inputs: dict[str, Any],
     config: EngineSettings, stats: _Stats,
@@ -329,6 +391,8 @@ def judge_example(
     """_OLD_RAISED, a Difference, or None when old and new agree on ``inputs``."""
     old = run_snippet(old_code, kernel, base, inputs)
     if old.error is not None:
+        return _OLD_RAISED
+    if _outside_nonempty_domain(kernel, old_code, base, inputs, config.seed):
         return _OLD_RAISED
     new = run_snippet(new_code, kernel, base, inputs)
     if new.error is not None:

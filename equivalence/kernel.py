@@ -124,6 +124,12 @@ class InputSpec:
     kinds: tuple[Kind, ...] = ()
     #: for Kind.DICT: the keys the code subscripts the dict with (every generated dict has them)
     keys: tuple[str, ...] = ()
+    #: the dimension of this tensor the loop walks (``x`` in ``for i in range(len(x)): ... x[i]``);
+    #: with ``count`` inputs, what makes the loop's extent. An example on which the loop runs
+    #: zero times is judged only when the same example with a non-empty extent is one the old
+    #: code accepts: an empty batch says nothing about the other inputs' shapes, and a loop that
+    #: never runs accepts any
+    batch_dim: int | None = None
 
     def __post_init__(self) -> None:
         if self.kinds:

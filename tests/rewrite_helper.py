@@ -1,56 +1,35 @@
-"""Test helper: run rules + the checker over one source and apply the first verified candidates.
-
-This is the pipeline's core without files, so rule tests do not depend on the CLI.
-"""
+"""Test helper: run rules + the checker over one source through the pipeline's own path, and hold
+corpus cases and rule examples to what they declare."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper
 
-from torchfix.codemods.apply import add_imports, apply_edits, overlaps
-from torchfix.codemods.base import Edit, Proposal, Rule
+from torchfix.codemods.base import Rule
 from torchfix.equivalence.kernel import Outcome, Verdict
+from torchfix.pipeline import RewriteRecord, process_source
 
 
 @dataclass
 class Outcomes:
+    """What the pipeline made of one source: the bytes it would emit, and per proposal the
+    record, its outcome and the deciding verdict."""
+
     source: bytes
-    proposals: list[tuple[Proposal, Outcome, Verdict | None]] = field(default_factory=list)
+    proposals: list[tuple[RewriteRecord, Outcome, Verdict | None]] = field(default_factory=list)
 
 
 def rewrite(source: bytes, rules: Sequence[type[Rule]], checker) -> Outcomes:  # noqa: ANN001
-    wrapper = MetadataWrapper(cst.parse_module(source))
-    edits: list[Edit] = []
-    imports: list[str] = []
-    result = Outcomes(source)
-    for rule in rules:
-        for proposal in rule().propose(wrapper):
-            if proposal.skip_reason:
-                result.proposals.append((proposal, Outcome.SKIPPED, None))
-                continue
-            chosen, last = None, None
-            for candidate in proposal.candidates:
-                last = checker.check(candidate.kernel)
-                if last.ok:
-                    chosen = candidate
-                    break
-            if chosen is None:
-                result.proposals.append((proposal, last.outcome if last else Outcome.UNVERIFIED, last))
-                continue
-            if any(overlaps(e.target, new.target) for e in edits for new in chosen.edits):
-                result.proposals.append((proposal, Outcome.SKIPPED, last))
-                continue
-            edits.extend(chosen.edits)
-            imports.extend(chosen.imports)
-            result.proposals.append((proposal, Outcome.VERIFIED, last))
-    if edits:
-        module = add_imports(apply_edits(wrapper.module, edits), imports)
-        result.source = module.bytes
-    return result
+    """``source`` through the pipeline's own path (``torchfix.pipeline.process_source``): the
+    same ladder climb, suppression, overlap and re-parse the CLI uses, with ``checker``."""
+    result = process_source(source, "case.py", rules, lambda: checker)
+    assert result.error is None, result.error
+    outcomes = Outcomes(result.new if result.new is not None else source)
+    for record in result.records:
+        outcomes.proposals.append((record, Outcome(record.outcome), record.verdict))
+    return outcomes
 
 
 def assert_corpus_case(case, rules: Sequence[type[Rule]], checker, quiet_second_pass: bool = False) -> None:  # noqa: ANN001

@@ -5,4 +5,4 @@ import torch
 
 def normalize_rows(x: torch.Tensor) -> torch.Tensor:
     n, d = x.shape
-    return x / x.norm(dim=-1, keepdim=True)
+    return x / x.norm(dim=1, keepdim=True)

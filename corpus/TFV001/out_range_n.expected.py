@@ -5,6 +5,5 @@ import torch
 
 def head_scale(x: torch.Tensor, n: int) -> torch.Tensor:
     out = torch.zeros(x.shape[0], x.shape[1])
-    if n > 0:
-        out[:n] = x[:n] * 2.0 + 1.0
+    out[:max(n, 0)] = x[:max(n, 0)] * 2.0 + 1.0
     return out

@@ -6,5 +6,5 @@ import torch
 def gated(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     out = torch.zeros_like(x)
     if len(x) > 0:
-        out[:] = torch.vmap(lambda gi, xi: xi * torch.sigmoid(gi))(g[:len(x)], x)
+        out[:] = torch.vmap(lambda xi, gi: xi * torch.sigmoid(gi))(x, g[:len(x)])
     return out

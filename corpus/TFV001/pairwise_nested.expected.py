@@ -7,6 +7,5 @@ def pairwise(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     n, d = a.shape
     m, _ = b.shape
     dist = torch.zeros(n, m)
-    if n > 0 and m > 0:
-        dist[:n, :m] = ((a[:n, None] - b[None, :m]) ** 2).sum(dim=-1)
+    dist[:, :m] = ((a[:, None] - b) ** 2).sum(2)
     return dist

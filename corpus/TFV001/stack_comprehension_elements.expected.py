@@ -5,4 +5,4 @@ import torch
 
 def center_rows(x: torch.Tensor) -> torch.Tensor:
     n, d = x.shape
-    return x - x.mean(dim=-1, keepdim=True)
+    return x - x.mean(1, keepdim=True)

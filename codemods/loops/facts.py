@@ -1,0 +1,556 @@
+"""Facts about one loop, computed once and read by every loop rule.
+
+:func:`loop_facts` answers, for a ``for`` statement: what it iterates (:class:`Domain`), what each
+statement of its body does (:class:`Step`: a per-sample temporary, a store into a tensor at the
+loop index, an accumulation into a name, an ``append``, a ``continue`` guard, a branch, or
+something else), which names carry per-sample values, where the accumulators and outputs were
+initialised (in the same block or an enclosing one: a ``with torch.no_grad():`` around the loop,
+an outer loop's body), which names are read after the loop, and what stops the loop from being a
+batch computation (a recurrence, an early exit, a global write). Rules never walk a loop body
+themselves.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Iterator, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchfix.codemods.analysis import escaping_control_flow
+from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
+from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used
+
+
+class StepKind(enum.Enum):
+    #: ``t = <expr>``: a name assigned in the body (per-sample when the value is)
+    TEMP = "temporary"
+    #: ``out[<index>] = <expr>`` or ``out[<index>] += <expr>`` (the index uses a loop variable)
+    STORE = "store"
+    #: ``acc += <expr>`` / ``acc = acc + <expr>`` (also ``-=``, ``*=``)
+    ACCUMULATE = "accumulation"
+    #: ``items.append(<expr>)``
+    APPEND = "append"
+    #: ``if <cond>: continue`` -- the rest of the body runs where ``cond`` is false
+    GUARD = "guard"
+    #: an ``if`` / ``elif`` / ``else`` whose branches are steps themselves
+    BRANCH = "branch"
+    #: anything else: a call for its effect, a nested loop, ``print``, ...
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: StepKind
+    #: the body statement this step is (a simple line or a compound statement)
+    statement: cst.BaseStatement
+    #: the small statement, for simple lines
+    small: cst.BaseSmallStatement | None = None
+    #: the name the step writes: the temporary, the stored tensor, the accumulator, the list
+    target: str | None = None
+    value: cst.BaseExpression | None = None
+    #: STORE: the subscript elements of the target (``out[i, :]`` -> (i, :))
+    indices: tuple[cst.SubscriptElement, ...] = ()
+    #: STORE: the target, chained subscripts flattened (``out[i][0]`` -> ``out[i, 0]``)
+    subscript: cst.Subscript | None = None
+    #: ACCUMULATE and augmented STORE: the binary operator (``+=`` -> Add)
+    operator: cst.BaseBinaryOp | None = None
+    #: GUARD: the condition under which the rest of the body is skipped (``if c: continue``),
+    #: or -- ``keeps`` -- under which it runs (a comprehension's ``if c`` filter)
+    condition: cst.BaseExpression | None = None
+    keeps: bool = False
+
+
+@dataclass(frozen=True)
+class Definition:
+    """The statement that last binds a name before the loop, in straight-line code."""
+
+    name: str
+    statement: cst.SimpleStatementLine
+    value: cst.BaseExpression
+    #: the block holding the statement, and whether it is the loop's own block
+    block: Sequence[cst.BaseStatement]
+    same_block: bool
+    #: statements strictly between the definition and the loop (in the definition's block)
+    between: tuple[cst.BaseStatement, ...]
+
+
+@dataclass
+class ShapeFacts:
+    """What a function says about sizes and ranks: ``b = x.size(0)``, ``n, d = x.shape``."""
+
+    #: a size name -> the dimension it measures
+    measures: dict[str, Measure] = field(default_factory=dict)
+    #: a tensor name -> its rank, where an unpacking of its shape pins it
+    ranks: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class LoopFacts:
+    #: the ``for`` statement, or the comprehension (``[f(r) for r in x]``)
+    loop: cst.For | cst.ListComp | cst.GeneratorExp
+    context: ModuleContext
+    domain: Domain
+    function: cst.FunctionDef | None
+    steps: tuple[Step, ...]
+    #: names holding per-sample values inside the body: loop variables and temporaries fed by them
+    per_sample: frozenset[str]
+    #: why the loop is not a batch computation (empty: it may be one)
+    blockers: tuple[str, ...]
+    shapes: ShapeFacts
+    #: names read anywhere in the function outside the loop's body (the loop itself excluded)
+    read_outside: frozenset[str]
+    #: the statement holding the loop (the ``for`` itself, or the line holding a comprehension)
+    statement: cst.CSTNode | None = None
+    #: tensors an inner loop (already lifted into this loop's body) walks, and their dimension
+    inner_walked: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def comprehension(self) -> cst.ListComp | cst.GeneratorExp | None:
+        return self.loop if isinstance(self.loop, (cst.ListComp, cst.GeneratorExp)) else None
+
+    @property
+    def loop_variables(self) -> tuple[str, ...]:
+        return self.domain.variables
+
+    def steps_of(self, kind: StepKind) -> list[Step]:
+        return [s for s in self.steps if s.kind is kind]
+
+    def definition(self, name: str) -> Definition | None:
+        """Where ``name`` was last bound before the loop (see :func:`definition_before`)."""
+        return definition_before(self.context, self.statement or self.loop, name)
+
+    def used_after(self, name: str) -> bool:
+        """Whether ``name`` is read outside the loop (after it, or by a later iteration of an
+        enclosing loop) -- conservatively: anywhere in the function but this loop."""
+        return name in self.read_outside
+
+
+# ----------------------------------------------------------------------------- shapes
+
+
+def shape_facts(function: cst.FunctionDef | None, context: ModuleContext) -> ShapeFacts:
+    """Sizes and ranks the function pins, from names it binds exactly once."""
+    facts = ShapeFacts()
+    if function is None:
+        return facts
+    counts: dict[str, int] = {}
+    for node in _walk(function.body):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr)):
+            for assigned in assigned_names(node):
+                counts[assigned] = counts.get(assigned, 0) + 1
+    parameters = {p.name.value for p in (*function.params.params, *function.params.posonly_params, *function.params.kwonly_params)}
+    for node in _walk(function.body):
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0].target, node.value
+        if isinstance(target, cst.Name):
+            measured = measure_of(value)
+            if measured is not None and counts.get(target.value) == 1 and target.value not in parameters:
+                facts.measures[target.value] = measured
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            owner = _shape_owner(value)
+            if owner is None:
+                continue
+            source, prefix = owner
+            names = [e.value for e in target.elements]
+            if any(isinstance(e, cst.StarredElement) for e in target.elements) or not all(isinstance(v, cst.Name) for v in names):
+                continue
+            if not prefix and counts.get(source, 0) == 0:
+                facts.ranks.setdefault(source, len(names))
+            for dim, element in enumerate(names):
+                assert isinstance(element, cst.Name)
+                if counts.get(element.value) == 1 and element.value not in parameters:
+                    facts.measures[element.value] = (source, dim)
+    return facts
+
+
+def _shape_owner(value: cst.BaseExpression) -> tuple[str, bool] | None:
+    """``(x, False)`` for ``x.shape`` / ``x.size()``; ``(x, True)`` for ``x.shape[:k]``."""
+    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name("shape"))):
+        return value.value.value, False  # type: ignore[attr-defined]
+    if m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[])):
+        return value.func.value.value, False  # type: ignore[attr-defined]
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice):
+        piece = value.slice[0].slice
+        if piece.lower is None and piece.step is None and piece.upper is not None and int_literal(piece.upper) is not None:
+            inner = _shape_owner(value.value)
+            if inner is not None:
+                return inner[0], True
+    return None
+
+
+# ----------------------------------------------------------------------------- definitions
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under ``node`` (itself included), nested functions and classes excluded."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in current.children:
+            if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                stack.append(child)
+
+
+def _binds(statement: cst.CSTNode, name: str) -> bool:
+    return name in assigned_names(statement) or any(
+        isinstance(n, (cst.Global, cst.Nonlocal, cst.Del)) for n in _walk(statement)
+    )
+
+
+def definition_before(context: ModuleContext, loop: cst.CSTNode, name: str) -> Definition | None:
+    """The ``name = <value>`` statement that binds ``name`` last before ``loop``, looking back
+    through the loop's block and then through enclosing ``with`` / loop / ``if`` bodies up to
+    the function. None when the last binding is not a plain assignment, or a compound statement
+    in between may bind it (an ``if`` that assigns it in one branch)."""
+    current: cst.CSTNode = loop
+    same_block = True
+    while True:
+        located = context.block_of(current)
+        if located is None:
+            return None
+        block, index = located
+        for position in range(index - 1, -1, -1):
+            statement = block[position]
+            if not _binds(statement, name):
+                continue
+            if (
+                isinstance(statement, cst.SimpleStatementLine)
+                and len(statement.body) == 1
+                and isinstance(statement.body[0], cst.Assign)
+                and len(statement.body[0].targets) == 1
+                and m.matches(statement.body[0].targets[0].target, m.Name(name))
+            ):
+                return Definition(name, statement, statement.body[0].value, block, same_block, tuple(block[position + 1 : index]))
+            return None
+        parent = context.parents.get(context.parents.get(current))  # block -> owner
+        if parent is None or isinstance(parent, (cst.FunctionDef, cst.Module, cst.ClassDef, cst.Lambda)):
+            return None
+        if not isinstance(parent, (cst.With, cst.For, cst.While, cst.If, cst.Try)):
+            return None
+        current = parent
+        same_block = False
+
+
+# ----------------------------------------------------------------------------- the body
+
+
+_AUG = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power, cst.BitOrAssign: cst.BitOr, cst.BitAndAssign: cst.BitAnd,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+}
+
+
+def _binary_of(operator: cst.BaseAugOp) -> cst.BaseBinaryOp | None:
+    kind = _AUG.get(type(operator))
+    return kind() if kind else None
+
+
+def _uses_any(node: cst.CSTNode, names: frozenset[str] | set[str]) -> bool:
+    return bool(names_used(node) & names)
+
+
+def _classify(statement: cst.BaseStatement, loop_vars: set[str]) -> Step:
+    if isinstance(statement, cst.If):
+        body = statement.body
+        if (
+            statement.orelse is None
+            and isinstance(body, cst.IndentedBlock)
+            and len(body.body) == 1
+            and m.matches(body.body[0], m.SimpleStatementLine(body=[m.Continue()]))
+        ):
+            return Step(StepKind.GUARD, statement, condition=statement.test)
+        return Step(StepKind.BRANCH, statement)
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return Step(StepKind.OTHER, statement)
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = flat_subscript(small.targets[0].target)
+        if isinstance(target, (cst.Tuple, cst.List)) and target_names(target) and all(
+            isinstance(e.value, cst.Name) for e in target.elements
+        ):
+            # ``h, w = x[i].shape``: a temporary of several names (lifted when loop-invariant)
+            return Step(StepKind.TEMP, statement, small, None, small.value)
+        if isinstance(target, cst.Name):
+            value = small.value
+            if isinstance(value, cst.BinaryOperation) and m.matches(value.left, m.Name(target.value)) and target.value not in names_used(value.right):
+                return Step(StepKind.ACCUMULATE, statement, small, target.value, value.right, operator=value.operator)
+            return Step(StepKind.TEMP, statement, small, target.value, value)
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and _uses_any(target, loop_vars):
+            return Step(StepKind.STORE, statement, small, target.value.value, small.value, tuple(target.slice), subscript=target)
+        return Step(StepKind.OTHER, statement, small)
+    if isinstance(small, cst.AugAssign):
+        operator = _binary_of(small.operator)
+        target = flat_subscript(small.target)
+        if isinstance(target, cst.Name) and operator is not None:
+            return Step(StepKind.ACCUMULATE, statement, small, target.value, small.value, operator=operator)
+        if (
+            isinstance(target, cst.Subscript)
+            and isinstance(target.value, cst.Name)
+            and operator is not None
+            and _uses_any(target, loop_vars)
+        ):
+            return Step(StepKind.STORE, statement, small, target.value.value, small.value, tuple(target.slice),
+                        subscript=target, operator=operator)
+        return Step(StepKind.OTHER, statement, small)
+    if (
+        isinstance(small, cst.Expr)
+        and m.matches(small.value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("append")), args=[m.Arg(keyword=None, star="")]))
+    ):
+        call = small.value
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+        return Step(StepKind.APPEND, statement, small, call.func.value.value, call.args[0].value)
+    return Step(StepKind.OTHER, statement, small)
+
+
+def flat_subscript(target: cst.BaseExpression) -> cst.BaseExpression:
+    """``x[i][j]`` as ``x[i, j]`` (each link one index, no slice): the same element of a tensor or
+    an ndarray. (A list of lists differs; the checker, which builds lists, tells.)"""
+    if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Subscript):
+        return target
+    inner = flat_subscript(target.value)
+    if not isinstance(inner, cst.Subscript) or not isinstance(inner.value, cst.Name):
+        return target
+    if any(not isinstance(e.slice, cst.Index) for e in (*inner.slice, *target.slice)):
+        return target
+    return inner.with_changes(slice=[*inner.slice, *target.slice])
+
+
+def _effects(loop: cst.CSTNode, context: ModuleContext | None) -> list[str]:
+    """Calls in the loop body that draw random numbers or act on the world: once per step, they
+    cannot become one batched call (nor be computed once, even when they read nothing per
+    sample)."""
+    from torchfix.codemods.loops import callees
+
+    found = []
+    for node in _walk(loop):
+        if not isinstance(node, cst.Call):
+            continue
+        qualified = context.qualified(node.func) if context is not None else None
+        row = callees.function(qualified) if qualified else None
+        if row is None and isinstance(node.func, cst.Attribute):
+            row = callees.method(node.func.attr.value)
+        if row is None and isinstance(node.func, cst.Name):
+            row = callees.BUILTINS.get(node.func.value)
+        if row is not None and row.batching is callees.Batching.RANDOM:
+            found.append(f"the body draws random numbers (`{qualified or code_of_call(node)}`): batching would reorder the draws")
+        elif row is not None and row.batching is callees.Batching.EFFECT and not _is_append(node):
+            found.append(f"the body has an effect per step (`{code_of_call(node)}`)")
+    return found
+
+
+def code_of_call(node: cst.Call) -> str:
+    from torchfix.codemods.loops.nodes import code_of
+
+    return code_of(node.func)
+
+
+def _is_append(node: cst.Call) -> bool:
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value == "append"
+
+
+def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: set[str], context: ModuleContext | None = None) -> list[str]:
+    found: list[str] = _effects(loop.body, context)
+    escapes = [e for e in escaping_control_flow(loop.body) if e != "continue"]
+    if escapes:
+        found.append(f"the loop can leave early or rebind names outside (`{escapes[0]}`)")
+    loop_vars = set(domain.variables)
+    assigned_in_body = assigned_names(loop.body)
+    rebound = loop_vars & assigned_in_body
+    if rebound:
+        found.append(f"the body assigns the loop variable `{sorted(rebound)[0]}`")
+    # a temporary read before the body assigns it reads the previous iteration's value
+    seen: set[str] = set()
+    temporaries = {s.target for s in steps if s.kind is StepKind.TEMP and s.target}
+    for step in steps:
+        reads = names_used(step.value) if step.value is not None else names_used(step.statement)
+        early = (reads & temporaries) - seen
+        if step.kind is StepKind.ACCUMULATE:
+            early.discard(step.target or "")
+        if early:
+            found.append(f"`{sorted(early)[0]}` is read before the body assigns it: each step depends on the previous one")
+            break
+        if step.kind is StepKind.TEMP and step.target:
+            seen.add(step.target)
+    # accumulators, stored tensors and lists must not be read elsewhere in the body
+    for step in steps:
+        if step.kind not in (StepKind.ACCUMULATE, StepKind.STORE, StepKind.APPEND) or not step.target:
+            continue
+        for other in steps:
+            if other is step:
+                continue
+            if step.target in names_used(other.statement):
+                if step.kind is StepKind.STORE and other.kind is StepKind.STORE and other.target == step.target:
+                    continue  # two stores into one output (out[i, 0] = ..., out[i, 1] = ...)
+                found.append(f"`{step.target}` is read inside the loop while the loop writes it")
+                break
+        if step.kind is StepKind.STORE and step.value is not None and step.target in names_used(step.value):
+            target = step.subscript
+            reads = [n for n in _subscripts_of(step.value, step.target)]
+            from torchfix.codemods.loops.nodes import same_code
+
+            if any(not same_code(r, target) for r in reads) or len(reads) != sum(
+                1 for n in name_nodes(step.value) if n.value == step.target
+            ):
+                found.append(f"`{step.target}` is read at another position than the one the loop writes")
+    return found
+
+
+def _subscripts_of(node: cst.CSTNode, name: str) -> list[cst.Subscript]:
+    return [n for n in _walk(node) if isinstance(n, cst.Subscript) and m.matches(n.value, m.Name(name))]
+
+
+def _per_sample(steps: Sequence[Step], loop_vars: set[str]) -> set[str]:
+    names = set(loop_vars)
+    changed = True
+    while changed:  # a temporary fed by a later temporary is still per-sample (a blocker says why)
+        changed = False
+        for step in steps:
+            if step.kind is StepKind.TEMP and step.target and step.target not in names and step.value is not None:
+                if names_used(step.value) & names:
+                    names.add(step.target)
+                    changed = True
+    return names
+
+
+def _stored_names(scope: cst.CSTNode) -> set[int]:
+    """ids of the Name nodes that are only written (assignment and loop targets), not read."""
+    written: set[int] = set()
+
+    def targets(node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.Name):
+            written.add(id(node))
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                targets(element.value)
+        elif isinstance(node, cst.StarredElement):
+            targets(node.value)
+
+    for node in _walk(scope):
+        if isinstance(node, cst.AssignTarget):
+            targets(node.target)
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            targets(node.target)
+        elif isinstance(node, cst.AnnAssign):
+            targets(node.target)
+    return written
+
+
+def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> frozenset[str]:
+    """Names whose value the loop leaves behind may be read: reads outside the loop, except
+    reads that see another binding -- inside another loop or comprehension whose target binds
+    the name, or before the loop in a function where no enclosing loop runs it again."""
+    inside = {id(n) for n in name_nodes(loop)} | _stored_names(scope)
+    in_outer_loop = False
+    current: cst.CSTNode | None = context.parents.get(loop)
+    while current is not None and current is not scope:
+        if isinstance(current, (cst.For, cst.While)):
+            in_outer_loop = True
+        current = context.parents.get(current)
+    loop_start = _start_of(loop, context)
+    found: set[str] = set()
+    for node in name_nodes(scope):
+        if id(node) in inside or node.value in found:
+            continue
+        if _rebound_around(node, loop, scope, context):
+            continue
+        if not in_outer_loop and loop_start is not None:
+            start = _start_of(node, context)
+            if start is not None and start < loop_start:
+                continue
+        found.add(node.value)
+    return frozenset(found)
+
+
+def target_names(target: cst.BaseExpression) -> set[str]:
+    """The names an assignment or loop target binds (``i``, ``(a, b)``, ``[x, *rest]``)."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(target_names(e.value) for e in target.elements)) if target.elements else set()
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return set()
+
+
+def _start_of(node: cst.CSTNode, context: ModuleContext) -> tuple[int, int] | None:
+    try:
+        return context.position(node)
+    except KeyError:
+        return None
+
+
+def _rebound_around(read: cst.Name, loop: cst.CSTNode, scope: cst.CSTNode, context: ModuleContext) -> bool:
+    """Whether ``read`` sits in the body of another ``for`` or comprehension that binds its name."""
+    current: cst.CSTNode | None = context.parents.get(read)
+    child: cst.CSTNode = read
+    while current is not None and current is not scope:
+        if current is not loop:
+            if isinstance(current, cst.For) and child is not current.iter and read.value in target_names(current.target):
+                return True
+            if isinstance(current, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+                clause: cst.CompFor | None = current.for_in
+                while clause is not None:
+                    if read.value in target_names(clause.target):
+                        return True
+                    clause = clause.inner_for_in
+        child = current
+        current = context.parents.get(current)
+    return False
+
+
+def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
+    """The facts of ``loop``; None when it does not iterate a domain the model knows."""
+    function = context.enclosing_function(loop)
+    shapes = shape_facts(function, context)
+    domain = loop_domain(loop, shapes.measures.get)
+    if domain is None or not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    loop_vars = set(domain.variables)
+    steps = tuple(_classify(s, loop_vars) for s in loop.body.body)
+    per_sample = _per_sample(steps, loop_vars)
+    blockers = _blockers(loop, steps, domain, per_sample, context)
+    scope = function if function is not None else context.module
+    read_outside = _read_outside(loop, scope, context)
+    return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
+
+
+def with_body(facts: LoopFacts, body: Sequence[cst.BaseStatement], inner_walked: dict[str, int] | None = None) -> LoopFacts:
+    """``facts`` of the same loop, as if its body were ``body`` (statements not in the module):
+    how a loop over two indices is lifted, the inner loop first and then the outer one over
+    the inner loop's batched statements."""
+    loop_vars = set(facts.domain.variables)
+    steps = tuple(_classify(s, loop_vars) for s in body)
+    per_sample = _per_sample(steps, loop_vars)
+    synthetic = facts.loop.with_changes(body=cst.IndentedBlock(body=list(body))) if isinstance(facts.loop, cst.For) else facts.loop
+    blockers = _blockers(synthetic, steps, facts.domain, per_sample, facts.context)  # type: ignore[arg-type]
+    return replace(facts, steps=steps, per_sample=frozenset(per_sample), blockers=tuple(blockers),
+                   inner_walked=tuple(sorted((inner_walked or {}).items())))
+
+
+def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context: ModuleContext) -> LoopFacts | None:
+    """The facts of a comprehension, as a loop whose body appends its element: one clause, no
+    filters (they are guards, not lifted yet)."""
+    clause = comprehension.for_in
+    if clause.inner_for_in is not None:
+        return None
+    function = context.enclosing_function(comprehension)
+    shapes = shape_facts(function, context)
+    domain = loop_domain(clause, shapes.measures.get)
+    statement = context.statement_of(comprehension)
+    if domain is None or statement is None:
+        return None
+    blockers = _effects(comprehension.elt, context)
+    if any(isinstance(n, (cst.NamedExpr, cst.Yield, cst.Await, cst.Lambda)) for n in _walk(comprehension.elt)):
+        blockers.append("the element binds names or yields")
+    filters = tuple(Step(StepKind.GUARD, statement, condition=f.test, keeps=True) for f in clause.ifs)  # type: ignore[arg-type]
+    step = Step(StepKind.APPEND, statement, None, None, comprehension.elt)  # type: ignore[arg-type]
+    return LoopFacts(comprehension, context, domain, function, (*filters, step), frozenset(domain.variables), tuple(blockers),
+                     shapes, frozenset(), statement)

@@ -1,0 +1,358 @@
+"""The verification kernel of a loop rewrite: what the checker runs, old against new.
+
+A kernel is the loop as the user wrote it (with the statements that initialise what it writes and
+the one that consumes its list) against the rewrite, both preceded by the same *prelude*: the
+pure statements of the function that compute what the loop reads (``b, c = x.shape``,
+``w = torch.zeros(c)``, ``feats = x.view(b, -1)``). Replaying them pins what the function itself
+pins -- ranks, sizes shared between tensors -- so the checker explores the inputs the function
+can see rather than any tensor at all. A statement the checker could not run safely (a call to
+anything outside the callee table, an attribute of ``self``) is not replayed: the names it binds
+become inputs of the kernel instead.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchfix.codemods.analysis import tensor_evidence
+from torchfix.codemods.loops import callees
+from torchfix.codemods.loops.callees import Batching
+from torchfix.codemods.loops.facts import LoopFacts, _walk, target_names
+from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
+
+_BUILTINS = frozenset(dir(builtins))
+#: builtins a replayed statement may call
+_PURE_BUILTINS = frozenset({"len", "range", "int", "float", "bool", "abs", "min", "max", "round", "tuple", "list", "sum"})
+#: tensor attributes a replayed statement may read
+_PURE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "T", "mT", "data", "ndim", "is_cuda", "real"})
+#: tensor methods that only read the shape
+_SHAPE_METHODS = frozenset({"size", "dim", "numel", "ndimension"})
+
+
+@dataclass(frozen=True)
+class KernelParts:
+    """The statements of a kernel before they become text."""
+
+    prelude: tuple[cst.BaseStatement, ...]
+    old: tuple[cst.CSTNode, ...]
+    new: tuple[cst.CSTNode, ...]
+    outputs: tuple[str, ...]
+
+
+def is_replayable(node: cst.CSTNode, context: ModuleContext) -> bool:
+    """Whether the checker may run ``node``: every call is a library function or method of the
+    callee table (no random draws, no effects) or a pure builtin, and every other attribute
+    read is a tensor attribute or a library name."""
+    called = {id(n.func) for n in _walk(node) if isinstance(n, cst.Call)}
+    for inner in _walk(node):
+        if isinstance(inner, (cst.Lambda, cst.Await, cst.Yield, cst.NamedExpr)):
+            return False
+        if isinstance(inner, cst.Call):
+            func = inner.func
+            qualified = context.qualified(func)
+            if qualified is not None:
+                row = callees.function(qualified)
+                if row is None or row.batching in (Batching.RANDOM, Batching.EFFECT):
+                    return False
+            elif isinstance(func, cst.Name):
+                if func.value not in _PURE_BUILTINS:
+                    return False
+            elif isinstance(func, cst.Attribute):
+                row = callees.method(func.attr.value)
+                pure = row is not None and row.batching not in (Batching.RANDOM, Batching.EFFECT)
+                if not pure and func.attr.value not in _SHAPE_METHODS:
+                    return False
+            else:
+                return False
+        elif isinstance(inner, cst.Attribute) and id(inner) not in called:
+            if context.qualified(inner) is None and inner.attr.value not in _PURE_ATTRIBUTES:
+                return False
+    return True
+
+
+def _single_assignment(statement: cst.BaseStatement) -> cst.Assign | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign):
+        assign = statement.body[0]
+        if all(isinstance(t.target, (cst.Name, cst.Tuple, cst.List)) for t in assign.targets):
+            return assign
+    return None
+
+
+def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode] = ()) -> tuple[cst.BaseStatement, ...]:
+    """The replayable statements before the loop that compute ``needed`` (transitively), in
+    program order. ``exclude``: statements the kernel holds already (inits it rewrites)."""
+    context = facts.context
+    chosen: list[cst.BaseStatement] = []
+    needed = set(needed)
+    current: cst.CSTNode = facts.statement or facts.loop
+    excluded = {id(s) for s in exclude}
+    while needed:
+        located = context.block_of(current)
+        if located is None:
+            break
+        block, index = located
+        for statement in reversed(block[:index]):
+            bound = assigned_names(statement)
+            hit = bound & needed
+            if not hit or id(statement) in excluded:
+                continue
+            assign = _single_assignment(statement)
+            if assign is not None and is_replayable(statement, context):
+                chosen.append(statement)
+                needed -= bound
+                needed |= names_used(assign.value)
+            else:
+                needed -= hit  # bound by code the checker does not run: an input
+        owner = context.parents.get(context.parents.get(current))
+        if owner is None or not isinstance(owner, (cst.With, cst.For, cst.While, cst.If, cst.Try)):
+            break
+        current = owner
+    chosen.reverse()
+    return tuple(chosen)
+
+
+def free_names(statements: Iterable[cst.CSTNode], module_names: set[str]) -> list[str]:
+    """Names the statements read before binding them, in first-use order; builtins and library
+    bindings excluded. A name a compound statement (a loop) binds inside itself is not free
+    there: a read before its binding in the same loop would be a recurrence, which the loop
+    facts reject before any kernel is built."""
+    bound: set[str] = set()
+    free: dict[str, None] = {}
+    for statement in statements:
+        inner = assigned_names(statement) if isinstance(statement, cst.BaseCompoundStatement) else set()
+        for read in _reads(statement):
+            if read not in bound and read not in inner and read not in _BUILTINS and read not in module_names:
+                free.setdefault(read)
+        bound |= assigned_names(statement)
+    return list(free)
+
+
+def _reads(statement: cst.CSTNode) -> list[str]:
+    """Names read in ``statement``, in order (assignment targets are not reads)."""
+    from torchfix.codemods.loops.facts import _stored_names
+    from torchfix.codemods.loops.nodes import name_nodes
+
+    written = _stored_names(statement)
+    # a lambda's parameters, and their uses in its body, are not reads of the enclosing scope
+    for node in _walk_all(statement):
+        if isinstance(node, cst.Lambda):
+            bound = {p.name.value for p in node.params.params}
+            written |= {id(p.name) for p in node.params.params}
+            written |= {id(n) for n in name_nodes(node.body) if n.value in bound}
+        elif isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            # the comprehension's own variables (a comprehension is a scope of its own)
+            bound = set()
+            clause: cst.CompFor | None = node.for_in
+            while clause is not None:
+                bound |= target_names(clause.target)
+                clause = clause.inner_for_in
+            written |= {id(n) for n in name_nodes(node) if n.value in bound}
+    return [n.value for n in name_nodes(statement) if id(n) not in written]
+
+
+def _walk_all(node: cst.CSTNode):  # noqa: ANN202 - every node, lambdas included
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def input_specs(
+    names: Sequence[str], facts: LoopFacts, opaque: set[str] = frozenset(), counts: set[str] = frozenset(),  # type: ignore[assignment]
+    walked: dict[str, int] | None = None,
+) -> tuple[InputSpec, ...]:
+    """What the kernel knows about each input: a tensor where the function shows it is one,
+    an opaque stand-in for callables, a loop count, else every kind the code allows (the
+    checker tries each: a name is never assumed to hold a tensor without evidence)."""
+    scope = facts.function if facts.function is not None else facts.context.module
+    evidence = facts.context.evidence(scope)
+    torch_names = {local for local, target in facts.context.bindings.items() if target == "torch"} or {"torch"}
+    specs = []
+    for input_name in names:
+        if input_name in opaque:
+            specs.append(InputSpec(input_name, Kind.OPAQUE))
+        elif input_name in counts:
+            specs.append(InputSpec(input_name, Kind.INT, count=True))
+        elif tensor_evidence(scope, input_name, torch_names) or evidence.name(input_name, at=facts.loop).tensor:
+            rank = facts.shapes.ranks.get(input_name)
+            dim = (walked or {}).get(input_name)
+            ranks = (rank,) if rank is not None else tuple(r for r in (0, 1, 2, 3) if dim is None or r > dim)
+            specs.append(InputSpec(input_name, Kind.TENSOR, ranks=ranks, batch_dim=dim))
+        else:
+            specs.append(evidence.name(input_name, at=facts.loop).spec())
+    return tuple(specs)
+
+
+def build_kernel(
+    facts: LoopFacts,
+    old: Sequence[cst.CSTNode],
+    new: Sequence[cst.CSTNode],
+    outputs: Sequence[str],
+    exclude_from_prelude: Sequence[cst.CSTNode] = (),
+    extra_modules: Sequence[str] = ("torch",),
+    reorders_float_reduction: bool = False,
+    note: str = "",
+    gradients: bool = False,
+    walked: dict[str, int] | None = None,
+) -> Kernel:
+    """A kernel whose old snippet is ``old`` and new snippet is ``new``, both after the prelude
+    that computes what they read."""
+    context = facts.context
+    module_names = set(context.bindings)
+    reads = set(free_names(old, module_names)) | set(free_names(new, module_names))
+    prelude = prelude_for(facts, reads, exclude_from_prelude)
+    old_all = [*prelude, *old]
+    new_all = [*prelude, *new]
+    renamed = _AttributesAsInputs.for_function(facts, [*old_all, *new_all])
+    attribute_kinds: dict[str, Kind] = {}
+    if renamed is not None:
+        old_all = [s.visit(renamed) for s in old_all]
+        new_all = [s.visit(renamed) for s in new_all]
+        attribute_kinds = renamed.kinds
+        # the layers the loop calls, built by the kernel itself (same seed for old and new)
+        old_all = [*renamed.constructions, *old_all]
+        new_all = [*renamed.constructions, *new_all]
+    names = free_names(old_all, module_names)
+    names += [n for n in free_names(new_all, module_names) if n not in names]
+    called = {
+        n.func.value for statement in old_all for n in _walk(statement)
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in names
+    }
+    counts = set()
+    if facts.domain.stop is not None and isinstance(facts.domain.stop, cst.Name) and facts.domain.measures is None:
+        counts.add(facts.domain.stop.value)
+    if renamed is not None:
+        counts |= renamed.sizes
+    specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked)
+    specs = tuple(
+        InputSpec(s.name, attribute_kinds[s.name], batch_dim=s.batch_dim) if s.name in attribute_kinds and s.kind is not Kind.OPAQUE else s
+        for s in specs
+    )
+    module = context.module
+    return Kernel(
+        old="".join(_text(module, s) for s in old_all),
+        new="".join(_text(module, s) for s in new_all),
+        inputs=specs,
+        outputs=tuple(outputs),
+        modules=context.kernel_modules(extra_modules),
+        reorders_float_reduction=reorders_float_reduction,
+        note=note,
+        gradients=gradients,
+    )
+
+
+class _AttributesAsInputs(cst.CSTTransformer):
+    """``self.eos`` -> ``self_eos`` in a kernel: a data attribute of the object a method runs on
+    becomes an input of its own, which the checker builds (``self`` itself cannot be built).
+    A called attribute that the class builds in ``__init__`` as a batch-transparent layer
+    (``self.fc = nn.Linear(hidden, 10)``) becomes ``self_fc``, built by the kernel from the same
+    constructor with its sizes drawn like the inputs' dimensions and torch's generator seeded,
+    so the old and the new code call the same layer. Other called attributes (``self.net(...)``)
+    stay: they are the object's behaviour, which the checker cannot build."""
+
+    def __init__(self, self_name: str, taken: set[str], facts: LoopFacts) -> None:
+        super().__init__()
+        self.self_name = self_name
+        self.kinds: dict[str, Kind] = {}
+        self.names: dict[str, str] = {}
+        self.taken = taken
+        self.facts = facts
+        self.constructions: list[cst.BaseStatement] = []
+        self.sizes: set[str] = set()
+        self._called: set[int] = set()
+        owner = facts.context.enclosing_class(facts.function) if facts.function is not None else None
+        self._attributes = owner.attributes if owner is not None else {}
+        self._reassigned = owner.reassigned if owner is not None else set()
+
+    @classmethod
+    def for_function(cls, facts: LoopFacts, statements: Sequence[cst.CSTNode]) -> "_AttributesAsInputs | None":
+        function = facts.function
+        if function is None or facts.context.enclosing_class(function) is None or not function.params.params:
+            return None
+        self_name = function.params.params[0].name.value
+        taken = {n for s in statements for n in names_used(s)}
+        return cls(self_name, taken | set(facts.context.bindings), facts)
+
+    def _fresh(self, stem: str) -> str:
+        local = stem.replace("__", "_")
+        while local in self.taken:
+            local += "_"
+        self.taken.add(local)
+        return local
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._called.add(id(node.func))
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if not (isinstance(original.value, cst.Name) and original.value.value == self.self_name):
+            return updated
+        attribute = original.attr.value
+        if attribute.startswith("__"):
+            return updated
+        if id(original) in self._called:
+            local = self.names.get(attribute) or self._layer(attribute)
+            return cst.Name(local) if local else updated
+        local = self.names.get(attribute)
+        if local is None:
+            local = self._fresh(f"{self.self_name}_{attribute}")
+            self.names[attribute] = local
+            self.kinds[local] = Kind.ANY
+        return cst.Name(local)
+
+    def _layer(self, attribute: str) -> str | None:
+        """Build ``self.<attribute>`` in the kernel when it is a batch-transparent layer."""
+        found = self._attributes.get(attribute)
+        if found is None or found.constructor is None or found.call is None or attribute in self._reassigned:
+            return None
+        row = callees.layer(found.constructor)
+        if row is None or row.batching is not Batching.LAYER:
+            return None
+        local = self._fresh(f"{self.self_name}_{attribute}")
+        arguments = []
+        for position, argument in enumerate(found.call.args):
+            if argument.star:
+                return None
+            key: int | str = argument.keyword.value if argument.keyword is not None else position
+            if key in row.size_args:
+                size = self._fresh(f"{local}_size{len(self.sizes)}")
+                self.sizes.add(size)
+                arguments.append(argument.with_changes(value=cst.Name(size)))
+            elif _literal(argument.value):
+                arguments.append(argument)
+            else:
+                return None  # a setting computed in __init__: the layer cannot be rebuilt
+        context = self.facts.context
+        constructor, _ = context.spelling(found.constructor)
+        seed, _ = context.spelling("torch.manual_seed")
+        self.constructions.append(cst.SimpleStatementLine([cst.Expr(cst.Call(seed, [cst.Arg(cst.Integer("0"))]))]))
+        self.constructions.append(cst.SimpleStatementLine([cst.Assign(
+            [cst.AssignTarget(cst.Name(local))], found.call.with_changes(func=constructor, args=arguments))]))
+        self.names[attribute] = local
+        return local
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    """A number, string, True/False/None, or a tuple/list of those."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _literal(node.expression)
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(_literal(e.value) for e in node.elements)
+    return False
+
+
+def _text(module: cst.Module, node: cst.CSTNode) -> str:
+    if isinstance(node, cst.BaseSmallStatement):
+        node = cst.SimpleStatementLine(body=[node])
+    return statement_code(module, node)

@@ -1,0 +1,198 @@
+"""From a loop's facts to a proposal: the candidate ladder, most idiomatic rung first.
+
+Each rung is :func:`rewrite.lift_loop` under other :class:`rewrite.Options`: first what the
+function shows (ranks it pins, a count that is a size, an allocation made only for the loop),
+then the defensive forms (the allocation kept, the count clamped at zero, an empty batch
+guarded). Rungs that come out the same are offered once. The checker decides which rung holds;
+the pipeline emits the first one it cannot refute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterable
+
+import libcst as cst
+
+from torchfix.codemods.base import Candidate, Proposal
+from torchfix.codemods.loops.facts import LoopFacts, loop_facts, with_body
+from torchfix.codemods.loops.nodes import names_used
+from torchfix.codemods.loops.nodes import statement_code
+from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite, Options, lift_loop, vmap_loop
+
+
+def rungs(facts: LoopFacts) -> list[Options]:
+    """The options to try, in order."""
+    ladder = [Options(), Options(replace_allocation=False)]
+    stop = facts.domain.stop
+    if stop is not None and facts.domain.measures is None and not isinstance(stop, cst.Integer):
+        ladder += [Options(clamp=True), Options(replace_allocation=False, clamp=True)]
+    ladder += [Options(guard_empty=True), Options(replace_allocation=False, guard_empty=True)]
+    return ladder
+
+
+#: ranks tried for a walked tensor whose rank nothing pins: rows of a matrix first (the usual
+#: batch of vectors), then a vector of numbers, then a batch of matrices
+HYPOTHETICAL_RANKS = (2, 1, 3)
+#: ranks tried for an invariant operand whose rank nothing pins, after the rung that assumes it
+#: broadcasts against a sample
+INVARIANT_RANKS = (1, 2)
+
+
+def hypotheses(names: frozenset[str]) -> list[tuple[tuple[str, int], ...]]:
+    """Rank hypotheses for ``names``: every name of the same rank, in :data:`HYPOTHETICAL_RANKS`
+    order (mixed ranks are rare in one loop body, and each hypothesis costs a check)."""
+    ordered = sorted(names)
+    return [tuple((n, rank) for n in ordered) for rank in HYPOTHETICAL_RANKS]
+
+
+@dataclass
+class _Climb:
+    """What the rungs tried so far produced."""
+
+    found: list[Candidate] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    failure: CannotRewrite | None = None
+    first: LoopRewrite | None = None
+
+    def offer(self, rewrite: LoopRewrite) -> None:
+        if rewrite.kernel.new in self.seen:
+            return
+        self.seen.add(rewrite.kernel.new)
+        self.first = self.first or rewrite
+        description = rewrite.description
+        if rewrite.assumptions:
+            description += " (assumes " + "; ".join(rewrite.assumptions) + ")"
+        unverifiable = None
+        if rewrite.opaque_callees:
+            names = ", ".join(f"`{c}`" for c in rewrite.opaque_callees)
+            unverifiable = f"assumes {names} treats the samples of a batch independently (false for BatchNorm in training mode)"
+        self.found.append(Candidate(description, rewrite.edits, rewrite.kernel, rewrite.imports, unverifiable))
+
+    def failed(self, exc: CannotRewrite) -> None:
+        self.failure = self.failure or exc
+
+
+def _with_ranks(options: Options, names: Iterable[str], rank: int) -> Options:
+    return replace(options, hypotheses=tuple(sorted({**dict(options.hypotheses), **{n: rank for n in names}}.items())))
+
+
+def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name: str) -> None:
+    """Lift under each rung of ``base``; a rung that needs ranks nobody pins spawns, in its
+    place, the same rung under each rank hypothesis."""
+    pending = list(base)
+    while pending:
+        options = pending.pop(0)
+        assumed = dict(options.hypotheses)
+        try:
+            rewrite = lift_loop(facts, options, torch_name)
+        except CannotRewrite as exc:
+            unpinned = [n for n in exc.assumed if n not in assumed]
+            if unpinned and not exc.needs_rank:
+                # it failed where it assumed an invariant broadcasts against a sample: the
+                # invariant's rank spelled out may fare better
+                pending[0:0] = [_with_ranks(options, unpinned, rank) for rank in INVARIANT_RANKS]
+            elif exc.needs_rank and not exc.needs_rank <= set(assumed):
+                if assumed:  # extend this rung's hypothesis to the names it now needs
+                    pending.insert(0, _with_ranks(options, exc.needs_rank, next(iter(assumed.values()))))
+                else:
+                    pending[0:0] = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank)]
+                continue
+            climb.failed(exc)
+            continue
+        unpinned = [n for n in rewrite.assumed_invariants if n not in assumed]
+        if unpinned:
+            # right after a rung that assumed invariants broadcast against a sample, the same
+            # rung with their ranks spelled out (a vector against one-number samples, ...)
+            pending[0:0] = [_with_ranks(options, unpinned, rank) for rank in INVARIANT_RANKS]
+        climb.offer(rewrite)
+
+
+def _vmap_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name: str) -> None:
+    """The general rung: ``torch.vmap`` of the body, right for any ranks vmap supports."""
+    rungs_ = [Options(replace_allocation=False), Options(replace_allocation=False, guard_empty=True)]
+    if any(o.clamp for o in base):
+        rungs_ += [replace(o, clamp=True) for o in rungs_]
+    for options in rungs_:
+        try:
+            climb.offer(vmap_loop(facts, options, torch_name))
+        except CannotRewrite as exc:
+            climb.failed(exc)
+
+
+def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tuple[list[Candidate], CannotRewrite | None, LoopRewrite | None]:
+    """The candidates of every rung that lifts, the first failure (when none does), and the
+    first rewrite (for the proposal's anchor). Order: batched operations under what the code
+    shows, then under rank hypotheses, then torch.vmap; and only when nothing else lifts, the
+    unverifiable rung that calls an opaque callable once on the batch."""
+    base = list(ladder if ladder is not None else rungs(facts))
+    torch_name, _ = facts.context.torch_spelling()
+    climb = _Climb()
+    _lift_rungs(facts, base, climb, torch_name)
+    _vmap_rungs(facts, base, climb, torch_name)
+    if not climb.found and climb.failure is not None and "cannot see into" in str(climb.failure):
+        opaque = _Climb()
+        _lift_rungs(facts, [replace(o, opaque_calls=True) for o in base], opaque, torch_name)
+        if opaque.found:
+            return opaque.found, None, opaque.first
+    return climb.found, (None if climb.found else climb.failure), climb.first
+
+
+def nested(facts: LoopFacts) -> LoopFacts | None:
+    """For a loop whose body is one inner loop (``for i ...: for j ...: d[i, j] = f(a[i], b[j])``):
+    the outer loop's facts with the inner loop already lifted, so that lifting the outer loop
+    batches both indices. None when the inner loop does not lift."""
+    loop = facts.loop
+    if not isinstance(loop, cst.For) or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
+        return None
+    inner = loop.body.body[0]
+    if not isinstance(inner, cst.For):
+        return None
+    inner_facts = loop_facts(inner, facts.context)
+    if inner_facts is None or any(v in names_used(inner.iter) for v in facts.domain.variables):
+        return None
+    torch_name, _ = facts.context.torch_spelling()
+    pending = [Options(replace_allocation=False)]
+    while pending:
+        options = pending.pop(0)
+        try:
+            rewrite = lift_loop(inner_facts, options, torch_name)
+        except CannotRewrite as exc:
+            if exc.needs_rank and not options.hypotheses:
+                pending = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank)]
+                continue
+            return None
+        statements = rewrite.statements
+        if not statements or len(rewrite.edits) != 1:
+            return None
+        return with_body(facts, statements, dict(rewrite.walked))
+    return None
+
+
+def proposal(code: str, message: str, facts: LoopFacts) -> Proposal | None:
+    """The rule ``code``'s proposal for the loop: its candidates, or a skip saying which fact
+    stopped the lift (reported at the statement that has it)."""
+    found, failure, first = candidates(facts)
+    context = facts.context
+    snippet = statement_code(context.module, facts.statement or facts.loop)
+    anchor = facts.statement or facts.loop
+    if found:
+        line, column = _position(facts, first.anchor if first is not None else None)
+        return Proposal(code, message, line, column, anchor, tuple(found), None, snippet)
+    if failure is None:
+        return None
+    line, column = _position(facts, failure.node)
+    return Proposal(code, message, line, column, anchor, (), str(failure), snippet)
+
+
+def _position(facts: LoopFacts, node: cst.CSTNode | None) -> tuple[int, int]:
+    """Where to report: the statement that decides (a store, the line a lift failed at), else
+    the loop; a node built by the lift (a nested loop's batched store) has no position."""
+    for where in (node, facts.statement, facts.loop):
+        if where is None:
+            continue
+        try:
+            return facts.context.position(where)
+        except KeyError:
+            continue
+    return 1, 1

@@ -1,0 +1,1015 @@
+"""Lifting per-sample expressions into batched ones.
+
+Inside a loop, an expression computes one sample's value from the loop variables; its *lift* is
+one expression whose leading dimension runs over the samples: ``lift(e)[k] == e`` at iteration
+``k``. A :class:`Lifted` value knows whether it is per-sample at all (loop-invariant expressions
+stay as written), the rank of one sample when that is known, whether a sample is a Python number
+(``.item()``, ``float(...)``) and whether it keeps a length-one leading dimension
+(``x[i:i + 1]``).
+
+Lifting follows the broadcasting rules of each operation, and those depend on ranks:
+``x[i] - x[i].mean()`` batches as ``x - x.mean(1, keepdim=True)`` when a sample is a vector and
+as ``x - x.mean((1, 2), keepdim=True)`` when it is a matrix. Ranks come from the code where it
+pins them (``n, d = x.shape``, an allocation's sizes); where a lift needs a rank nobody pinned it
+raises :class:`NeedRank` naming the tensors whose rank decides, and the ladder retries under
+explicit hypotheses ("`x` is 2-D"), which the candidate states and the checker -- exploring other
+ranks -- confirms or refutes. An invariant operand of unknown rank is assumed to broadcast
+against a sample (no more dimensions than one sample), and that assumption is recorded too.
+:meth:`Lifter.lift` returns None, with :attr:`Lifter.why` set, for anything it cannot batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchfix.codemods.loops import callees
+from torchfix.codemods.loops.callees import Batching, Callee
+from torchfix.codemods.loops.library import TORCH, Library
+from torchfix.codemods.loops.nodes import (
+    arg,
+    attribute,
+    binary,
+    call,
+    code_of,
+    full_slice,
+    index_of,
+    int_literal,
+    integer,
+    is_number,
+    method,
+    name,
+    names_used,
+    none_index,
+    operand_of,
+    receiver,
+    slice_of,
+    subscript,
+)
+
+_ELEMENTWISE_OPERATORS = (
+    cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
+    cst.BitAnd, cst.BitOr, cst.BitXor,
+)
+_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+#: math functions on per-sample numbers and their element-wise torch twins
+_MATH_TO_TORCH = {
+    "exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tanh": "tanh", "fabs": "abs",
+    "log2": "log2", "log10": "log10", "log1p": "log1p", "expm1": "expm1", "atan2": "atan2",
+}
+
+
+@dataclass(frozen=True)
+class Lifted:
+    """A lifted expression. ``node`` is the batched expression (samples along dimension 0) when
+    ``batched``, else the loop-invariant expression as written."""
+
+    node: cst.BaseExpression
+    batched: bool
+    #: rank of one sample (batched) or of the value (invariant); None when unknown
+    rank: int | None = None
+    #: one sample is a Python number (``x[i].item()``, ``float(x[i])``, the loop index)
+    scalar: bool = False
+    #: one sample is ``batch[k:k + 1]`` rather than ``batch[k]`` (``x[i:i + 1]``)
+    keepdim: bool = False
+    #: the dtype kind when evident: "bool", "int" or "float"
+    kind: str | None = None
+    #: a (values, indices) pair per sample (``x[i].max(0)``)
+    pair: bool = False
+    #: the walked tensors whose rank decides this value's rank (for :class:`NeedRank`)
+    sources: frozenset[str] = frozenset()
+    #: for a reduction over a whole sample: the same reduction with ``keepdim=True``, the
+    #: idiomatic way to broadcast it back against samples
+    keep: cst.BaseExpression | None = None
+
+
+@dataclass(frozen=True)
+class Extent:
+    """How to slice a walked tensor to the loop's samples.
+
+    ``full`` names the tensors whose whole first dimension the loop covers (``range(len(x))``,
+    ``for v in x``); any other tensor indexed by the loop is sliced ``[start:stop]``, with
+    ``stop`` clamped at 0 when the loop count may be negative (``range(n)`` with an ``n`` of
+    unknown sign runs no iteration where ``x[:n]`` would drop rows from the end)."""
+
+    start: int
+    stop: cst.BaseExpression | None
+    full: frozenset[str] = frozenset()
+    clamp: bool = False
+    #: the expression of the sample count, for ``torch.arange`` and sizes (``len(x)``, ``n``)
+    count: cst.BaseExpression | None = None
+
+
+class CannotLift(Exception):
+    """The expression has no batched form the lifter knows."""
+
+
+class NeedRank(CannotLift):
+    """The lift depends on the rank of a sample of these tensors, which nothing pins."""
+
+    def __init__(self, names: frozenset[str], what: str) -> None:
+        super().__init__(what)
+        self.names = names
+
+
+@dataclass
+class Lifter:
+    """Lifts the expressions of one loop body. ``per_sample`` maps the loop's element variables
+    and lifted temporaries to their lifted values; ``index`` is the integer loop variable."""
+
+    #: qualified name of a callee (``F.softmax`` -> ``torch.nn.functional.softmax``), or None
+    qualify: Callable[[cst.BaseExpression], str | None]
+    #: how to spell a library name here (``torch.arange``) -> node
+    spell: Callable[[str], cst.BaseExpression]
+    extent: Extent
+    per_sample: dict[str, Lifted] = field(default_factory=dict)
+    index: str | None = None
+    #: ranks the code pins
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    #: ranks assumed for tensors the code does not pin (a rung of the ladder)
+    hypotheses: Mapping[str, int] = field(default_factory=dict)
+    #: callables that are known batch-transparent layers (``self.fc`` -> "torch.nn.Linear")
+    layers: Mapping[str, str] = field(default_factory=dict)
+    #: what the lift assumed (shown with the candidate)
+    assumptions: list[str] = field(default_factory=list)
+    #: invariant tensors the loop walks, and the dimension it walks (``x[:, i]`` -> 1)
+    walked_dims: dict[str, int] = field(default_factory=dict)
+    #: the lift sums floating values in another order than the loop (reductions, products)
+    reorders: bool = False
+    #: why the last lift failed
+    why: str = ""
+    #: after a guard, the rows (of the loop's samples) that reach the statements being lifted
+    row_filter: cst.BaseExpression | None = None
+    #: the array library the loop works on: how the constructs a lift adds are spelled
+    library: Library = TORCH
+    #: invariant names of unknown rank the lift assumed broadcast against a sample (the ladder
+    #: offers rungs with their ranks spelled out too)
+    assumed_invariants: set[str] = field(default_factory=set)
+    #: lift calls of callables torchfix cannot see into (a model passed in) as one call on the
+    #: batch -- an assumption no check can discharge; the callees are recorded
+    opaque_calls: bool = False
+    opaque_callees: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ entry points
+
+    def lift(self, node: cst.BaseExpression) -> Lifted | None:
+        """The lift of ``node``, or None with :attr:`why` set. :class:`NeedRank` propagates: the
+        caller may retry under a rank hypothesis."""
+        self.why = ""
+        try:
+            return self._lift(node)
+        except NeedRank:
+            raise
+        except CannotLift as exc:
+            self.why = str(exc)
+            return None
+
+    def depends(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` reads a per-sample name (so it is not loop-invariant)."""
+        names = names_used(node)
+        return bool(names & set(self.per_sample)) or (self.index is not None and self.index in names)
+
+    def filter_rows(self, mask: cst.BaseExpression) -> None:
+        """From now on, lift over the samples where ``mask`` holds only: the values lifted so far
+        and every walked tensor read from here on are taken at those rows."""
+        self.row_filter = mask
+        for variable, value in list(self.per_sample.items()):
+            self.per_sample[variable] = replace(value, node=subscript(value.node, [index_of(mask)]), keep=None)
+
+    def rank_of(self, tensor: str) -> int | None:
+        """The rank the code pins for ``tensor``, else the hypothesis of this rung (recorded)."""
+        if tensor in self.ranks:
+            return self.ranks[tensor]
+        if tensor in self.hypotheses:
+            self._assume(f"`{tensor}` is {self.hypotheses[tensor]}-D")
+            return self.hypotheses[tensor]
+        return None
+
+    def walked(self, source: cst.BaseExpression) -> Lifted:
+        """The lift of ``for v in source``'s element ``v``: ``source`` sliced to the samples."""
+        rank = None
+        sources: frozenset[str] = frozenset()
+        if isinstance(source, cst.Name):
+            self.walked_dims.setdefault(source.value, 0)
+            full = self.rank_of(source.value)
+            rank = None if full is None else full - 1
+            sources = frozenset({source.value})
+        return Lifted(self._slice_rows(source), True, rank, sources=sources)
+
+    def _assume(self, text: str) -> None:
+        if text not in self.assumptions:
+            self.assumptions.append(text)
+
+    def _need(self, value: Lifted, what: str) -> int:
+        """The sample rank of ``value``, which the lift cannot do without."""
+        if value.scalar:
+            return 0
+        if value.rank is not None:
+            return value.rank
+        if value.sources:
+            raise NeedRank(value.sources, what)
+        raise CannotLift(what)
+
+    def _need_all(self, values: Sequence[Lifted], what: str) -> None:
+        """Raise one :class:`NeedRank` for every unknown rank among ``values`` at once."""
+        unknown = frozenset().union(*(v.sources for v in values if not v.scalar and v.rank is None))
+        if unknown:
+            raise NeedRank(unknown, what)
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _lift(self, node: cst.BaseExpression) -> Lifted:
+        if not self.depends(node):
+            return Lifted(node, False, self._invariant_rank(node), kind=_literal_kind(node))
+        if isinstance(node, cst.Name):
+            return self._name(node)
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node)
+        if isinstance(node, cst.Attribute):
+            return self._attribute(node)
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        if isinstance(node, cst.BinaryOperation):
+            return self._binary(node)
+        if isinstance(node, cst.UnaryOperation):
+            return self._unary(node)
+        if isinstance(node, cst.Comparison):
+            return self._comparison(node)
+        if isinstance(node, cst.IfExp):
+            return self._if_expression(node)
+        raise CannotLift(f"`{short(node)}` is not an expression torchfix can batch")
+
+    # ------------------------------------------------------------------ names and indexing
+
+    def _invariant_rank(self, node: cst.BaseExpression) -> int | None:
+        if is_number(node):
+            return 0
+        if isinstance(node, cst.Name):
+            return self.rank_of(node.value)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in self.ranks:
+            effects = [element_effect(e) for e in node.slice]
+            if None in effects:
+                return None
+            return self.ranks[node.value.value] - effects.count("remove") + effects.count("add")
+        return None
+
+    def _name(self, node: cst.Name) -> Lifted:
+        if node.value in self.per_sample:
+            return self.per_sample[node.value]
+        if node.value == self.index:
+            return self._arange()
+        raise CannotLift(f"`{node.value}` is per-sample but not lifted")  # pragma: no cover - guarded by depends()
+
+    def _arange(self) -> Lifted:
+        count = self.extent.count
+        device = next(iter(sorted(self.extent.full)), None)
+        if count is None or (device is None and not self.library.is_numpy):
+            raise CannotLift("the loop index is used as a number, and no tensor gives its device")
+        start = self.extent.start
+        args: list[cst.BaseExpression] = [count] if start == 0 else [integer(start), self.extent.stop]  # type: ignore[list-item]
+        built: cst.BaseExpression = self.library.arange(self.spell, *args, like=name(device))
+        if self.row_filter is not None:
+            built = subscript(built, [index_of(self.row_filter)])
+        return Lifted(built, True, 0, scalar=True, kind="int")
+
+    def _slice_rows(self, base: cst.BaseExpression, offset: int = 0) -> cst.BaseExpression:
+        """``base`` restricted to rows ``start + offset .. stop + offset`` of the loop."""
+        extent = self.extent
+        base_name = base.value if isinstance(base, cst.Name) else None
+        if offset == 0 and extent.start == 0 and base_name in extent.full:
+            return base if self.row_filter is None else subscript(base, [index_of(self.row_filter)])
+        lower = integer(extent.start + offset) if extent.start + offset else None
+        upper: cst.BaseExpression | None = extent.stop
+        if upper is not None and extent.clamp:
+            upper = call(name("max"), upper, integer(0))
+        if upper is not None and offset:
+            upper = binary(upper, cst.Add() if offset > 0 else cst.Subtract(), integer(abs(offset)))
+        rows = base if upper is None and lower is None else subscript(base, [slice_of(lower, upper)])
+        return rows if self.row_filter is None else subscript(rows, [index_of(self.row_filter)])
+
+    def index_form(self, element: cst.SubscriptElement) -> tuple[str, int] | None:
+        """("index", offset) for ``i`` / ``i + c`` / ``i - c``; ("keep", 0) for ``i:i + 1``."""
+        piece = element.slice
+        index = m.Name(self.index or "\0")
+        if isinstance(piece, cst.Index):
+            value = piece.value
+            if m.matches(value, index):
+                return "index", 0
+            if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
+                left, right = value.left, value.right
+                if m.matches(left, index) and int_literal(right) is not None:
+                    shift = int_literal(right) or 0
+                    return "index", shift if isinstance(value.operator, cst.Add) else -shift
+                if isinstance(value.operator, cst.Add) and m.matches(right, index) and int_literal(left) is not None:
+                    return "index", int_literal(left) or 0
+            return None
+        if isinstance(piece, cst.Slice) and piece.step is None and piece.lower is not None and piece.upper is not None:
+            one_more = m.BinaryOperation(left=index, operator=m.Add(), right=m.Integer("1")) | m.BinaryOperation(
+                left=m.Integer("1"), operator=m.Add(), right=index
+            )
+            if m.matches(piece.lower, index) and m.matches(piece.upper, one_more):
+                return "keep", 0
+        return None
+
+    def rows_element(self, offset: int, base: cst.BaseExpression | None = None) -> cst.SubscriptElement:
+        """The subscript element selecting the loop's rows of ``base`` (``:n``, ``1:n + 1``,
+        ``:`` when the loop covers all of them), before any guard's filter."""
+        saved, self.row_filter = self.row_filter, None
+        try:
+            rows = self._slice_rows(base if isinstance(base, cst.Name) else name("_"), offset)
+        finally:
+            self.row_filter = saved
+        return rows.slice[0] if isinstance(rows, cst.Subscript) else full_slice()
+
+    def _subscript(self, node: cst.Subscript) -> Lifted:
+        if not self.depends(node.value):
+            return self._gather(node)
+        # a per-sample value indexed at invariant positions: ``x[i][0]``, ``row[:, 1]``
+        inner = self._lift(node.value)
+        if inner.pair:
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                which = int_literal(node.slice[0].slice.value)
+                if which in (0, 1):
+                    return replace(inner, node=subscript(inner.node, node.slice), pair=False,
+                                   kind="int" if which == 1 else inner.kind)
+            raise CannotLift(f"`{short(node)}` indexes a (values, indices) pair")
+        if inner.scalar:
+            raise CannotLift(f"`{short(node)}` indexes a per-sample number")
+        if any(self.depends(element) for element in node.slice):
+            return self._select(node, inner)
+        if any(isinstance(e.slice, cst.Index) and m.matches(e.slice.value, m.Ellipsis()) for e in node.slice):
+            raise CannotLift(f"`{short(node)}` uses `...`")
+        if inner.keepdim:
+            if not _is_plain_slice(node.slice[0]):
+                raise CannotLift(f"`{short(node)}` indexes the length-one leading dimension of a sample")
+            return replace(inner, node=subscript(inner.node, node.slice), rank=_rank_after(inner.rank, node.slice), keep=None)
+        batched = subscript(inner.node, [full_slice(), *node.slice])
+        return Lifted(batched, True, _rank_after(inner.rank, node.slice), kind=inner.kind, sources=inner.sources)
+
+    def _select(self, node: cst.Subscript, inner: Lifted) -> Lifted:
+        """``p[labels[i]]``: each sample indexed at its own position -- one advanced index over
+        the batch (``p[torch.arange(n), labels]``), which takes negative and out-of-range
+        positions as the per-sample index does."""
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or inner.keepdim:
+            raise CannotLift(f"`{short(node)}` indexes a per-sample value at a per-sample position")
+        position = self._lift(node.slice[0].slice.value)
+        if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
+            raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
+        if position.kind not in ("int", None):
+            raise CannotLift(f"`{short(node)}`: the per-sample index is not an integer")
+        if not isinstance(inner.node, (cst.Name, cst.Attribute)) and not (isinstance(inner.node, cst.Subscript) and isinstance(inner.node.value, cst.Name)):
+            raise CannotLift(f"`{short(node)}`: the indexed value is an expression (name it first)")
+        rows = self.library.arange(self.spell, call(name("len"), inner.node), like=inner.node)
+        batched = subscript(inner.node, [index_of(rows), index_of(position.node)])
+        rank = None if inner.rank is None else inner.rank - 1
+        return Lifted(batched, True, rank, kind=inner.kind, sources=inner.sources)
+
+    def _select_rows(self, node: cst.Subscript, rows_value: Lifted) -> Lifted:
+        """``x[i, labels[i]]`` -> ``x[torch.arange(n), labels]`` (``x[:n]`` rows first when the loop
+        covers only part of ``x``); the other indices must be invariant."""
+        if len(node.slice) != 2 or not isinstance(node.slice[1].slice, cst.Index):
+            raise CannotLift(f"`{short(node)}` uses the loop index other than as one index")
+        position = self._lift(node.slice[1].slice.value)
+        if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
+            raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
+        base = rows_value.node
+        rows = self.library.arange(self.spell, call(name("len"), base), like=base)
+        batched = subscript(base, [index_of(rows), index_of(position.node)])
+        rank = None if rows_value.rank is None else rows_value.rank - 1
+        return Lifted(batched, True, rank, kind=rows_value.kind, sources=rows_value.sources)
+
+    def _gather(self, node: cst.Subscript) -> Lifted:
+        """``X[..., i, ...]`` with an invariant ``X``: the samples are a slice of ``X``."""
+        positions = [(k, self.index_form(e)) for k, e in enumerate(node.slice) if self.depends(e)]
+        if len(positions) == 2 and positions[0][0] == 0 and positions[0][1] == ("index", 0) and positions[1][1] is None:
+            # x[i, labels[i]]: row i at its own column
+            return self._select_rows(node, self._gather(node.with_changes(slice=[node.slice[0]])))
+        if len(positions) != 1 or positions[0][1] is None:
+            raise CannotLift(
+                f"`{short(node)}` uses the loop index other than as one index (`x[i]`, `x[:, i]`, `x[i + 1]`, `x[i:i + 1]`)"
+            )
+        position, (form, offset) = positions[0]  # type: ignore[misc]
+        if self.extent.start + offset < 0:
+            raise CannotLift(f"`{short(node)}` reads before the first row (a negative index wraps around)")
+        before = node.slice[:position]
+        if any(element_effect(e) not in ("keep", "remove") for e in before):
+            raise CannotLift(f"`{short(node)}` indexes with `None` or `...` before the loop index")
+        if any(self.depends(e) for e in node.slice[position + 1 :]):
+            raise CannotLift(f"`{short(node)}` uses the loop index twice")
+        base = node.value
+        base_name = base.value if isinstance(base, cst.Name) else None
+        axis = sum(1 for e in before if element_effect(e) == "keep")
+        if base_name is not None:
+            self.walked_dims.setdefault(base_name, position)
+        if position == 0:
+            rows = self._slice_rows(base, offset)
+            rest = list(node.slice[1:])
+            batched: cst.BaseExpression = rows if not rest else subscript(rows, [full_slice(), *rest])
+        else:
+            if self.row_filter is not None:
+                raise CannotLift(f"`{short(node)}`: a guarded read along a later dimension")
+            batched = subscript(base, [*before, self.rows_element(offset, base if position == 0 else None), *node.slice[position + 1 :]])
+        base_rank = self.rank_of(base_name) if base_name is not None else None
+        sample_rank = None if base_rank is None else _rank_after(base_rank - 1, [e for k, e in enumerate(node.slice) if k != position])
+        if axis:
+            batched = self.library.move_axis(self.spell, batched, axis, 0)
+        keep = form == "keep"
+        if keep and sample_rank is not None:
+            sample_rank += 1
+        sources = frozenset({base_name}) if base_name is not None and base_rank is None else frozenset()
+        return Lifted(batched, True, sample_rank, keepdim=keep, sources=sources)
+
+    def _attribute(self, node: cst.Attribute) -> Lifted:
+        inner = self._lift(node.value)
+        attr = node.attr.value
+        if inner.scalar:
+            raise CannotLift(f"`.{attr}` of a per-sample number")
+        if attr == "shape" and not inner.keepdim and not inner.pair:
+            # every sample has the same shape: the batch's, without its first dimension
+            return Lifted(subscript(attribute(inner.node, "shape"), [slice_of(integer(1), None)]), False, 1)
+        if attr == "data":
+            return replace(inner, node=attribute(inner.node, "data"), keep=None)
+        if attr in ("T", "mT") and not inner.keepdim:
+            rank = self._need(inner, f"`{short(node)}`: the rank of a sample decides what `.T` does")
+            if rank == 2 or attr == "mT":
+                return replace(inner, node=self.library.swap_last(self.spell, inner.node), keep=None)
+            if rank <= 1:
+                return inner
+            raise CannotLift(f"`{short(node)}` of a sample with {rank} dimensions")
+        if attr in ("values", "indices") and inner.pair:
+            return replace(inner, node=attribute(inner.node, attr), pair=False, kind="int" if attr == "indices" else inner.kind)
+        raise CannotLift(f"`.{attr}` of a per-sample value")
+
+    # ------------------------------------------------------------------ operators
+
+    def _binary(self, node: cst.BinaryOperation) -> Lifted:
+        left, right = self._lift(node.left), self._lift(node.right)
+        if isinstance(node.operator, cst.MatrixMultiply):
+            return self._matmul(left, right, node)
+        if not isinstance(node.operator, _ELEMENTWISE_OPERATORS):
+            raise CannotLift(f"the operator of `{short(node)}`")
+        a, b, rank = self._align(left, right, node)
+        built = node.with_changes(left=a, right=b)
+        built = built.with_changes(left=operand_of(a, built, right=False), right=operand_of(b, built, right=True))
+        return self._combined(built, left, right, rank, _combined_kind(left, right, node.operator))
+
+    def _combined(self, built: cst.BaseExpression, left: Lifted, right: Lifted, rank: int | None, kind: str | None) -> Lifted:
+        if left.batched and right.batched:
+            scalar = left.scalar and right.scalar
+        else:
+            sample, other = (left, right) if left.batched else (right, left)
+            scalar = sample.scalar and is_number(other.node)
+        return Lifted(built, True, 0 if scalar else rank, scalar=scalar, keepdim=left.keepdim or right.keepdim, kind=kind,
+                      sources=left.sources | right.sources)
+
+    def _unary(self, node: cst.UnaryOperation) -> Lifted:
+        inner = self._lift(node.expression)
+        if isinstance(node.operator, cst.Not):
+            if inner.scalar:
+                return replace(inner, node=method(inner.node, "logical_not"), kind="bool", keep=None)
+            raise CannotLift("`not` of a per-sample tensor")
+        built = node.with_changes(expression=inner.node)
+        return replace(inner, node=built.with_changes(expression=operand_of(inner.node, built, right=True)), keep=None)
+
+    def _comparison(self, node: cst.Comparison) -> Lifted:
+        if len(node.comparisons) != 1:
+            raise CannotLift(f"the chained comparison `{short(node)}`")
+        target = node.comparisons[0]
+        if not isinstance(target.operator, _COMPARISONS):
+            raise CannotLift(f"the comparison `{short(node)}`")
+        left, right = self._lift(node.left), self._lift(target.comparator)
+        a, b, rank = self._align(left, right, node)
+        built = node.with_changes(left=a, comparisons=[target.with_changes(comparator=b)])
+        built = built.with_changes(left=operand_of(a, built, False), comparisons=[target.with_changes(comparator=operand_of(b, built, True))])
+        return self._combined(built, left, right, rank, "bool")
+
+    def _if_expression(self, node: cst.IfExp) -> Lifted:
+        test, body, orelse = self._lift(node.test), self._lift(node.body), self._lift(node.orelse)
+        if not test.batched:
+            raise CannotLift("a conditional expression with a loop-invariant test")
+        if test.kind != "bool":
+            raise CannotLift(f"the test `{short(node.test)}` is not evidently a comparison")
+        values = [v for v in (test, body, orelse) if v.batched]
+        ranks = {self._need(v, "the ranks of a per-sample conditional") for v in values}
+        if len(ranks) != 1:
+            raise CannotLift("the parts of a per-sample conditional differ in rank")
+        where = self.library.where(self.spell, test.node, body.node, orelse.node)
+        return Lifted(where, True, ranks.pop(), kind=body.kind or orelse.kind,
+                      sources=test.sources | body.sources | orelse.sources)
+
+    def _expand(self, value: Lifted, count: int) -> cst.BaseExpression:
+        """``value`` with ``count`` length-one dimensions after the batch dimension (its keepdim
+        form where it is a whole-sample reduction of exactly that many dimensions)."""
+        if value.keep is not None and count == self._reduced_rank(value):
+            return value.keep
+        return unsqueeze_after_batch(value.node, count)
+
+    @staticmethod
+    def _reduced_rank(value: Lifted) -> int:
+        return _keep_rank(value.keep)
+
+    def _align(self, left: Lifted, right: Lifted, node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression, int | None]:
+        """Operands of an element-wise operation between two lifted values, broadcast as the
+        per-sample operation broadcasts, and the rank of a sample of the result."""
+        if left.batched and right.batched:
+            if left.keepdim != right.keepdim:
+                raise CannotLift(f"`{short(node)}` mixes `x[i]` and `x[i:i + 1]` samples")
+            what = f"`{short(node)}`: the ranks of the samples decide how they broadcast"
+            self._need_all((left, right), what)
+            lr, rr = self._need(left, what), self._need(right, what)
+            if lr == rr:
+                return left.node, right.node, lr
+            if lr < rr:
+                return self._expand(left, rr - lr), right.node, rr
+            return left.node, self._expand(right, lr - rr), lr
+        sample, other = (left, right) if left.batched else (right, left)
+        if other.rank is None:
+            if isinstance(other.node, cst.Name):
+                self.assumed_invariants.add(other.node.value)
+            if sample.scalar:
+                raise CannotLift(f"`{short(node)}`: a per-sample number meets a value of unknown rank")
+            self._assume(f"`{short(other.node)}` has no more dimensions than one sample")
+            return left.node, right.node, sample.rank
+        if other.rank == 0:
+            return left.node, right.node, 0 if sample.scalar else sample.rank
+        sample_rank = self._need(sample, f"`{short(node)}`: the rank of a sample decides how `{short(other.node)}` broadcasts")
+        if other.rank > sample_rank:
+            # the invariant outranks a sample: the samples' values sit in front of its dimensions
+            expanded = self._expand(sample, other.rank - sample_rank)
+            return (expanded, other.node, other.rank) if left.batched else (other.node, expanded, other.rank)
+        return left.node, right.node, sample_rank
+
+    def _matmul(self, left: Lifted, right: Lifted, node: cst.CSTNode) -> Lifted:
+        if left.scalar or right.scalar or left.keepdim or right.keepdim:
+            raise CannotLift(f"`{short(node)}` multiplies per-sample numbers as matrices")
+        self.reorders = True
+        what = f"`{short(node)}`: the rank of a sample decides what `@` does"
+        if left.batched and not right.batched:
+            sample = self._need(left, what)
+            if right.rank is None:
+                self._assume(f"`{short(right.node)}` has at most two dimensions")
+            elif right.rank > 2 or right.rank == 0:
+                raise CannotLift(f"`{short(node)}`: a batched matrix product against a {right.rank}-D operand")
+            if sample == 0:
+                raise CannotLift(f"`{short(node)}` of one-number samples")
+            rank = sample + (right.rank if right.rank is not None else 2) - 2
+            return Lifted(binary(left.node, cst.MatrixMultiply(), right.node), True, rank, sources=left.sources)
+        if right.batched and not left.batched:
+            sample = self._need(right, what)
+            if left.rank is None:
+                self._assume(f"`{short(left.node)}` is a matrix")
+            elif left.rank != 2:
+                raise CannotLift(f"`{short(node)}`: a {left.rank}-D operand times a batch")
+            if sample == 1:
+                return Lifted(binary(right.node, cst.MatrixMultiply(), attribute(left.node, "T")), True, 1, sources=right.sources)
+            if sample >= 2:
+                return Lifted(binary(left.node, cst.MatrixMultiply(), right.node), True, sample, sources=right.sources)
+            raise CannotLift(f"`{short(node)}` of one-number samples")
+        self._need_all((left, right), what)
+        lr, rr = self._need(left, what), self._need(right, what)
+        if (lr, rr) == (1, 1):
+            product = binary(left.node, cst.Multiply(), right.node)
+            return Lifted(method(product, "sum", integer(-1)), True, 0, sources=left.sources | right.sources)
+        if lr >= 2 and rr >= 2:
+            return Lifted(binary(left.node, cst.MatrixMultiply(), right.node), True, max(lr, rr), sources=left.sources | right.sources)
+        raise CannotLift(f"`{short(node)}`: a per-sample product of a vector and a matrix")
+
+    # ------------------------------------------------------------------ calls
+
+    def _call(self, node: cst.Call) -> Lifted:
+        func = node.func
+        if any(a.star for a in node.args):
+            raise CannotLift(f"`{short(node)}` passes `*args`")
+        invariant_func = not self.depends(func)
+        qualified = self.qualify(func) if invariant_func else None
+        if qualified is not None:
+            row = callees.function(qualified)
+            if row is None:
+                layer = callees.layer(qualified)
+                raise CannotLift(f"`{qualified}` is not a callee torchfix knows how to batch" + (" (it builds a module)" if layer else ""))
+            return self._function(node, qualified, row)
+        if isinstance(func, cst.Name) and invariant_func:
+            if func.value in ("float", "int", "bool"):
+                return self._convert(node, func.value)
+            if func.value == "abs" and len(node.args) == 1:
+                inner = self._lift(node.args[0].value)
+                return replace(inner, node=call(name("abs"), inner.node), keep=None)
+            if func.value in ("max", "min") and len(node.args) == 2 and not any(a.keyword for a in node.args):
+                return self._python_extremum(node, func.value)
+        layer = self.layers.get(code_of(func)) if invariant_func else None
+        if layer is not None:
+            return self._layer(node, layer)
+        if isinstance(func, cst.Attribute) and self.depends(func.value):
+            return self._method(node, func)
+        if self.opaque_calls and invariant_func and isinstance(func, (cst.Name, cst.Attribute)) and qualified is None:
+            return self._opaque(node)
+        raise CannotLift(f"`{short(func)}` is a call torchfix cannot see into")
+
+    def _opaque(self, node: cst.Call) -> Lifted:
+        """``model(x[i])`` -> ``model(x)``: right only if ``model`` treats the samples of a batch
+        independently (false for BatchNorm in training mode), which no check can show."""
+        args = self._args(node)
+        batched = [l for _, l in args if l.batched]
+        if not batched or any(l.scalar or l.keepdim or l.pair for l in batched):
+            raise CannotLift(f"`{short(node)}`: only tensors of samples can go to one call on the batch")
+        self.opaque_callees.append(code_of(node.func))
+        built = node.with_changes(args=[a.with_changes(value=l.node) for a, l in args])
+        return Lifted(built, True, None, sources=frozenset().union(*(l.sources for l in batched)))
+
+    def _args(self, node: cst.Call) -> list[tuple[cst.Arg, Lifted]]:
+        return [(a, self._lift(a.value)) for a in node.args]
+
+    def _function(self, node: cst.Call, qualified: str, row: Callee) -> Lifted:
+        args = self._args(node)
+        batching = row.batching
+        if qualified.startswith("math."):
+            return self._math(node, qualified, args)
+        if batching is Batching.ELEMENTWISE:
+            return self._elementwise(node, args, row)
+        if batching in (Batching.REDUCTION, Batching.ALONG_DIM):
+            if not args or args[0][0].keyword is not None:
+                raise CannotLift(f"`{short(node)}`: the tensor is not the first argument")
+            first = args[0][1]
+            pairwise = qualified.endswith("cosine_similarity")
+            if not first.batched or (not pairwise and any(lifted.batched for _, lifted in args[1:])):
+                raise CannotLift(f"`{short(node)}`: per-sample values beyond the first argument")
+            return self._along(node, args, row, first, short_name=qualified.rsplit(".", 1)[1])
+        if batching is Batching.MATMUL:
+            if len(args) != 2 or any(a.keyword for a, _ in args):
+                raise CannotLift(f"`{short(node)}`")
+            (_, a), (_, b) = args
+            kind = qualified.rsplit(".", 1)[1]
+            if kind == "mv":
+                return self._matmul(replace(a, rank=2) if not a.batched else a, replace(b, rank=1) if b.batched else b, node)
+            if kind in ("dot", "inner"):
+                return self._matmul(replace(a, rank=1), replace(b, rank=1), node)
+            if kind == "mm":
+                return self._matmul(replace(a, rank=2), replace(b, rank=2), node)
+            if kind == "outer":
+                raise CannotLift(f"`{short(node)}`: per-sample outer products are not lifted")
+            return self._matmul(a, b, node)
+        if batching is Batching.ALLOCATE_LIKE and args and args[0][1].batched and all(not l.batched for _, l in args[1:]):
+            first = args[0][1]
+            return replace(first, node=node.with_changes(args=[args[0][0].with_changes(value=first.node), *node.args[1:]]), keep=None)
+        if batching is Batching.RANDOM:
+            raise CannotLift(f"`{qualified}` draws random numbers: batching would reorder the draws")
+        raise CannotLift(f"`{qualified}` on a per-sample value")
+
+    def _math(self, node: cst.Call, qualified: str, args: list[tuple[cst.Arg, Lifted]]) -> Lifted:
+        twin = _MATH_TO_TORCH.get(qualified.split(".", 1)[1])
+        if twin is None or any(a.keyword for a, _ in args) or not all(l.scalar or not l.batched for _, l in args):
+            raise CannotLift(f"`{short(node)}` on per-sample values")
+        built = call(self.library.function(self.spell, twin), *[l.node for _, l in args])
+        return Lifted(built, True, 0, scalar=True, kind="float")
+
+    def _elementwise(self, node: cst.Call, args: list[tuple[cst.Arg, Lifted]], row: Callee, receiver_value: Lifted | None = None) -> Lifted:
+        operands = ([receiver_value] if receiver_value is not None else []) + [l for _, l in args]
+        batched = [o for o in operands if o.batched]
+        if any(o.keepdim for o in batched) and not all(o.keepdim for o in batched):
+            raise CannotLift(f"`{short(node)}` mixes `x[i]` and `x[i:i + 1]` samples")
+        if receiver_value is not None and receiver_value.scalar:
+            raise CannotLift(f"`{short(node)}`: a method of a per-sample number")
+        what = f"`{short(node)}`: the ranks of its per-sample operands decide how they broadcast"
+        if len(batched) > 1:
+            self._need_all(batched, what)
+            ranks = {self._need(o, what) for o in batched}
+            if len(ranks) > 1:
+                raise CannotLift(f"`{short(node)}` combines samples of different ranks")
+        rank = batched[0].rank if batched and not batched[0].scalar else (0 if batched else None)
+        widest = max((l.rank for a, l in args if not l.batched and a.keyword is None and l.rank is not None), default=0)
+        if batched and widest > 0:
+            rank = self._need(batched[0], what)
+        lift_by = max(widest - rank, 0) if rank is not None else 0
+        new_args = []
+        for a, lifted in args:
+            if not lifted.batched and a.keyword is None and not is_number(a.value) and lifted.rank is None:
+                if isinstance(lifted.node, cst.Name):
+                    self.assumed_invariants.add(lifted.node.value)
+                self._assume(f"`{short(a.value)}` has no more dimensions than one sample")
+            value = self._expand(lifted, lift_by) if lifted.batched and lift_by else lifted.node
+            new_args.append(a.with_changes(value=value))
+        if receiver_value is not None and lift_by:
+            receiver_value = replace(receiver_value, node=self._expand(receiver_value, lift_by))
+        if rank is not None:
+            rank += lift_by
+        kind = row.result or next((o.kind for o in batched if o.kind), None)
+        if receiver_value is not None:
+            func = node.func
+            assert isinstance(func, cst.Attribute)
+            built = node.with_changes(func=func.with_changes(value=receiver(receiver_value.node)), args=new_args)
+        else:
+            built = node.with_changes(args=new_args)
+        sources = frozenset().union(*(o.sources for o in batched)) if batched else frozenset()
+        return Lifted(built, True, rank, keepdim=bool(batched) and batched[0].keepdim, kind=kind, sources=sources)
+
+    def _dim_argument(self, node: cst.Call, row: Callee) -> tuple[int | None, cst.Arg | None]:
+        """The dim argument of a call: (its value when a literal, the Arg)."""
+        for position, a in enumerate(node.args):
+            if a.keyword is not None and a.keyword.value in (row.dim_keyword, "dim", "axis"):
+                return int_literal(a.value), a
+            if a.keyword is None and row.dim_position is not None and position == row.dim_position:
+                return int_literal(a.value), a
+        return None, None
+
+    def _along(self, node: cst.Call, args: list[tuple[cst.Arg, Lifted]], row: Callee, first: Lifted, short_name: str,
+               receiver_node: cst.Attribute | None = None) -> Lifted:
+        """A reduction or along-dim op (softmax) of a per-sample tensor."""
+        if first.scalar:
+            raise CannotLift(f"`{short(node)}` of a per-sample number")
+        self.reorders = self.reorders or row.batching is Batching.REDUCTION
+        dim, dim_arg = self._dim_argument(node, row)
+        keepdim = any(a.keyword is not None and a.keyword.value == "keepdim" and m.matches(a.value, m.Name("True")) for a in node.args)
+        new_args = [a.with_changes(value=lifted.node) for a, lifted in args if a is not dim_arg]
+        start = 0 if receiver_node is not None else 1  # where the arguments after the tensor begin
+        if dim_arg is not None:
+            if dim is None:
+                raise CannotLift(f"`{short(node)}`: the dimension is not a literal")
+            position = list(node.args).index(dim_arg)
+            new_args.insert(position, dim_arg.with_changes(value=integer(dim + 1 if dim >= 0 else dim)))
+            built = self._rebuild(node, new_args, first, receiver_node)
+            if row.batching is Batching.ALONG_DIM or keepdim:
+                return Lifted(built, True, first.rank, keepdim=first.keepdim, kind=row.result or first.kind, sources=first.sources)
+            rank = None if first.rank is None else first.rank - 1
+            return Lifted(built, True, rank, keepdim=first.keepdim, kind=row.result or first.kind,
+                          pair=row.pair_with_dim and not self.library.is_numpy, sources=first.sources)
+        if row.batching is Batching.ALONG_DIM:
+            if row.default_dim is None:
+                raise CannotLift(f"`{short(node)}` without a dimension")
+            new_args.append(arg(integer(row.default_dim + 1), row.dim_keyword))
+            return Lifted(self._rebuild(node, new_args, first, receiver_node), True, first.rank, keepdim=first.keepdim,
+                          kind=first.kind, sources=first.sources)
+        if row.default_dim is not None:  # cosine_similarity reduces dim 1 of a sample by default
+            new_args.append(arg(integer(row.default_dim + 1), row.dim_keyword))
+            rank = None if first.rank is None else first.rank - 1
+            return Lifted(self._rebuild(node, new_args, first, receiver_node), True, rank, kind=row.result or first.kind,
+                          sources=first.sources)
+        # a reduction over the whole sample: over every dimension but the batch's
+        if first.keepdim:
+            raise CannotLift(f"`{short(node)}` reduces a whole `x[i:i + 1]` sample")
+        if any(a.keyword is None for a in new_args[start:]):
+            raise CannotLift(f"`{short(node)}`: a whole-sample reduction with more arguments")
+        rank = self._need(first, f"`{short(node)}` reduces a whole sample: its rank says over which dimensions")
+        if rank == 0:
+            raise CannotLift(f"`{short(node)}` reduces a sample that is a single number")
+        dims: cst.BaseExpression = integer(1) if rank == 1 else cst.Tuple([cst.Element(integer(k)) for k in range(1, rank + 1)])
+        reducer = short_name
+        if reducer in ("max", "min") and rank > 1:
+            reducer = self.library.extremum_over_dims(reducer)
+        if reducer in ("norm",) and rank > 1:
+            raise CannotLift("`norm` of a sample with more than one dimension")
+        if reducer in ("argmax", "argmin") and rank > 1:
+            raise CannotLift(f"`{reducer}` of a sample with more than one dimension")
+        keyword = None if rank == 1 and reducer not in ("norm",) else (self.library.dim_keyword if receiver_node is not None else row.dim_keyword)
+        renamed = self._renamed(node, receiver_node, reducer)
+        plain = self._rebuild(renamed[0], new_args + [arg(dims, keyword)], first, renamed[1])
+        kind = row.result or ("int" if reducer in ("sum", "prod") and first.kind in ("int", "bool") else first.kind)
+        if short_name in ("max", "min") and rank == 1:
+            # without dim, .max() is a value; with dim, a (values, indices) pair in torch
+            return Lifted(self.library.max_values(plain), True, 0, kind=kind, sources=first.sources)
+        keep = None
+        if reducer not in ("argmax", "argmin"):
+            keep = self._rebuild(renamed[0], new_args + [arg(dims, keyword), arg(name("True"), self.library.keepdim_keyword)], first, renamed[1])
+        return Lifted(plain, True, 0, kind=kind, sources=first.sources, keep=keep)
+
+    @staticmethod
+    def _renamed(node: cst.Call, receiver_node: cst.Attribute | None, reducer: str) -> tuple[cst.Call, cst.Attribute | None]:
+        if receiver_node is not None:
+            if receiver_node.attr.value == reducer:
+                return node, receiver_node
+            return node, receiver_node.with_changes(attr=cst.Name(reducer))
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value != reducer:
+            return node.with_changes(func=func.with_changes(attr=cst.Name(reducer))), None
+        return node, None
+
+    @staticmethod
+    def _rebuild(node: cst.Call, new_args: list[cst.Arg], first: Lifted, receiver_node: cst.Attribute | None) -> cst.Call:
+        args = _commas(new_args)
+        if receiver_node is not None:
+            return node.with_changes(func=receiver_node.with_changes(value=receiver(first.node)), args=args)
+        return node.with_changes(args=args)
+
+    def _method(self, node: cst.Call, func: cst.Attribute) -> Lifted:
+        value = self._lift(func.value)
+        attr = func.attr.value
+        row = callees.method(attr)
+        if row is None:
+            raise CannotLift(f"`.{attr}()` is not a method torchfix knows how to batch")
+        args = self._args(node)
+        batching = row.batching
+        if any(lifted.batched for _, lifted in args) and batching not in (Batching.ELEMENTWISE, Batching.MATMUL):
+            raise CannotLift(f"`.{attr}()` with per-sample arguments")
+        if batching is Batching.CONVERT:
+            if attr == "item" and not node.args:
+                return self._to_number(value, func.value, value.kind)
+            raise CannotLift(f"`.{attr}()` of a per-sample value")
+        if value.scalar:
+            raise CannotLift(f"`.{attr}()` of a per-sample number")
+        if batching is Batching.ELEMENTWISE:
+            return self._elementwise(node, args, row, receiver_value=value)
+        if batching in (Batching.REDUCTION, Batching.ALONG_DIM):
+            return self._along(node, args, row, value, short_name=attr, receiver_node=func)
+        if batching is Batching.MATMUL:
+            if len(args) != 1 or args[0][0].keyword is not None:
+                raise CannotLift(f"`{short(node)}`")
+            other = args[0][1]
+            if attr == "dot":
+                return self._matmul(replace(value, rank=1), replace(other, rank=1), node)
+            if attr == "mv":
+                return self._matmul(replace(value, rank=2), replace(other, rank=1) if other.batched else other, node)
+            return self._matmul(value, other, node)
+        if batching is Batching.SHAPE:
+            return self._reshape(node, func, value, args)
+        if batching is Batching.RANDOM:
+            raise CannotLift(f"`.{attr}()` draws random numbers: batching would reorder the draws")
+        raise CannotLift(f"`.{attr}()` of a per-sample value")
+
+    def _to_number(self, value: Lifted, source: cst.BaseExpression, kind: str | None) -> Lifted:
+        """A per-sample tensor converted to a Python number (``.item()``)."""
+        if value.scalar:
+            return value
+        if value.keepdim:
+            rank = self._need(value, f"`{short(source)}`: a number per sample needs one element per sample")
+            if rank != 1:
+                raise CannotLift(f"`{short(source)}` has more than one element per sample")
+            return Lifted(method(value.node, "flatten"), True, 0, scalar=True, kind=kind, sources=value.sources)
+        rank = self._need(value, f"`{short(source)}`: a number per sample needs one element per sample")
+        if rank != 0:
+            raise CannotLift(f"`{short(source)}` has {rank} dimensions per sample, not one number")
+        return Lifted(value.node, True, 0, scalar=True, kind=kind, sources=value.sources)
+
+    def _reshape(self, node: cst.Call, func: cst.Attribute, value: Lifted, args: list[tuple[cst.Arg, Lifted]]) -> Lifted:
+        attr = func.attr.value
+        if value.keepdim:
+            raise CannotLift(f"`.{attr}()` of an `x[i:i + 1]` sample")
+        literals = [int_literal(a.value) if a.keyword is None else None for a, _ in args]
+        rank = value.rank
+        keep = dict(kind=value.kind, sources=value.sources)
+        if attr in ("unsqueeze", "squeeze") and len(args) == 1 and literals[0] is not None:
+            dim = literals[0]
+            assert dim is not None
+            shifted = dim + 1 if dim >= 0 else dim
+            new_rank = None if rank is None else rank + (1 if attr == "unsqueeze" else -1)
+            return Lifted(method(value.node, attr, integer(shifted)), True, new_rank, **keep)  # type: ignore[arg-type]
+        if (attr == "flatten" and not args) or (attr in ("view", "reshape") and literals == [-1]):
+            rank = self._need(value, f"`{short(node)}`: the rank of a sample decides how it flattens")
+            if rank == 0:
+                return Lifted(self.library.unsqueeze(self.spell, value.node, 1), True, 1, **keep)  # type: ignore[arg-type]
+            if rank == 1:
+                return replace(value, keep=None)
+            return Lifted(method(value.node, "flatten", integer(1)), True, 1, **keep)  # type: ignore[arg-type]
+        if attr == "permute" and args and all(l is not None and l >= 0 for l in literals):
+            dims = [integer(0)] + [integer((l or 0) + 1) for l in literals]
+            return Lifted(method(value.node, "permute", *dims), True, rank, **keep)  # type: ignore[arg-type]
+        if attr == "transpose" and len(args) == 2 and all(l is not None for l in literals):
+            first, second = (l + 1 if l >= 0 else l for l in literals)  # type: ignore[operator]
+            return Lifted(method(value.node, "transpose", integer(first), integer(second)), True, rank, **keep)  # type: ignore[arg-type]
+        if attr == "t" and not args:
+            rank = self._need(value, f"`{short(node)}`: the rank of a sample decides what `.t()` does")
+            if rank <= 1:
+                return value
+            if rank == 2:
+                return Lifted(self.library.swap_last(self.spell, value.node), True, 2, **keep)  # type: ignore[arg-type]
+        if attr in ("view", "reshape") and args and all(l is not None and (l > 0 or l == -1) for l in literals) and literals.count(-1) <= 1:
+            sizes = [integer(l) for l in literals if l is not None]
+            if -1 in literals:
+                raise CannotLift(f"`{short(node)}`: `-1` among other sizes needs the batch size spelled out")
+            return Lifted(method(value.node, attr, integer(-1), *sizes), True, len(sizes), **keep)  # type: ignore[arg-type]
+        raise CannotLift(f"`.{attr}()` of a per-sample value with these arguments")
+
+    def _convert(self, node: cst.Call, kind: str) -> Lifted:
+        if len(node.args) != 1 or node.args[0].keyword is not None:
+            raise CannotLift(f"`{short(node)}`")
+        inner = self._lift(node.args[0].value)
+        number = self._to_number(inner, node.args[0].value, inner.kind)
+        converted = number.node
+        if inner.kind != kind:
+            converted = self.library.cast(self.spell, converted, kind)
+        return Lifted(converted, True, 0, scalar=True, kind=kind, sources=inner.sources)
+
+    def _python_extremum(self, node: cst.Call, which: str) -> Lifted:
+        """``max(a, b)`` of per-sample numbers: Python returns ``b`` when ``b > a`` (``b < a`` for
+        ``min``) and ``a`` otherwise -- NaN included -- which is ``torch.where(b > a, b, a)``."""
+        a, b = (self._lift(x.value) for x in node.args)
+        if not (a.scalar or b.scalar):
+            raise CannotLift(f"`{which}(...)` of per-sample tensors")
+        x, y, rank = self._align(a, b, node)
+        operator = cst.GreaterThan() if which == "max" else cst.LessThan()
+        test = cst.Comparison(left=y, comparisons=[cst.ComparisonTarget(operator, x)])
+        test = test.with_changes(left=operand_of(y, test, False), comparisons=[cst.ComparisonTarget(operator, operand_of(x, test, True))])
+        return Lifted(self.library.where(self.spell, test, y, x), True, rank, scalar=True, kind=a.kind or b.kind,
+                      sources=a.sources | b.sources)
+
+    def _layer(self, node: cst.Call, layer: str) -> Lifted:
+        args = self._args(node)
+        if len(args) != 1 or args[0][0].keyword is not None:
+            raise CannotLift(f"`{short(node)}` calls a layer with several arguments")
+        (a, value), = args
+        if not value.batched or value.scalar:
+            raise CannotLift(f"`{short(node)}`")
+        return Lifted(node.with_changes(args=[a.with_changes(value=value.node)]), True, None, keepdim=value.keepdim)
+
+
+# ----------------------------------------------------------------------------- small helpers
+
+
+def short(node: cst.CSTNode) -> str:
+    """The code of ``node`` on one line, cut at 60 characters (for reasons and assumptions)."""
+    text = " ".join(code_of(node).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    """Arguments with the separators a call needs (rebuilt argument lists lose the last one's)."""
+    fixed = []
+    for position, a in enumerate(args):
+        last = position == len(args) - 1
+        if last:
+            fixed.append(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        elif a.comma is cst.MaybeSentinel.DEFAULT:
+            fixed.append(a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+        else:
+            fixed.append(a)
+    return fixed
+
+
+def _keep_rank(keep: cst.BaseExpression | None) -> int:
+    """How many dimensions a whole-sample reduction's keepdim form keeps (its ``dim``)."""
+    if not isinstance(keep, cst.Call):
+        return -1
+    for a in keep.args:
+        if a.keyword is not None and a.keyword.value == "keepdim":
+            continue
+        if isinstance(a.value, cst.Tuple):
+            return len(a.value.elements)
+        if int_literal(a.value) is not None and a.keyword is None or (a.keyword is not None and a.keyword.value in ("dim", "axis")):
+            return 1
+    return -1
+
+
+def element_effect(element: cst.SubscriptElement) -> str | None:
+    """What one subscript element does to the indexed value's rank: "keep" (a slice), "remove"
+    (a scalar index), "add" (``None``); None for ``...`` (the position of what follows is
+    unknown)."""
+    piece = element.slice
+    if isinstance(piece, cst.Slice):
+        return "keep"
+    if m.matches(piece.value, m.Name("None")):
+        return "add"
+    if m.matches(piece.value, m.Ellipsis()):
+        return None
+    return "remove"
+
+
+def _is_plain_slice(element: cst.SubscriptElement) -> bool:
+    piece = element.slice
+    return isinstance(piece, cst.Slice) and piece.lower is None and piece.upper is None and piece.step is None
+
+
+def _is_integer_index(element: cst.SubscriptElement) -> bool:
+    return isinstance(element.slice, cst.Index) and int_literal(element.slice.value) is not None
+
+
+def _rank_after(rank: int | None, elements: Sequence[cst.SubscriptElement]) -> int | None:
+    """The rank left after indexing with ``elements`` (a number removes a dimension, ``None``
+    adds one, a slice keeps it)."""
+    if rank is None:
+        return None
+    for element in elements:
+        piece = element.slice
+        if isinstance(piece, cst.Index):
+            rank += 1 if m.matches(piece.value, m.Name("None")) else -1
+    return rank
+
+
+def unsqueeze_after_batch(node: cst.BaseExpression, count: int) -> cst.BaseExpression:
+    """``node[:, None, None]``: ``count`` length-one dimensions after the batch dimension."""
+    return subscript(node, [full_slice(), *[none_index() for _ in range(count)]])
+
+
+def _literal_kind(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    if isinstance(node, cst.Float):
+        return "float"
+    if isinstance(node, cst.Integer):
+        return "int"
+    if m.matches(node, m.Name("True") | m.Name("False")):
+        return "bool"
+    return None
+
+
+def _combined_kind(left: Lifted, right: Lifted, operator: cst.BaseBinaryOp) -> str | None:
+    kinds = {left.kind, right.kind}
+    if isinstance(operator, cst.Divide):
+        return "float"
+    if "float" in kinds:
+        return "float"
+    if None in kinds:
+        return None
+    if isinstance(operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and kinds == {"bool"}:
+        return "bool"
+    return "int"

@@ -1,0 +1,287 @@
+"""What the loop rules know about a module as a whole, computed once per module.
+
+One fast walk (``ModuleNodes``) gives parents and the nodes of each type; the import bindings say
+which local names are torch, numpy, math and their members, under any alias and at any level
+(``import torch.nn.functional as F``, ``from torch import nn``, ``from numpy import sqrt``); the
+classes' ``__init__`` say what ``self.fc`` is; top-level functions are the same-file helpers a
+body may call. Positions are resolved only when a proposal needs a line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from torchfix.codemods.analysis import LazyMetadata, ModuleNodes, dotted, module_nodes
+
+if TYPE_CHECKING:
+    from torchfix.codemods.evidence import ScopeEvidence
+    from libcst.metadata import MetadataWrapper
+
+#: the libraries whose names a rewrite may use and a kernel may bind
+LIBRARY_ROOTS = ("torch", "numpy", "math")
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """``self.<name> = <constructor>(<args>)`` in a class's ``__init__``."""
+
+    name: str
+    #: the qualified constructor (``torch.nn.Linear``), None when it is not a library call
+    constructor: str | None
+    call: cst.Call | None
+    #: the statement that assigns it (for reports)
+    statement: cst.CSTNode
+
+
+@dataclass
+class ClassInfo:
+    node: cst.ClassDef
+    #: attributes assigned exactly once in ``__init__``, by name
+    attributes: dict[str, Attribute] = field(default_factory=dict)
+    #: attribute names assigned anywhere outside ``__init__`` (their value may change)
+    reassigned: set[str] = field(default_factory=set)
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+
+
+class ModuleContext:
+    """Module-wide facts for the rules. Build one per parsed module with :meth:`of`."""
+
+    def __init__(self, wrapper: "MetadataWrapper") -> None:
+        self.wrapper = wrapper
+        self.module: cst.Module = wrapper.module
+        self.nodes: ModuleNodes = module_nodes(self.module)
+        self.parents: Mapping[cst.CSTNode, cst.CSTNode] = self.nodes.parents
+        self.positions: Mapping[cst.CSTNode, object] = LazyMetadata(wrapper, PositionProvider)
+        self.bindings: dict[str, str] = {}
+        self._ambiguous: set[str] = set()
+        self._read_imports()
+        self.classes: dict[str, ClassInfo] = {}
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self._read_definitions()
+        self._evidence: dict[int, "ScopeEvidence"] = {}
+
+    def evidence(self, scope: cst.CSTNode) -> "ScopeEvidence":
+        """What the code of ``scope`` shows about the kinds of its names (``codemods.evidence``),
+        with this module's own spellings of torch, numpy and torch.nn.functional; once per scope."""
+        from torchfix.codemods.evidence import ScopeEvidence
+
+        found = self._evidence.get(id(scope))
+        if found is None:
+            def bound_to(target: str, default: tuple[str, ...]) -> set[str]:
+                return {local for local, t in self.bindings.items() if t == target} or set(default)
+
+            found = self._evidence[id(scope)] = ScopeEvidence(
+                scope,
+                torch_names=bound_to("torch", ("torch",)),
+                numpy_names=bound_to("numpy", ("np", "numpy")),
+                functional_names=bound_to("torch.nn.functional", ()),
+                tensor_annotations=bound_to("torch.Tensor", ()),
+                parents=self.parents,
+                module=self.module,
+            )
+        return found
+
+    _CACHE: "tuple[cst.Module, ModuleContext] | None" = None
+
+    @classmethod
+    def of(cls, wrapper: "MetadataWrapper") -> "ModuleContext":
+        """The context of ``wrapper``'s module, shared by every rule that looks at it."""
+        cached = ModuleContext._CACHE
+        if cached is not None and cached[0] is wrapper.module:
+            return cached[1]
+        context = cls(wrapper)
+        ModuleContext._CACHE = (wrapper.module, context)
+        return context
+
+    # ------------------------------------------------------------------ imports
+
+    def _bind(self, local: str, target: str) -> None:
+        previous = self.bindings.get(local)
+        if previous is not None and previous != target:
+            self._ambiguous.add(local)
+        self.bindings[local] = target
+
+    def _read_imports(self) -> None:
+        for node in self.nodes.of_type(cst.Import):
+            assert isinstance(node, cst.Import)
+            for alias in node.names:
+                full = dotted(alias.name)
+                if not full or full.split(".")[0] not in LIBRARY_ROOTS:
+                    continue
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self._bind(alias.asname.name.value, full)
+                else:
+                    root = full.split(".")[0]
+                    self._bind(root, root)
+        for node in self.nodes.of_type(cst.ImportFrom):
+            assert isinstance(node, cst.ImportFrom)
+            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+                continue
+            base = dotted(node.module)
+            if not base or base.split(".")[0] not in LIBRARY_ROOTS:
+                continue
+            for alias in node.names:
+                member = dotted(alias.name)
+                bound = alias.asname.name if alias.asname else alias.name
+                if member and isinstance(bound, cst.Name):
+                    self._bind(bound.value, f"{base}.{member}")
+        for local in self._ambiguous:
+            del self.bindings[local]
+
+    def qualified(self, expr: cst.BaseExpression) -> str | None:
+        """``torch.nn.functional.softmax`` for ``F.softmax`` (whatever the aliases), else None."""
+        if isinstance(expr, cst.Name):
+            return self.bindings.get(expr.value)
+        if isinstance(expr, cst.Attribute):
+            base = self.qualified(expr.value)
+            return f"{base}.{expr.attr.value}" if base else None
+        return None
+
+    def spelling(self, qualified: str) -> tuple[cst.BaseExpression, tuple[str, ...]]:
+        """How to write ``qualified`` (``torch.where``) here, and the imports it needs: through
+        an existing binding of its longest bound prefix, else through ``import torch``."""
+        from torchfix.codemods.loops.nodes import dotted_name
+
+        parts = qualified.split(".")
+        by_target = {}
+        for local, target in sorted(self.bindings.items()):
+            by_target.setdefault(target, local)
+        for cut in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:cut])
+            local = by_target.get(prefix)
+            if local is not None:
+                return dotted_name(".".join([local, *parts[cut:]])), ()
+        return dotted_name(qualified), (parts[0],)
+
+    def torch_spelling(self) -> tuple[str, tuple[str, ...]]:
+        """The name ``torch`` is bound to here and the imports needed to use it."""
+        node, imports = self.spelling("torch")
+        assert isinstance(node, cst.Name)
+        return node.value, imports
+
+    def kernel_modules(self, extra: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
+        """Module bindings a kernel may use: the library modules bound here, plus ``extra``."""
+        modules = []
+        for local, target in sorted(self.bindings.items()):
+            modules.append((local, target))
+        for root in extra:
+            if root not in self.bindings:
+                modules.append((root, root))
+        return tuple(dict.fromkeys(modules))
+
+    # ------------------------------------------------------------------ definitions
+
+    def _read_definitions(self) -> None:
+        for statement in self.module.body:
+            if isinstance(statement, cst.FunctionDef):
+                self.functions[statement.name.value] = statement
+            elif isinstance(statement, cst.ClassDef):
+                self.classes[statement.name.value] = self._class_info(statement)
+
+    def _class_info(self, node: cst.ClassDef) -> ClassInfo:
+        info = ClassInfo(node)
+        if not isinstance(node.body, cst.IndentedBlock):
+            return info
+        for statement in node.body.body:
+            if isinstance(statement, cst.FunctionDef):
+                info.methods[statement.name.value] = statement
+        counts: dict[str, int] = {}
+        for method_name, method in info.methods.items():
+            for assigned, value, statement in _self_assignments(method):
+                if method_name == "__init__":
+                    counts[assigned] = counts.get(assigned, 0) + 1
+                    constructor = self.qualified(value.func) if isinstance(value, cst.Call) else None
+                    info.attributes[assigned] = Attribute(
+                        assigned, constructor, value if isinstance(value, cst.Call) else None, statement
+                    )
+                else:
+                    info.reassigned.add(assigned)
+        for assigned, count in counts.items():
+            if count > 1:
+                info.reassigned.add(assigned)
+        return info
+
+    # ------------------------------------------------------------------ places
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        """(line, column) of ``node``, 1-based."""
+        position = self.positions[node]
+        return position.start.line, position.start.column + 1  # type: ignore[attr-defined]
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        current = node
+        while current in self.parents:
+            current = self.parents[current]
+            if isinstance(current, cst.FunctionDef):
+                return current
+            if isinstance(current, (cst.Lambda, cst.ClassDef)):
+                return None
+        return None
+
+    def enclosing_class(self, function: cst.FunctionDef) -> ClassInfo | None:
+        parent = self.parents.get(function)
+        if isinstance(parent, cst.IndentedBlock):
+            owner = self.parents.get(parent)
+            if isinstance(owner, cst.ClassDef):
+                return self.classes.get(owner.name.value)
+        return None
+
+    def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The innermost function holding ``node``, else the module."""
+        return self.enclosing_function(node) or self.module
+
+    def block_of(self, statement: cst.CSTNode) -> tuple[Sequence[cst.BaseStatement], int] | None:
+        """The statement list holding ``statement`` and its index there."""
+        parent = self.parents.get(statement)
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            body = parent.body
+            for index, item in enumerate(body):
+                if item is statement:
+                    return body, index
+        return None
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement (simple line or compound) that holds ``node``."""
+        current: cst.CSTNode | None = node
+        while current is not None:
+            parent = self.parents.get(current)
+            if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+                return current
+            current = parent
+        return None
+
+
+def _self_assignments(method: cst.FunctionDef):  # noqa: ANN202 - yields (attr, value, statement)
+    """``self.X = value`` statements anywhere in ``method`` (the first parameter is ``self``)."""
+    params = method.params.params
+    if not params:
+        return
+    self_name = params[0].name.value
+    stack: list[cst.CSTNode] = [method.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                targets: list[cst.BaseExpression] = []
+                value = None
+                if isinstance(small, cst.Assign):
+                    targets = [t.target for t in small.targets]
+                    value = small.value
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    targets = [small.target]
+                    value = small.value if isinstance(small, cst.AnnAssign) else None
+                for target in targets:
+                    if (
+                        isinstance(target, cst.Attribute)
+                        and isinstance(target.value, cst.Name)
+                        and target.value.value == self_name
+                    ):
+                        yield target.attr.value, (value if len(targets) == 1 else None), node
+            continue
+        stack.extend(node.children)

@@ -1,0 +1,931 @@
+"""A whole loop lifted into batched statements, with the edits and the kernel that license it.
+
+:func:`lift_loop` batches a loop body statement by statement: a per-sample temporary becomes a
+batched temporary, ``out[i] = e`` a store of the batched ``e`` into the rows the loop covers
+(or ``out = e`` in place of an allocation made for the loop), ``acc += e`` one reduction, and
+``items.append(e)`` followed by ``torch.stack(items)`` / ``torch.cat(items)`` / ``torch.tensor(items)``
+the batched ``e`` itself. :class:`Options` picks the rung of the candidate ladder: what to assume
+about ranks the code does not pin, whether to replace the allocation, whether the loop count may
+be negative. The checker decides which rung holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchfix.codemods.base import Edit
+from torchfix.codemods.loops import callees
+from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind
+from torchfix.codemods.loops.kernels import build_kernel
+from torchfix.codemods.loops.library import NUMPY, TORCH
+from torchfix.codemods.loops.lift import element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
+from torchfix.codemods.loops.nodes import (
+    assign,
+    attribute,
+    binary,
+    call,
+    code_of,
+    comments_in,
+    full_slice,
+    index_of,
+    int_literal,
+    integer,
+    method,
+    assigned_names,
+    name,
+    name_nodes,
+    receiver,
+    names_used,
+    slice_of,
+    subscript,
+)
+from torchfix.equivalence.kernel import Kernel, Kind
+
+LIBRARIES = {"torch": TORCH, "numpy": NUMPY}
+
+#: constructors of a fresh tensor the loop fills: ``torch.zeros(n, d)``, ``x.new_zeros(...)``
+_ALLOCATORS = frozenset({"zeros", "ones", "empty", "full"})
+_LIKE_ALLOCATORS = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
+_NEW_ALLOCATORS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
+
+
+@dataclass(frozen=True)
+class Options:
+    """One rung of the ladder."""
+
+    #: ``out = <batched>`` in place of ``out = torch.zeros(n, ...)`` (else ``out[:] = ...``)
+    replace_allocation: bool = True
+    #: the loop count may be negative: slice with ``max(n, 0)``
+    clamp: bool = False
+    #: ranks assumed for walked tensors whose rank the code does not pin: ((name, rank), ...)
+    hypotheses: tuple[tuple[str, int], ...] = ()
+    #: guard accumulations into a Python number with ``if <count> > 0``
+    guard_empty: bool = False
+    #: the array library the loop works on ("torch" or "numpy")
+    library: str = "torch"
+    #: lift calls of callables torchfix cannot see into as one call on the batch (unverifiable)
+    opaque_calls: bool = False
+
+
+@dataclass
+class LoopRewrite:
+    facts: LoopFacts
+    description: str
+    edits: tuple[Edit, ...]
+    kernel: Kernel
+    imports: tuple[str, ...]
+    assumptions: tuple[str, ...] = ()
+    #: the node the rewrite reports at (the store or accumulation, not the loop header)
+    anchor: cst.CSTNode | None = None
+    #: the batched statements that replace the loop
+    statements: tuple[cst.BaseStatement, ...] = ()
+    #: tensors the loop walks, and the dimension it walks
+    walked: tuple[tuple[str, int], ...] = ()
+    #: invariant names of unknown rank assumed to broadcast against a sample
+    assumed_invariants: tuple[str, ...] = ()
+    #: callables torchfix cannot see into that the rewrite calls once on the batch
+    opaque_callees: tuple[str, ...] = ()
+
+
+class CannotRewrite(Exception):
+    """The loop cannot be lifted; the message says which fact stopped it (and where)."""
+
+    def __init__(self, reason: str, node: cst.CSTNode | None = None, needs_rank: frozenset[str] = frozenset(),
+                 assumed: frozenset[str] = frozenset()) -> None:
+        super().__init__(reason)
+        self.node = node
+        #: the lift would go through under a hypothesis about these tensors' ranks
+        self.needs_rank = needs_rank
+        #: invariant names of unknown rank the failed lift assumed broadcast against a sample
+        self.assumed = assumed
+
+
+@dataclass
+class _Consumer:
+    """The statement after the loop that turns the appended list into a tensor."""
+
+    statement: cst.SimpleStatementLine
+    call: cst.Call
+    form: str  # stack / cat / tensor / array
+    dim: int
+
+
+@dataclass
+class _Plan:
+    statements: list[cst.BaseStatement] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+    old: list[cst.CSTNode] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    exclude: list[cst.CSTNode] = field(default_factory=list)
+    reorders: bool = False
+    imports: set[str] = field(default_factory=set)
+    descriptions: list[str] = field(default_factory=list)
+    #: (old, new) kernel statements standing for the consumers after the loop
+    consumers: list[tuple[cst.CSTNode, cst.CSTNode]] = field(default_factory=list)
+    #: after an ``if ...: continue`` guard, the name of the mask of the samples it lets through
+    mask: cst.BaseExpression | None = None
+
+
+def extent_of(facts: LoopFacts, options: Options) -> Extent:
+    domain = facts.domain
+    full: set[str] = set()
+    count: cst.BaseExpression | None = None
+    clamp = False
+    if domain.is_range:
+        if domain.measures is not None and domain.start == 0 and domain.measures[1] == 0:
+            full.add(domain.measures[0])
+        clamp = options.clamp and domain.measures is None and int_literal(domain.stop) is None  # type: ignore[arg-type]
+        count = domain.stop if domain.start == 0 else None
+        return Extent(domain.start, domain.stop, frozenset(full), clamp, count)
+    # a loop over sequences: zip stops at the shortest
+    names = [w.name for w in domain.walked]
+    if len(domain.walked) == 1 and names[0] is not None:
+        full.add(names[0])
+        count = call(name("len"), name(names[0]))
+        return Extent(0, None, frozenset(full), False, count)
+    if all(n is not None for n in names) and len(set(names)) == 1:
+        return Extent(0, None, frozenset({names[0]}), False, call(name("len"), name(names[0])))  # type: ignore[arg-type]
+    # zip of several: each is cut to the shortest
+    lengths = [call(name("len"), w.source) for w in domain.walked]
+    stop = call(name("min"), *lengths)
+    return Extent(0, stop, frozenset(), False, stop)
+
+
+def _allocation_rank(value: cst.BaseExpression, facts: LoopFacts) -> int | None:
+    """The rank of ``torch.zeros(n, d)`` (2), ``torch.zeros((n, d))``, ``x.new_zeros(n)``,
+    ``torch.zeros_like(x)`` (x's), else None."""
+    if not isinstance(value, cst.Call):
+        return None
+    qualified = facts.context.qualified(value.func) or ""
+    last = qualified.rsplit(".", 1)[-1] if qualified else (value.func.attr.value if isinstance(value.func, cst.Attribute) else "")
+    positional = [a for a in value.args if a.keyword is None]
+    if last in _ALLOCATORS or last in _NEW_ALLOCATORS:
+        sizes = positional[:-1] if last in ("full", "new_full") else positional
+        if len(sizes) == 1 and isinstance(sizes[0].value, (cst.Tuple, cst.List)):
+            return len(sizes[0].value.elements)
+        if len(sizes) == 1 and m.matches(sizes[0].value, m.Attribute(attr=m.Name("shape")) | m.Call(func=m.Attribute(attr=m.Name("size")), args=[])):
+            return None
+        return len(sizes) if sizes else None
+    if last in _LIKE_ALLOCATORS and positional and isinstance(positional[0].value, cst.Name):
+        return facts.shapes.ranks.get(positional[0].value.value)
+    return None
+
+
+def is_allocation(value: cst.BaseExpression, facts: LoopFacts) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = facts.context.qualified(value.func)
+    if qualified is not None:
+        return qualified.split(".")[0] == "torch" and qualified.rsplit(".", 1)[-1] in _ALLOCATORS | _LIKE_ALLOCATORS
+    return isinstance(value.func, cst.Attribute) and value.func.attr.value in _NEW_ALLOCATORS
+
+
+def _covers_whole(allocation: cst.Call, extent: Extent, facts: LoopFacts) -> bool:
+    """Whether the loop writes every row of the allocation: its first size is the loop count."""
+    qualified = facts.context.qualified(allocation.func) or ""
+    positional = [a for a in allocation.args if a.keyword is None]
+    if qualified.rsplit(".", 1)[-1] in _LIKE_ALLOCATORS:
+        return bool(positional) and isinstance(positional[0].value, cst.Name) and positional[0].value.value in extent.full
+    if not positional:
+        return False
+    first = positional[0].value
+    if isinstance(first, (cst.Tuple, cst.List)):
+        if not first.elements:
+            return False
+        first = first.elements[0].value
+    if extent.count is not None and code_of(first) == code_of(extent.count):
+        return extent.start == 0
+    measured = facts.domain.measures
+    from torchfix.codemods.loops.domain import measure_of
+
+    return extent.start == 0 and measured is not None and measure_of(first, facts.shapes.measures.get) == measured
+
+
+def _batched_target(lifter: Lifter, target: cst.Subscript, extent: Extent) -> tuple[cst.Subscript, int, int]:
+    """``out[:n]`` for ``out[i]``, ``out[:, :n]`` for ``out[:, i]``: the target, the position of
+    the batch axis within the stored slot, and how many dimensions the indices remove."""
+    positions = [(k, lifter.index_form(e)) for k, e in enumerate(target.slice) if lifter.depends(e)]
+    if len(positions) != 1 or positions[0][1] is None or positions[0][1][0] != "index":
+        raise CannotRewrite(f"`{_short(target)}` stores at a position computed from the loop index other than `out[i]`", target)
+    position, (_, offset) = positions[0]  # type: ignore[misc]
+    before = target.slice[:position]
+    if any(element_effect(e) not in ("keep", "remove") for e in before):
+        raise CannotRewrite(f"`{_short(target)}` indexes with `None` or `...` before the loop index", target)
+    after = target.slice[position + 1 :]
+    if any(lifter.depends(e) for e in after) or any(element_effect(e) not in ("keep", "remove") for e in after):
+        raise CannotRewrite(f"`{_short(target)}`: the other indices use the loop index, `None` or `...`", target)
+    element = lifter.rows_element(offset, target.value if position == 0 else None)
+    axis = sum(1 for e in before if element_effect(e) == "keep")
+    removed = sum(1 for e in target.slice if element_effect(e) == "remove") - 1
+    return target.with_changes(slice=[*before, element, *after]), axis, removed
+
+
+def _whole_rows(target: cst.Subscript, batched: cst.Subscript, facts: LoopFacts, extent: Extent) -> cst.Subscript:
+    """``out[:]`` rather than ``out[:n]`` where ``out`` was allocated with the loop's extent as its
+    first size (the loop writes every row)."""
+    if not isinstance(target.value, cst.Name) or len(batched.slice) != len(target.slice):
+        return batched
+    definition = facts.definition(target.value.value)
+    first = target.slice[0].slice
+    if (
+        definition is not None
+        and isinstance(first, cst.Index)
+        and facts.domain.index is not None
+        and m.matches(first.value, m.Name(facts.domain.index))
+        and is_allocation(definition.value, facts)
+        and _covers_whole(definition.value, extent, facts)  # type: ignore[arg-type]
+    ):
+        return batched.with_changes(slice=[full_slice(), *batched.slice[1:]])
+    return batched
+
+
+def _plain(element: cst.SubscriptElement) -> bool:
+    piece = element.slice
+    return isinstance(piece, cst.Slice) and piece.lower is None and piece.upper is None and piece.step is None
+
+
+def _integer(element: cst.SubscriptElement) -> bool:
+    return isinstance(element.slice, cst.Index) and int_literal(element.slice.value) is not None
+
+
+_CONSUMER_FORMS = {
+    "torch.stack": "stack", "torch.cat": "cat", "torch.concat": "cat", "torch.concatenate": "cat",
+    "torch.tensor": "tensor", "numpy.array": "array", "numpy.stack": "stack", "numpy.concatenate": "cat",
+    "numpy.asarray": "array", "torch.as_tensor": "tensor",
+}
+
+
+def _consumer_call(facts: LoopFacts, found: cst.Call, statement: cst.CSTNode) -> _Consumer:
+    """What ``found`` (a call whose first argument is the collected list) makes of it."""
+    qualified = facts.context.qualified(found.func) or ""
+    form = _CONSUMER_FORMS.get(qualified)
+    if form is None:
+        raise CannotRewrite(f"`{_short(found)}` is not a consumer torchfix knows (stack, cat, tensor)", statement)
+    dim = 0
+    for position, a in enumerate(found.args[1:], start=1):
+        if (a.keyword is None and position == 1 and form in ("stack", "cat")) or (a.keyword is not None and a.keyword.value in ("dim", "axis")):
+            literal = int_literal(a.value)
+            if literal is None:
+                raise CannotRewrite(f"`{_short(found)}`: the dimension is not a literal", statement)
+            dim = literal
+        else:
+            raise CannotRewrite(f"`{_short(found)}` passes arguments torchfix does not batch", statement)
+    if qualified.startswith("numpy"):
+        raise CannotRewrite(f"`{_short(found)}`: NumPy consumers are not lifted yet", statement)
+    return _Consumer(statement, found, form, dim)  # type: ignore[arg-type]
+
+
+def _comprehension_consumer(facts: LoopFacts) -> _Consumer:
+    comprehension = facts.comprehension
+    assert comprehension is not None
+    parent = facts.context.parents.get(comprehension)
+    found = facts.context.parents.get(parent) if isinstance(parent, cst.Arg) else None
+    if not isinstance(found, cst.Call) or not found.args or found.args[0].value is not comprehension:
+        raise CannotRewrite("the comprehension is not the first argument of `torch.stack`/`torch.cat`/`torch.tensor`", comprehension)
+    return _consumer_call(facts, found, facts.statement or comprehension)
+
+
+def _consumer(facts: LoopFacts, list_name: str) -> _Consumer:
+    """The statement right after the loop that turns ``list_name`` into one tensor."""
+    located = facts.context.block_of(facts.loop)
+    if located is None:
+        raise CannotRewrite(f"`{list_name}` is not consumed right after the loop")
+    block, index = located
+    if index + 1 >= len(block):
+        raise CannotRewrite(f"nothing after the loop turns `{list_name}` into a tensor")
+    statement = block[index + 1]
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        raise CannotRewrite(f"the statement after the loop is not a simple use of `{list_name}`", statement)
+    calls = [n for n in _calls_of(statement) if n.args and m.matches(n.args[0].value, m.Name(list_name))]
+    if len(calls) != 1:
+        raise CannotRewrite(f"`{list_name}` is used after the loop other than as `torch.stack({list_name})`", statement)
+    return _consumer_call(facts, calls[0], statement)
+
+
+def _calls_of(node: cst.CSTNode) -> list[cst.Call]:
+    found = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+def _uses(facts: LoopFacts, name_: str) -> int:
+    scope = facts.function if facts.function is not None else facts.context.module
+    return sum(1 for n in name_nodes(scope) if n.value == name_)
+
+
+def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> LoopRewrite:
+    """The loop as batched statements under ``options``; raises :class:`CannotRewrite`."""
+    if facts.blockers:
+        raise CannotRewrite(facts.blockers[0], facts.loop)
+    context = facts.context
+    extent = extent_of(facts, options)
+    imports: set[str] = set()
+
+    def spell(qualified: str) -> cst.BaseExpression:
+        node, needed = context.spelling(qualified)
+        imports.update(needed)
+        return node
+
+    layers = _layers_in_scope(facts)
+    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks),
+                    hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library],
+                    opaque_calls=options.opaque_calls)
+    for walked in facts.domain.walked:
+        if lifter.depends(walked.source):
+            raise CannotRewrite("the loop walks a value computed per sample", facts.loop)
+        lifter.per_sample[walked.element] = lifter.walked(walked.source)
+    for variable in facts.loop_variables:
+        if facts.used_after(variable):
+            raise CannotRewrite(f"the loop variable `{variable}` is read after the loop", facts.loop)
+
+    plan = _Plan()
+    steps = list(facts.steps)
+    if not any(s.kind in (StepKind.STORE, StepKind.ACCUMULATE, StepKind.APPEND) for s in steps):
+        raise CannotRewrite("the loop stores, accumulates or appends nothing", facts.loop)
+    anchor: cst.CSTNode | None = None
+    for step in steps:
+        try:
+            anchor = _lift_step(step, lifter, facts, extent, options, plan, spell) or anchor
+        except NeedRank as exc:
+            raise CannotRewrite(str(exc), step.statement, exc.names, frozenset(lifter.assumed_invariants)) from None
+        except CannotLift as exc:
+            raise CannotRewrite(str(exc), step.statement, assumed=frozenset(lifter.assumed_invariants)) from None
+        except CannotRewrite as exc:
+            exc.assumed = frozenset(lifter.assumed_invariants)
+            raise
+    return _finish(facts, plan, lifter, imports, anchor, torch_name)
+
+
+def _lift_step(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options: Options, plan: "_Plan", spell) -> cst.CSTNode | None:  # noqa: ANN001
+    """Batch one statement of the body into ``plan``; the statement when it is a result."""
+    if step.kind is StepKind.TEMP:
+        _temporary(step, lifter, facts, plan)
+        return None
+    if step.kind is StepKind.STORE:
+        _store(step, lifter, facts, extent, options, plan)
+        return step.statement
+    if step.kind is StepKind.ACCUMULATE:
+        _accumulate(step, lifter, facts, extent, options, plan, spell)
+        return step.statement
+    if step.kind is StepKind.APPEND:
+        _append(step, lifter, facts, plan, spell)
+        return step.statement
+    if step.kind is StepKind.GUARD:
+        _guard(step, lifter, facts, plan)
+        return None
+    if step.kind is StepKind.BRANCH:
+        raise CannotRewrite("an `if` in the body (TFV005 lifts element-wise branches)", step.statement)
+    raise CannotRewrite(
+        f"`{_short(step.statement)}` in the body is neither a temporary, a store, an accumulation nor an append", step.statement
+    )
+
+
+def _finish(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str], anchor: cst.CSTNode | None, torch_name: str) -> LoopRewrite:
+    context = facts.context
+    # the rewritten loop: its comments go with the first new statement
+    statements = plan.statements
+    if facts.comprehension is not None:
+        old = [old for old, _ in plan.consumers]
+        new = [new for _, new in plan.consumers]
+        return _rewrite(facts, plan, lifter, imports, anchor, torch_name, tuple(plan.edits), old, new)
+    leading = list(facts.loop.leading_lines) + comments_in(facts.loop.with_changes(leading_lines=()))
+    if statements:
+        statements[0] = statements[0].with_changes(leading_lines=leading)
+        loop_edit = Edit(facts.loop, cst.FlattenSentinel(statements) if len(statements) > 1 else statements[0])
+    else:
+        loop_edit = Edit(facts.loop, cst.RemovalSentinel.REMOVE)
+    edits = (loop_edit, *plan.edits)
+    old = [*plan.old, facts.loop, *(old for old, _ in plan.consumers)]
+    new = [*statements, *(new for _, new in plan.consumers)]
+    return _rewrite(facts, plan, lifter, imports, anchor, torch_name, edits, old, new)
+
+
+def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str], anchor: cst.CSTNode | None, torch_name: str,
+             edits: tuple[Edit, ...], old: list[cst.CSTNode], new: list[cst.CSTNode]) -> LoopRewrite:
+    context = facts.context
+    if facts.domain.measures is not None:
+        # the tensor whose size is the loop count is walked along that dimension too
+        lifter.walked_dims.setdefault(*facts.domain.measures)
+    kernel = build_kernel(
+        facts, old, new, tuple(dict.fromkeys(plan.outputs)), exclude_from_prelude=plan.exclude,
+        extra_modules=(torch_name,) if "torch" not in context.bindings.values() else (),
+        reorders_float_reduction=plan.reorders or lifter.reorders,
+        note="the loop (with what it initialises and consumes) against its batched form",
+        gradients=True,
+        walked={**dict(facts.inner_walked), **lifter.walked_dims},
+    )
+    walked_inputs = [s.name for s in kernel.inputs if s.name in {**dict(facts.inner_walked), **lifter.walked_dims}]
+    for spec in kernel.inputs:
+        if spec.name in walked_inputs and spec.kind is not Kind.TENSOR:
+            # a list of tensors (maybe ragged) or a NumPy array iterates like a tensor but does not
+            # batch like one: the walked name needs positive evidence that it is a tensor
+            scope = facts.function if facts.function is not None else context.module
+            found = context.evidence(scope).name(spec.name, at=facts.loop)
+            raise CannotRewrite(found.missing_tensor("batching its samples"), facts.loop)
+    description = "; ".join(dict.fromkeys(plan.descriptions)) or "batched loop body"
+    replacement = edits[0].replacement if edits else None
+    statements = tuple(replacement.nodes) if isinstance(replacement, cst.FlattenSentinel) else (
+        (replacement,) if isinstance(replacement, cst.BaseStatement) else ())
+    walked = {**dict(facts.inner_walked), **lifter.walked_dims}
+    return LoopRewrite(facts, description, edits, kernel, tuple(sorted(imports)), tuple(lifter.assumptions), anchor, statements,
+                       tuple(sorted(walked.items())), tuple(sorted(lifter.assumed_invariants)),
+                       tuple(dict.fromkeys(lifter.opaque_callees)))
+
+
+def _layers_in_scope(facts: LoopFacts) -> dict[str, str]:
+    """``self.fc`` -> ``torch.nn.Linear`` for the batch-transparent layers the enclosing class
+    builds once in ``__init__``."""
+    if facts.function is None:
+        return {}
+    owner = facts.context.enclosing_class(facts.function)
+    params = facts.function.params.params
+    if owner is None or not params:
+        return {}
+    self_name = params[0].name.value
+    found = {}
+    for attribute_ in owner.attributes.values():
+        if attribute_.constructor is None or attribute_.name in owner.reassigned:
+            continue
+        row = callees.layer(attribute_.constructor)
+        if row is not None and row.batching is callees.Batching.LAYER:
+            found[f"{self_name}.{attribute_.name}"] = attribute_.constructor
+    return found
+
+
+# ----------------------------------------------------------------------------- statements
+
+
+def _temporary(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> None:
+    assert step.value is not None and step.small is not None
+    names = sorted(assigned_names(step.small))
+    for bound in names:
+        if facts.used_after(bound):
+            raise CannotRewrite(f"`{bound}` is assigned in the loop and read after it", step.statement)
+    lifted = lifter.lift(step.value)
+    if lifted is None:
+        raise CannotRewrite(lifter.why, step.statement)
+    if not lifted.batched:
+        # the same value at every step: computed once, before the batched statements (the
+        # checker confirms that computing it where the loop ran no step changes nothing) --
+        # only when computing it has no effect to repeat
+        from torchfix.codemods.loops.kernels import is_replayable
+
+        if not is_replayable(step.value, facts.context):
+            raise CannotRewrite(f"`{_short(step.value)}` calls something once per step that torchfix cannot see into", step.statement)
+        plan.statements.append(assign(step.small.targets[0].target, lifted.node))  # type: ignore[union-attr]
+        plan.descriptions.append("loop-invariant statements computed once")
+        return
+    if step.target is None:
+        raise CannotRewrite(f"`{_short(step.small)}` unpacks a per-sample value", step.statement)
+    # later statements read the batched temporary by its name
+    lifter.per_sample[step.target] = replace(lifted, node=name(step.target), keep=None)
+    statement = assign(name(step.target), lifted.node)
+    plan.statements.append(statement.with_changes(trailing_whitespace=step.statement.trailing_whitespace) if isinstance(step.statement, cst.SimpleStatementLine) else statement)
+
+
+def _guard(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> None:
+    """``if cond: continue`` (or a comprehension's ``if cond``): the statements after it see only
+    the samples the guard lets through. The mask is computed once into a fresh name, and every
+    per-sample value from here on is taken at those rows only -- so nothing the loop never
+    computed for a skipped sample (an index out of range, a division by zero) is computed for
+    it now."""
+    assert step.condition is not None
+    if plan.mask is not None:
+        raise CannotRewrite("a second guard in the body is not lifted", step.statement)
+    condition = lifter.lift(step.condition)
+    if condition is None:
+        raise CannotRewrite(lifter.why, step.statement)
+    if not condition.batched:
+        raise CannotRewrite("a guard that does not depend on the sample", step.statement)
+    if lifter._need(condition, f"`if {_short(step.condition)}`: a guard needs one number per sample") != 0:  # noqa: SLF001
+        raise CannotRewrite(f"`if {_short(step.condition)}` tests a per-sample value that is not one number", step.statement)
+    test = condition.node if condition.kind == "bool" else cst.Comparison(
+        receiver(condition.node), [cst.ComparisonTarget(cst.NotEqual(), integer(0))])
+    keep_value = test if step.keeps else cst.UnaryOperation(cst.BitInvert(), receiver(test))
+    keep = _fresh_name(facts, "keep")
+    plan.statements.append(assign(name(keep), keep_value))
+    plan.mask = name(keep)
+    lifter.filter_rows(name(keep))
+    plan.descriptions.append("the guard as a mask")
+
+
+def _fresh_name(facts: LoopFacts, stem: str) -> str:
+    scope = facts.function if facts.function is not None else facts.context.module
+    taken = {n.value for n in name_nodes(scope)} | set(facts.context.bindings)
+    candidate, k = stem, 1
+    while candidate in taken:
+        candidate, k = f"{stem}_{k}", k + 1
+    return candidate
+
+
+def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options: Options, plan: _Plan) -> None:
+    assert step.target is not None and step.value is not None and step.small is not None
+    small = step.small
+    target = step.subscript
+    assert isinstance(target, cst.Subscript)
+    lifted = lifter.lift(step.value)
+    if lifted is None:
+        raise CannotRewrite(lifter.why, step.statement)
+    batched_target, axis, removed = _batched_target(lifter, target, extent)
+    batched_target = _whole_rows(target, batched_target, facts, extent)
+    lifter.walked_dims.setdefault(step.target, next(k for k, e in enumerate(target.slice) if lifter.depends(e)))
+    definition = facts.definition(step.target)
+    out_rank = _allocation_rank(definition.value, facts) if definition is not None else facts.shapes.ranks.get(step.target)
+    slot_rank = None if out_rank is None else out_rank - 1 - removed
+    value = lifted.node
+    value_rank = 0 if lifted.scalar else lifted.rank
+    if lifted.batched:
+        if value_rank is not None and slot_rank is not None and value_rank < slot_rank:
+            if axis:
+                raise CannotRewrite(f"`{_short(target)}`: a value broadcast into a slot whose loop dimension is not first", step.statement)
+            if lifted.keepdim:
+                raise CannotRewrite(f"`{_short(target)}`: a `x[i:i + 1]` sample broadcast into a larger slot", step.statement)
+            value = _unsqueeze_after_batch(value, slot_rank - value_rank)
+        elif value_rank is not None and slot_rank is not None and value_rank > slot_rank and not lifted.keepdim:
+            raise CannotRewrite(f"`{_short(target)}`: a sample has more dimensions than the slot it is stored in", step.statement)
+        elif value_rank is None or slot_rank is None:
+            lifter._assume(f"a sample of `{_short(step.value)}` has as many dimensions as `{_short(target)}`")  # noqa: SLF001
+        if axis:
+            if lifted.keepdim:
+                raise CannotRewrite(f"`{_short(target)}`: a `x[i:i + 1]` sample stored at a later dimension", step.statement)
+            value = lifter.library.move_axis(lifter.spell, value, 0, axis)
+    else:
+        # an invariant stored in every row: a broadcast fill
+        pass
+    operator = step.operator
+    if plan.mask is not None:
+        if axis or step.operator is not None or not lifted.batched:
+            raise CannotRewrite(f"`{_short(target)}`: a guarded store of this form is not lifted", step.statement)
+        # only the rows the guard lets through are written (the value has those rows only)
+        batched_target = subscript(batched_target, [index_of(plan.mask)])
+    whole = (
+        plan.mask is None
+        and options.replace_allocation
+        and operator is None
+        and definition is not None
+        and definition.same_block
+        and not definition.between
+        and is_allocation(definition.value, facts)
+        and len(target.slice) == 1
+        and lifted.batched
+        and not lifted.keepdim
+        and _covers_whole(definition.value, extent, facts)  # type: ignore[arg-type]
+        and sum(1 for s in facts.steps if s.target == step.target) == 1
+    )
+    if whole:
+        assert definition is not None
+        # the allocation existed only for the loop: the batched value takes its place
+        plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
+        plan.old.append(definition.statement)
+        plan.exclude.append(definition.statement)
+        plan.statements.append(assign(name(step.target), value))
+        plan.descriptions.append(f"`{step.target}` computed at once")
+    else:
+        if operator is None:
+            plan.statements.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(batched_target)], value)]))
+        else:
+            augmented = {cst.Add: cst.AddAssign, cst.Subtract: cst.SubtractAssign, cst.Multiply: cst.MultiplyAssign,
+                         cst.Divide: cst.DivideAssign}.get(type(operator))
+            if augmented is None:
+                raise CannotRewrite(f"`{_short(small)}`: this augmented store is not lifted", step.statement)
+            plan.statements.append(cst.SimpleStatementLine([cst.AugAssign(batched_target, augmented(), value)]))
+        plan.descriptions.append(f"`{step.target}` filled at once")
+    plan.outputs.append(step.target)
+
+
+def _count_test(facts: LoopFacts, extent: Extent) -> cst.BaseExpression | None:
+    """``n > 0`` / ``len(x) > 0``: whether the loop runs at least once."""
+    if extent.count is None:
+        return None
+    return cst.Comparison(extent.count, [cst.ComparisonTarget(cst.GreaterThan(), integer(0))])
+
+
+def _accumulate(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options: Options, plan: _Plan, spell) -> None:  # noqa: ANN001
+    assert step.target is not None and step.value is not None and step.operator is not None
+    acc = step.target
+    lifted = lifter.lift(step.value)
+    if lifted is None:
+        raise CannotRewrite(lifter.why, step.statement)
+    if not lifted.batched:
+        raise CannotRewrite(f"`{acc}` accumulates a loop-invariant value", step.statement)
+    definition = facts.definition(acc)
+    operator = step.operator
+    if isinstance(operator, (cst.Add, cst.Subtract)):
+        reducer = "sum"
+    elif isinstance(operator, cst.Multiply):
+        reducer = "prod"
+    else:
+        raise CannotRewrite(f"`{acc}` accumulates with an operator that is not `+`, `-` or `*`", step.statement)
+    number_init = definition is not None and _number(definition.value)
+    if lifted.scalar:
+        if definition is None or not number_init:
+            raise CannotRewrite(f"`{acc}` accumulates Python numbers from a start torchfix cannot see", step.statement)
+        float_result = _literal_is_float(definition.value) or lifted.kind == "float"
+        if not float_result and lifted.kind not in ("int", "bool"):
+            raise CannotRewrite(
+                f"`{acc}` starts as an int but the values' dtype is unknown: the sum is an int for integer tensors and a float otherwise",
+                step.statement,
+            )
+        if reducer == "prod":
+            raise CannotRewrite(f"`{acc}` multiplies Python numbers: the product would be computed in another precision", step.statement)
+        if float_result:
+            total = method(method(lifted.node, "sum", dtype=attribute(spell(lifter.library.root), "float64")), "item")
+            plan.reorders = True
+        else:
+            total = method(method(lifted.node, "sum"), "item")
+        plan.descriptions.append(f"`{acc}` as one reduction")
+    else:
+        if lifted.keepdim:
+            total = method(lifted.node, reducer, integer(0), **{lifter.library.keepdim_keyword: name("True")})
+        else:
+            total = method(lifted.node, reducer, integer(0))
+        plan.reorders = True
+        plan.descriptions.append(f"`{acc}` as one reduction over the samples")
+    augmented = {cst.Add: cst.AddAssign, cst.Subtract: cst.SubtractAssign, cst.Multiply: cst.MultiplyAssign}[type(operator)]
+    statement: cst.BaseStatement = cst.SimpleStatementLine([cst.AugAssign(name(acc), augmented(), total)])
+    if not lifted.scalar and number_init and options.guard_empty:
+        test = _count_test(facts, extent)
+        if test is None:
+            raise CannotRewrite("the loop count is not known", step.statement)
+        statement = cst.If(test=test, body=cst.IndentedBlock([statement]))
+    plan.statements.append(statement)
+    plan.outputs.append(acc)
+
+
+def _number(node: cst.BaseExpression) -> bool:
+    from torchfix.codemods.loops.nodes import is_number
+
+    return is_number(node)
+
+
+def _literal_is_float(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, cst.Float)
+
+
+def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) -> None:  # noqa: ANN001
+    assert step.value is not None
+    definition = None
+    if facts.comprehension is not None:
+        items = "the comprehension"
+        consumer = _comprehension_consumer(facts)
+    else:
+        assert step.target is not None
+        items = step.target
+        definition = facts.definition(items)
+        if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block or definition.between:
+            raise CannotRewrite(f"`{items}` is not a list created empty right before the loop", step.statement)
+        if _uses(facts, items) != 3:
+            raise CannotRewrite(f"`{items}` is used elsewhere: it must stay a list", step.statement)
+        consumer = _consumer(facts, items)
+    lifted = lifter.lift(step.value)
+    if lifted is None:
+        raise CannotRewrite(lifter.why, step.statement)
+    if not lifted.batched:
+        raise CannotRewrite(f"`{items}` collects a loop-invariant value", step.statement)
+    value = lifted.node
+    if consumer.form == "stack":
+        if lifted.scalar:
+            raise CannotRewrite(f"`{items}` collects Python numbers: `torch.stack` of them raises", step.statement)
+        if lifted.keepdim:
+            value = lifter.library.unsqueeze(spell, value, 1)
+        if consumer.dim not in (0,):
+            if consumer.dim < 0:
+                raise CannotRewrite("stacking along a negative dimension is not lifted", consumer.statement)
+            value = lifter.library.move_axis(spell, value, 0, consumer.dim)
+    elif consumer.form == "cat":
+        if lifted.scalar:
+            raise CannotRewrite(f"`{items}` collects Python numbers: `torch.cat` of them raises", step.statement)
+        if consumer.dim != 0:
+            raise CannotRewrite("concatenating along another dimension than 0 is not lifted yet", consumer.statement)
+        if not lifted.keepdim:
+            if lifted.rank == 0:
+                raise CannotRewrite("`torch.cat` of one-number samples raises", consumer.statement)
+            if lifted.rank is None:
+                lifter._assume(f"a sample of `{_short(step.value)}` has at least one dimension")  # noqa: SLF001
+            value = lifter.library.merge_first_two(value)
+    elif consumer.form == "tensor":
+        if not lifted.scalar:
+            raise CannotRewrite(f"`torch.tensor({items})` of tensors", consumer.statement)
+        cast = {"float": "float", "int": "long", "bool": "bool"}.get(lifted.kind or "")
+        if cast is None:
+            raise CannotRewrite("the dtype of the collected numbers is not evident", step.statement)
+        value = method(method(method(value, "detach"), cast), "cpu")
+    old_statement, new_statement = _consumer_kernel(consumer, value)
+    if definition is not None:
+        plan.old.insert(0, definition.statement)
+        plan.exclude.append(definition.statement)
+        plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
+    plan.edits.append(Edit(consumer.call, _in_context(value, facts, consumer.call)))
+    plan.consumers.append((old_statement, new_statement))
+    plan.outputs.append("_result")
+    plan.descriptions.append(f"{items if definition is None else '`' + items + '`'} built at once")
+
+
+def _in_context(value: cst.BaseExpression, facts: LoopFacts, replaced: cst.CSTNode) -> cst.BaseExpression:
+    """``value`` parenthesized where it replaces a call inside a larger expression (a call binds
+    tighter than any operator)."""
+    from torchfix.codemods.loops.nodes import is_atomic, parenthesized
+
+    parent = facts.context.parents.get(replaced)
+    if is_atomic(value) or isinstance(parent, (cst.Assign, cst.Return, cst.Arg, cst.AnnAssign, cst.Expr, cst.Element)):
+        return value
+    return parenthesized(value)
+
+
+def _consumer_kernel(consumer: _Consumer, value: cst.BaseExpression) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine]:
+    return assign(name("_result"), consumer.call), assign(name("_result"), value)
+
+
+# ----------------------------------------------------------------------------- the vmap rung
+
+
+class _ToSample(cst.CSTTransformer):
+    """The body expression rewritten over one sample: ``x[i, ...]`` -> ``xi[...]``, temporaries
+    replaced by their (parenthesized) definitions."""
+
+    def __init__(self, index: str | None, parameters: dict[str, str], temporaries: dict[str, cst.BaseExpression]) -> None:
+        super().__init__()
+        self.index = index
+        self.parameters = parameters
+        self.temporaries = temporaries
+        self.unsupported = ""
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        if self.index is None or not isinstance(original.value, cst.Name):
+            return updated
+        first = original.slice[0].slice
+        if not (isinstance(first, cst.Index) and m.matches(first.value, m.Name(self.index))):
+            if self.index in names_used(original.slice[0]) or any(self.index in names_used(e) for e in original.slice[1:]):
+                self.unsupported = f"`{_short(original)}`"
+            return updated
+        if any(self.index in names_used(e) for e in original.slice[1:]):
+            self.unsupported = f"`{_short(original)}`"
+            return updated
+        parameter = name(self.parameters[original.value.value])
+        rest = list(updated.slice[1:])
+        return subscript(parameter, rest) if rest else parameter
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if original.value in self.temporaries:
+            from torchfix.codemods.loops.nodes import parenthesized, is_atomic
+
+            value = self.temporaries[original.value]
+            return value if is_atomic(value) else parenthesized(value)
+        return updated
+
+
+def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> LoopRewrite:
+    """The loop as ``torch.vmap`` of its body, for a body that computes one result (a store or
+    an append) from per-sample reads: right for any ranks vmap supports, where the batched
+    operations would need ranks the code does not pin."""
+    if facts.blockers:
+        raise CannotRewrite(facts.blockers[0], facts.loop)
+    results = [s for s in facts.steps if s.kind in (StepKind.STORE, StepKind.APPEND)]
+    if len(results) != 1 or any(s.kind not in (StepKind.TEMP, StepKind.STORE, StepKind.APPEND) for s in facts.steps):
+        raise CannotRewrite("only a body with one store or append is mapped with torch.vmap", facts.loop)
+    result = results[0]
+    assert result.value is not None
+    context = facts.context
+    extent = extent_of(facts, options)
+    imports: set[str] = set()
+
+    def spell(qualified: str) -> cst.BaseExpression:
+        node, needed = context.spelling(qualified)
+        imports.update(needed)
+        return node
+
+    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks),
+                    library=LIBRARIES[options.library])
+    if lifter.library.is_numpy:
+        raise CannotRewrite("torch.vmap maps tensors, not NumPy arrays", facts.loop)
+    for walked in facts.domain.walked:
+        lifter.per_sample[walked.element] = lifter.walked(walked.source)
+    for variable in facts.loop_variables:
+        if facts.used_after(variable):
+            raise CannotRewrite(f"the loop variable `{variable}` is read after the loop", facts.loop)
+    temporaries: dict[str, cst.BaseExpression] = {}
+    for step in facts.steps:
+        if step.kind is StepKind.TEMP:
+            if step.target is None:
+                raise CannotRewrite("a body that unpacks several names is not mapped with torch.vmap", step.statement)
+            assert step.value is not None
+            if facts.used_after(step.target):
+                raise CannotRewrite(f"`{step.target}` is assigned in the loop and read after it", step.statement)
+            temporaries[step.target] = step.value.visit(_ToSample(None, {}, temporaries))  # type: ignore[assignment]
+    # the mapped arguments: each tensor read as x[i, ...], and each walked sequence
+    parameters: dict[str, str] = {}
+    arguments: list[cst.BaseExpression] = []
+    taken = set(names_used(facts.loop)) | set(context.bindings)
+    index = facts.domain.index
+    body_reads = [result.value, *(s.value for s in facts.steps if s.kind is StepKind.TEMP)]
+    for expression in body_reads:
+        assert expression is not None
+        for node in _subscripts_at_index(expression, index):
+            base = node.value.value  # type: ignore[attr-defined]
+            if base in parameters:
+                continue
+            parameter = f"{base}_{index}" if f"{base}{index}" in taken else f"{base}{index}"
+            while parameter in taken:
+                parameter += "_"
+            taken.add(parameter)
+            parameters[base] = parameter
+            lifter.walked_dims.setdefault(base, 0)
+            arguments.append(lifter._slice_rows(name(base)))  # noqa: SLF001 - the rows the loop reads
+    mapped_names = [parameters[b] for b in parameters]
+    for walked in facts.domain.walked:
+        mapped_names.append(walked.element)
+        arguments.append(lifter._slice_rows(walked.source))  # noqa: SLF001
+    if not mapped_names:
+        raise CannotRewrite("the body reads no sample", facts.loop)
+    converter = _ToSample(index, parameters, temporaries)
+    body = result.value.visit(converter)
+    if index is not None and index in names_used(body):
+        converter.unsupported = converter.unsupported or f"the loop index `{index}` used as a number"
+    if converter.unsupported:
+        raise CannotRewrite(f"{converter.unsupported} cannot be mapped with torch.vmap", result.statement)
+    for callee in _calls_of(body):
+        qualified = context.qualified(callee.func)
+        row = callees.function(qualified) if qualified else callees.method(callee.func.attr.value) if isinstance(callee.func, cst.Attribute) else None
+        if row is None or row.batching in (callees.Batching.RANDOM, callees.Batching.EFFECT, callees.Batching.CONVERT):
+            raise CannotRewrite(f"`{_short(callee)}` cannot run under torch.vmap", result.statement)
+    function = cst.Lambda(
+        params=cst.Parameters(params=[cst.Param(name(p)) for p in mapped_names]),
+        body=body,
+    )
+    mapped = call(attribute(spell("torch"), "vmap"), function)
+    value: cst.BaseExpression = call(mapped, *arguments)
+    plan = _Plan()
+    plan.reorders = True
+    anchor: cst.CSTNode = result.statement
+    if result.kind is StepKind.STORE:
+        small = result.small
+        target = step.subscript
+        assert isinstance(target, cst.Subscript)
+        batched_target, axis, _ = _batched_target(lifter, target, extent)
+        batched_target = _whole_rows(target, batched_target, facts, extent)
+        if axis or result.operator is not None:
+            raise CannotRewrite("torch.vmap is offered for `out[i] = ...` stores only", result.statement)
+        statement: cst.BaseStatement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(batched_target)], value)])
+        if options.guard_empty:
+            # torch.vmap cannot map some functions over an empty batch: the loop ran no step there
+            test = _count_test(facts, extent)
+            if test is None:
+                raise CannotRewrite("the loop count is not known", result.statement)
+            statement = cst.If(test=test, body=cst.IndentedBlock([statement]))
+        plan.statements.append(statement)
+        plan.outputs.append(result.target or "")
+        plan.descriptions.append(f"`{result.target}` filled by torch.vmap of the loop body"
+                                 + (", guarded against an empty batch" if options.guard_empty else ""))
+    else:
+        definition = None
+        if facts.comprehension is not None:
+            items = "the comprehension"
+            consumer = _comprehension_consumer(facts)
+        else:
+            items = result.target or ""
+            definition = facts.definition(items)
+            if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block or definition.between:
+                raise CannotRewrite(f"`{items}` is not a list created empty right before the loop", result.statement)
+            if _uses(facts, items) != 3:
+                raise CannotRewrite(f"`{items}` is used elsewhere: it must stay a list", result.statement)
+            consumer = _consumer(facts, items)
+        if consumer.form != "stack" or consumer.dim != 0:
+            raise CannotRewrite("torch.vmap is offered for `torch.stack(items)` only", consumer.statement)
+        if options.guard_empty:
+            raise CannotRewrite("a stacked result has no guarded form", result.statement)
+        old_statement, new_statement = _consumer_kernel(consumer, value)
+        if definition is not None:
+            plan.old.insert(0, definition.statement)
+            plan.exclude.append(definition.statement)
+            plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
+        plan.edits.append(Edit(consumer.call, _in_context(value, facts, consumer.call)))
+        plan.consumers.append((old_statement, new_statement))
+        plan.outputs.append("_result")
+        plan.descriptions.append(f"{items if definition is None else '`' + items + '`'} built by torch.vmap of the loop body")
+    return _finish(facts, plan, lifter, imports, anchor, torch_name)
+
+
+def _subscripts_at_index(expression: cst.CSTNode, index: str | None) -> list[cst.Subscript]:
+    if index is None:
+        return []
+    found = []
+    stack = [expression]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+            first = node.slice[0].slice
+            if isinstance(first, cst.Index) and m.matches(first.value, m.Name(index)):
+                found.append(node)
+        stack.extend(reversed(node.children))
+    return found

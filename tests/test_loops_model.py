@@ -1,0 +1,278 @@
+"""The loop model (``codemods/loops``): domains, facts and lifts, without the checker.
+
+These pin what the engine *proposes*; whether a proposal is right is the checker's verdict, which
+the rule tests (corpus cases) exercise end to end.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from torchfix.codemods.apply import apply_edits
+from torchfix.codemods.loops import ladder
+from torchfix.codemods.loops.domain import loop_domain
+from torchfix.codemods.loops.facts import StepKind, comprehension_facts, loop_facts
+from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.rewrite import CannotRewrite, Options, lift_loop
+
+
+def _context(source: str) -> ModuleContext:
+    return ModuleContext.of(MetadataWrapper(cst.parse_module(textwrap.dedent(source))))
+
+
+def _first_loop_facts(source: str):  # noqa: ANN202
+    context = _context(source)
+    loop = context.nodes.of_type(cst.For)[0]
+    return loop_facts(loop, context)
+
+
+def _lifted(source: str, options: Options = Options()) -> str:
+    facts = _first_loop_facts(source)
+    assert facts is not None
+    rewrite = lift_loop(facts, options)
+    return apply_edits(facts.context.module, rewrite.edits).code
+
+
+# ----------------------------------------------------------------------------- domains
+
+
+@pytest.mark.parametrize(
+    ("header", "index", "walked", "measures"),
+    [
+        ("for i in range(len(x)):", "i", [], ("x", 0)),
+        ("for i in range(0, x.size(0)):", "i", [], ("x", 0)),
+        ("for i in range(x.shape[1]):", "i", [], ("x", 1)),
+        ("for i in range(x.size()[0]):", "i", [], ("x", 0)),
+        ("for i in range(b):", "i", [], ("x", 0)),  # b, d = x.shape
+        ("for r in x:", None, [("r", "x")], None),
+        ("for i, r in enumerate(x):", "i", [("r", "x")], None),
+        ("for a, c in zip(x, y):", None, [("a", "x"), ("c", "y")], None),
+        ("for i, (a, c) in enumerate(zip(x, y)):", "i", [("a", "x"), ("c", "y")], None),
+    ],
+    ids=["len", "range-0-size", "shape-1", "size-subscript", "unpacked-size", "direct", "enumerate", "zip", "enumerate-zip"],
+)
+def test_the_spellings_of_a_batch_loop_are_one_domain(header, index, walked, measures) -> None:
+    facts = _first_loop_facts(f"""
+        def f(x, y):
+            b, d = x.shape
+            {header}
+                pass
+        """)
+    assert facts is not None
+    domain = facts.domain
+    assert domain.index == index
+    assert [(w.element, w.name) for w in domain.walked] == walked
+    assert domain.measures == measures
+
+
+@pytest.mark.parametrize("source", [
+    "for i in range(0, n, 2):\n    pass\n",
+    "for i in range(n - 1, 0, -1):\n    pass\n",
+    "for k, v in d.items():\n    pass\n",
+    "for i in reversed(range(n)):\n    pass\n",
+    "async def g():\n    async for i in x:\n        pass\n",
+    "for i in range(n):\n    pass\nelse:\n    pass\n",
+], ids=["step", "descending", "dict-items", "reversed", "async", "for-else"])
+def test_other_iterations_are_not_a_domain(source: str) -> None:
+    loops = _context(source).nodes.of_type(cst.For)
+    assert loops and all(loop_domain(loop) is None for loop in loops)
+
+
+# ----------------------------------------------------------------------------- facts
+
+
+def test_the_body_is_classified_statement_by_statement() -> None:
+    facts = _first_loop_facts("""
+        def f(x, w, out, items):
+            total = 0
+            for i in range(len(x)):
+                if x[i].sum() == 0:
+                    continue
+                a = x[i] @ w
+                out[i] = a.relu()
+                total += a.sum()
+                items.append(a)
+                print(a)
+        """)
+    assert facts is not None
+    assert [s.kind for s in facts.steps] == [
+        StepKind.GUARD, StepKind.TEMP, StepKind.STORE, StepKind.ACCUMULATE, StepKind.APPEND, StepKind.OTHER,
+    ]
+    assert facts.per_sample == {"i", "a"}
+
+
+@pytest.mark.parametrize(
+    ("body", "blocker"),
+    [
+        ("h = torch.tanh(h * w + x[i])", "read before the body assigns it"),  # h from the previous step
+        ("out[i] = out[i - 1] + x[i]", "at another position"),
+        ("if x[i] > 0:\n    break", "leave early"),
+        ("total += x[i]\nout[i] = total", "read inside the loop"),
+    ],
+    ids=["temporary-recurrence", "prefix-sum", "break", "accumulator-read"],
+)
+def test_recurrences_and_early_exits_block_the_lift(body: str, blocker: str) -> None:
+    source = "def f(x, w, out, h, total):\n    for i in range(1, len(x)):\n" + textwrap.indent(body, " " * 8) + "\n"
+    facts = _first_loop_facts(source)
+    assert facts is not None
+    assert any(blocker in b for b in facts.blockers), facts.blockers
+
+
+def test_a_loop_variable_reused_by_a_later_loop_is_not_read_after() -> None:
+    facts = _first_loop_facts("""
+        def f(x, out):
+            for i in range(len(x)):
+                out[i] = x[i]
+            for i in range(3):
+                print(i)
+            return out
+        """)
+    assert facts is not None and not facts.used_after("i") and facts.used_after("out")
+
+
+# ----------------------------------------------------------------------------- lifts
+
+
+def test_temporaries_stores_and_pinned_ranks() -> None:
+    code = _lifted("""
+        import torch
+        import torch.nn.functional as F
+        def f(x: torch.Tensor, w: torch.Tensor):
+            b, d = x.shape
+            out = torch.zeros(b)
+            for i in range(b):
+                a = F.relu(x[i] * 2)
+                out[i] = (a - a.mean()).sum()
+            return out
+        """)
+    assert "a = F.relu(x * 2)" in code
+    assert "out = (a - a.mean(1, keepdim=True)).sum(1)" in code
+    assert "for i" not in code
+
+
+def test_the_allocation_is_kept_on_the_defensive_rung() -> None:
+    code = _lifted("""
+        import torch
+        def f(x: torch.Tensor):
+            n, d = x.shape
+            out = torch.zeros(n)
+            for i in range(n):
+                out[i] = x[i].norm()
+            return out
+        """, Options(replace_allocation=False))
+    assert "out = torch.zeros(n)\n    out[:] = x.norm(dim=1)" in code
+
+
+def test_a_count_of_unknown_sign_is_clamped_on_its_rung() -> None:
+    code = _lifted("""
+        import torch
+        def f(x: torch.Tensor, n: int, out: torch.Tensor):
+            for i in range(n):
+                out[i] = x[i] * 2.0 + 1.0
+            return out
+        """, Options(clamp=True, hypotheses=(("x", 2),)))
+    assert "out[:max(n, 0)] = x[:max(n, 0)] * 2.0 + 1.0" in code
+
+
+def test_a_guard_becomes_a_mask_applied_before_the_rest() -> None:
+    code = _lifted("""
+        import torch
+        import torch.nn.functional as F
+        def f(logits: torch.Tensor, labels: torch.Tensor):
+            b = logits.size(0)
+            loss = 0.0
+            for i in range(b):
+                if labels[i] < 0:
+                    continue
+                p = F.log_softmax(logits[i], dim=0)
+                loss = loss - p[labels[i]]
+            return loss
+        """, Options(hypotheses=(("labels", 1), ("logits", 2))))
+    assert "keep = ~(labels[:b] < 0)" in code
+    assert "p = F.log_softmax(logits[keep], dim=1)" in code  # the skipped rows never computed
+    assert "labels[:b][keep]" in code
+
+
+def test_unknown_ranks_ask_for_a_hypothesis() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def f(x: torch.Tensor, out: torch.Tensor):
+            for i in range(x.size(0)):
+                out[i] = x[i] - x[i].mean()
+            return out
+        """)
+    assert facts is not None
+    with pytest.raises(CannotRewrite) as raised:
+        lift_loop(facts, Options())
+    assert raised.value.needs_rank == {"x"}
+    rung_ranks = [dict(h)["x"] for h in ladder.hypotheses(raised.value.needs_rank)]
+    assert rung_ranks == [2, 1, 3]
+
+
+def test_nested_loops_lift_inner_first() -> None:
+    context = _context("""
+        import torch
+        def pairwise(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            n, d = a.shape
+            m, _ = b.shape
+            dist = torch.zeros(n, m)
+            for i in range(n):
+                for j in range(m):
+                    dist[i, j] = ((a[i] - b[j]) ** 2).sum()
+            return dist
+        """)
+    outer = context.nodes.of_type(cst.For)[0]
+    facts = ladder.nested(loop_facts(outer, context))
+    assert facts is not None
+    rewrite = lift_loop(facts, Options(replace_allocation=False))
+    assert "dist[:, :m] = ((a[:, None] - b) ** 2).sum(2)" in apply_edits(context.module, rewrite.edits).code
+
+
+def test_a_stacked_comprehension_is_a_loop_too() -> None:
+    context = _context("""
+        import torch
+        def centre(x: torch.Tensor) -> torch.Tensor:
+            n, d = x.shape
+            return torch.stack([r - r.mean() for r in x])
+        """)
+    comprehension = context.nodes.of_type(cst.ListComp)[0]
+    facts = comprehension_facts(comprehension, context)
+    rewrite = lift_loop(facts, Options())
+    assert "return x - x.mean(1, keepdim=True)" in apply_edits(context.module, rewrite.edits).code
+    assert rewrite.kernel.old.endswith("_result = torch.stack([r - r.mean() for r in x])\n")
+
+
+def test_a_walked_name_without_tensor_evidence_is_not_lifted() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def lengths(seqs: list) -> torch.Tensor:
+            out = torch.zeros(len(seqs))
+            for i in range(len(seqs)):
+                out[i] = seqs[i].sum()
+            return out
+        """)
+    assert facts is not None
+    with pytest.raises(CannotRewrite, match="nothing shows that `seqs` is a tensor"):
+        lift_loop(facts, Options(hypotheses=(("seqs", 2),)))
+
+
+def test_kernels_replay_the_pure_prelude_and_mark_walked_dimensions() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def f(x: torch.Tensor, w: torch.Tensor):
+            b, d = x.shape
+            v = w.view(-1)
+            out = torch.zeros(b, d)
+            for i in range(b):
+                out[i] = x[i] * v
+            return out
+        """)
+    assert facts is not None
+    kernel = lift_loop(facts, Options()).kernel
+    assert kernel.old.startswith("b, d = x.shape\nv = w.view(-1)\n")
+    specs = {s.name: s for s in kernel.inputs}
+    assert set(specs) == {"x", "w"} and specs["x"].batch_dim == 0 and specs["x"].ranks == (2,)
