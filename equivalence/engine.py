@@ -5,13 +5,14 @@ This module runs untrusted snippets; call it only inside a boxed worker (``equiv
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -504,7 +505,41 @@ def admit_signatures(
                         break
                 if found:
                     break
+    _cover_dtypes(specs, admitted, tried, admit)
     return admitted
+
+
+def _cover_dtypes(
+    specs: list[InputSpec], admitted: list[Signature], tried: set[Signature], admit: Callable[[Signature], bool],
+) -> None:
+    """Dtype coverage: each dtype of each array input that no admitted signature holds is tried
+    in the admitted ones -- alone, and together with every array input that shared the replaced
+    dtype. An op that wants equal dtypes (``torch.dot(x[i], w)``) admits float64 only when both
+    inputs are float64, a joint choice a random sample can miss, and a rewrite that drops a cast
+    (``out = torch.empty(n); out[i] = ...`` -> ``out = x @ w``) shows only off float32."""
+    arrays = (Kind.TENSOR, Kind.NDARRAY)
+
+    def allows(k: int, kind: Kind, dtype: str) -> bool:
+        return any(s.kind is kind and s.dtype == dtype for s in slot_choices(specs[k]))
+
+    for position, spec in enumerate(specs):
+        wanted = dict.fromkeys(s.dtype for s in slot_choices(spec) if s.kind in arrays)
+        for dtype in wanted:
+            if any(sig[position][1].kind in arrays and sig[position][1].dtype == dtype for sig in admitted):
+                continue
+            for base_signature in admitted[:COVERAGE_BASES]:
+                slot = base_signature[position][1]
+                if slot.kind not in arrays or not allows(position, slot.kind, dtype):
+                    continue
+                alone = base_signature[:position] + ((spec.name, dataclasses.replace(slot, dtype=dtype)),) + base_signature[position + 1 :]
+                together = tuple(
+                    (name, dataclasses.replace(other, dtype=dtype))
+                    if other.kind in arrays and other.dtype == slot.dtype and allows(k, other.kind, dtype)
+                    else (name, other)
+                    for k, (name, other) in enumerate(base_signature)
+                )
+                if any(candidate not in tried and admit(candidate) for candidate in dict.fromkeys((alone, together))):
+                    break
 
 
 def _coverage_slots(slots: list[Slot]) -> list[Slot]:

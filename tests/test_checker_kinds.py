@@ -315,3 +315,20 @@ def test_the_long_rewrite_is_refuted_whatever_n_holds_once_lists_are_explored():
         ("total",),
     )
     assert check_kernel(unknown, FAST).outcome is Outcome.REJECTED
+
+
+def test_a_dtype_the_sample_admits_nowhere_is_tried_jointly_in_an_admitted_signature():
+    # torch.dot wants equal dtypes, so float64 runs only when x and w are both float64, a joint
+    # choice the random sample of ranks x dtypes can miss; the rewrite drops the float32 cast of
+    # `torch.empty`, which shows only there
+    old = "out = torch.empty(x.size(0))\nfor i in range(x.size(0)):\n    out[i] = torch.dot(x[i], w)\n"
+    kernel = Kernel(
+        old, "out = x @ w\n",
+        (InputSpec("x", Kind.TENSOR, ranks=(1, 2, 3), batch_dim=0), InputSpec("w", Kind.TENSOR, ranks=(0, 1, 2, 3))),
+        ("out",), modules=(("torch", "torch"),),
+    )
+    verdict = check_kernel(kernel, FAST)
+    assert verdict.outcome is Outcome.REJECTED
+    assert "dtype" in verdict.counterexample.render()
+    fixed = Kernel(old, "out = torch.empty(x.size(0))\nout[:] = x @ w\n", kernel.inputs, ("out",), modules=kernel.modules)
+    assert check_kernel(fixed, FAST).outcome is Outcome.VERIFIED

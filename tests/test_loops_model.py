@@ -256,7 +256,21 @@ def test_a_walked_name_without_tensor_evidence_is_not_lifted() -> None:
             return out
         """)
     assert facts is not None
-    with pytest.raises(CannotRewrite, match="nothing shows that `seqs` is a tensor"):
+    with pytest.raises(CannotRewrite, match=r"`seqs` is not a tensor \(annotated `list`\): batching its samples needs one"):
+        lift_loop(facts, Options(hypotheses=(("seqs", 2),)))
+
+
+def test_a_walked_name_with_no_evidence_either_way_gets_the_annotation_hint() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def lengths(seqs):
+            out = torch.zeros(len(seqs))
+            for i in range(len(seqs)):
+                out[i] = seqs[i].sum()
+            return out
+        """)
+    assert facts is not None
+    with pytest.raises(CannotRewrite, match=r"nothing shows that `seqs` is a tensor .*annotate it `seqs: torch.Tensor`"):
         lift_loop(facts, Options(hypotheses=(("seqs", 2),)))
 
 
