@@ -14,6 +14,7 @@ found by walking up from the path (a file's own directory first), as ruff does. 
     timeout = 30                  # seconds per check
     seed = 0
     jobs = 4                      # worker processes
+    scheduler = "tcp://host:8786" # check on this Dask cluster (--scheduler)
 
     [tool.torchfix.per-file-ignores]
     "tests/**" = ["TFV001", "TFV004"]   # gitignore-style glob -> rule codes or prefixes
@@ -45,6 +46,7 @@ class ConfigError(Exception):
 _KEYS = {
     "select": "codes", "ignore": "codes", "exclude": "globs", "per-file-ignores": "table",
     "unsafe": bool, "allow-slower": bool, "measure": bool, "examples": int, "timeout": (int, float), "seed": int, "jobs": int,
+    "scheduler": str,
 }
 
 
@@ -65,6 +67,8 @@ class Config:
     timeout: float | None = None
     seed: int | None = None
     jobs: int | None = None
+    #: the Dask scheduler that checks run on (``--scheduler``)
+    scheduler: str | None = None
     _specs: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def _relative(self, path: Path) -> str | None:
