@@ -185,8 +185,9 @@ def _quiet_dask_logs() -> None:
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
 
 
-def connect(address: str, timeout: float = CONNECT_SECONDS) -> Any:
+def connect(address: str, timeout: float | None = None) -> Any:
     """A Dask client of the scheduler at ``address`` with at least one worker; ClusterError if not."""
+    timeout = CONNECT_SECONDS if timeout is None else timeout
     try:
         from distributed import Client
     except ImportError:
