@@ -102,8 +102,8 @@ def _run_cli(argv: list[str], cwd: Path) -> tuple[int, bytes, str]:
 
     old_out, old_err, old_cwd = sys.stdout, sys.stderr, os.getcwd()
     out, err = io.BytesIO(), io.StringIO()
-    sys.stdout = io.TextIOWrapper(out, encoding="utf-8")
-    sys.stderr = err
+    wrapper = io.TextIOWrapper(out, encoding="utf-8")
+    sys.stdout, sys.stderr = wrapper, err
     os.chdir(cwd)
     try:
         try:
@@ -111,10 +111,11 @@ def _run_cli(argv: list[str], cwd: Path) -> tuple[int, bytes, str]:
             code = 0
         except SystemExit as exc:
             code = int(exc.code or 0)
-        sys.stdout.flush()
     finally:
         sys.stdout, sys.stderr = old_out, old_err
         os.chdir(old_cwd)
+        wrapper.flush()
+        wrapper.detach()  # keeps ``out`` open
     return code, out.getvalue(), err.getvalue()
 
 
@@ -166,8 +167,8 @@ def main() -> None:
     assert code == 0, base_err[-2000:]
     checks = sum(c.checks_run for c in checkers)
     rows.append(("local --jobs 1", wall, checks, "-", True))
-    print(base_err.strip().splitlines()[-12:-1] and "\n".join(
-        line for line in base_err.splitlines() if line.startswith(("TFV", "total", "rule", "files:"))), flush=True)
+    print("\n".join(line for line in base_err.splitlines() if line.startswith(("TFV", "total", "rule", "files:"))), flush=True)
+    print(f"  local --jobs 1: {wall:.1f}s", flush=True)
     cli.make_checker = real_make_checker
     started = time.perf_counter()
     code, out, _ = _run_cli(["--report", str(work / "local-jobs.json"), *common], tree)

@@ -332,7 +332,7 @@ def cli(
     want_records = fmt != "text" or bool(report_path)
     pending: list[tuple[str, str, bytes]] = []  # (path, display, new bytes) for --apply
     stdout = sys.stdout.buffer
-    repo_summaries = RepoSummaries(list(dict.fromkeys(job_repos)))
+    repo_summaries = RepoSummaries(roots)
 
     # --- the journal (--report, --resume) and the cluster (--scheduler) ------------------------
     journal = None

@@ -377,28 +377,15 @@ class ClusterChecker(Checker):
     def _wait(self, future: Any, gpu: bool) -> Any:
         from distributed import KilledWorker
 
+        # wait on a plain event set by the future's done callback, and read the result only once
+        # it is done: ``Future.result(timeout=...)`` polled in a loop can surface a cancelled
+        # internal wait as an UnboundLocalError on Python 3.11
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
         no_gpu_since: float | None = None
-        while True:
+        while not done.wait(_POLL_SECONDS):
             if self._closing.is_set():
                 raise self._fail(ClusterError("the run was stopped"))
-            try:
-                return future.result(timeout=_POLL_SECONDS)
-            except TimeoutError:
-                pass
-            except KilledWorker:
-                # the scheduler ran the task again after each lost worker, up to its limit: the
-                # check itself may kill workers (memory), so it ends as a local worker crash does
-                return json.dumps({"verdict": {
-                    "outcome": Outcome.UNVERIFIED.value,
-                    "reason": "the checker worker died (the Dask workers running this check were lost, "
-                              "as many times as the scheduler's allowed-failures)",
-                }})
-            except CancelledError:
-                if self._closing.is_set():
-                    raise self._fail(ClusterError("the run was stopped")) from None
-                raise self._fail(ClusterError(f"lost the connection to the Dask scheduler at {self.address}")) from None
-            except Exception as exc:  # noqa: BLE001 - the task itself raised on the worker
-                raise self._fail(ClusterError(f"a check task failed on the cluster ({type(exc).__name__}: {exc})")) from None
             if self.client.status not in ("running", "connecting"):
                 raise self._fail(ClusterError(f"lost the connection to the Dask scheduler at {self.address}"))
             if gpu:
@@ -410,6 +397,24 @@ class ClusterChecker(Checker):
                     raise self._fail(ClusterError(
                         f"no Dask worker declares a {GPU_RESOURCE} resource any more: the CUDA legs of this run cannot run"
                     ))
+        if self._closing.is_set():
+            raise self._fail(ClusterError("the run was stopped"))
+        try:
+            return future.result()
+        except KilledWorker:
+            # the scheduler ran the task again after each lost worker, up to its limit: the
+            # check itself may kill workers (memory), so it ends as a local worker crash does
+            return json.dumps({"verdict": {
+                "outcome": Outcome.UNVERIFIED.value,
+                "reason": "the checker worker died (the Dask workers running this check were lost, "
+                          "as many times as the scheduler's allowed-failures)",
+            }})
+        except CancelledError:
+            if self.client.status == "running":
+                raise self._fail(ClusterError("a check task was cancelled on the cluster (by the scheduler or another client)")) from None
+            raise self._fail(ClusterError(f"lost the connection to the Dask scheduler at {self.address}")) from None
+        except Exception as exc:  # noqa: BLE001 - the task itself raised on the worker
+            raise self._fail(ClusterError(f"a check task failed on the cluster ({type(exc).__name__}: {exc})")) from None
 
 
 def files_in_flight(client: Any, files: int) -> int:
