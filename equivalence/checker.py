@@ -262,7 +262,15 @@ class Checker:
             return Verdict(Outcome.SKIPPED, f"not run: {refusal.reason}")
         return self._request(("replay", kernel, self.settings, witness, device), self.settings.timeout)
 
+    def run_request(self, message: Any, timeout: float) -> Verdict:
+        """Answer one request of the worker protocol (``equivalence.worker``) with this checker's
+        boxed worker, caches bypassed: how a Dask worker (``torchfix.cluster``) runs the requests
+        a remote run sends it, in the same sandbox as a local check."""
+        return self._request(message, timeout)
+
     def _request(self, message: Any, timeout: float) -> Verdict:
+        # the one place a request leaves this process: ``torchfix.cluster.ClusterChecker``
+        # overrides it to send requests to a Dask cluster, keeping ``check``'s caching as is
         if self._process is None or self._process.poll() is not None:
             self._stop()
             self._start()

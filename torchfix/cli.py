@@ -22,11 +22,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import io
 import os
 import stat
 import sys
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
@@ -87,6 +89,19 @@ def make_checker(examples: int | None, seed: int | None, timeout: float | None, 
     return Checker(settings)
 
 
+def make_cluster_checker(
+    address: str, examples: int | None, seed: int | None, timeout: float | None, measure: bool | None = None
+):  # noqa: ANN201 - a torchfix.cluster.ClusterChecker (Dask is imported only here)
+    """The checker of a ``--scheduler`` run: connects to the scheduler (ClusterError if it cannot)
+    and checks on the devices the cluster offers."""
+    from torchfix.cluster import ClusterChecker, cluster_settings, connect
+
+    given = {"examples": examples, "seed": seed, "timeout": timeout, "measure": measure}
+    client = connect(address)
+    settings = cluster_settings(client, CheckSettings(**{k: v for k, v in given.items() if v is not None}))
+    return ClusterChecker(client, settings, address=address)
+
+
 def isolation_notices() -> list[str]:
     """What the run must say once on stderr about how scanned code is isolated: no OS sandbox
     (``equivalence.sandbox``), a cache directory refused as not private (``equivalence.cache``).
@@ -118,6 +133,15 @@ def _display(path: Path) -> str:
 
 def _err(line: str) -> None:
     click.echo(line, err=True)
+
+
+#: the summary's line when the checks of a local run had no GPU to run on
+NO_LOCAL_GPU_NOTE = "no GPU on this machine: every check ran on the CPU only"
+
+
+def _resume_hint(journal) -> None:  # noqa: ANN001 - a torchfix.journal.Journal or None
+    if journal is not None:
+        _err(f"torchfix: the files decided so far are in {journal.path}: run again with --resume {journal.path} to go on")
 
 
 class _Review:
@@ -197,7 +221,14 @@ class _Review:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: the CPU count; 1: in this process].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True,
               help="stdout: the diff (text), a JSON report, a SARIF 2.1.0 log, or GitHub workflow annotations.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Also write the JSON report to this file.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False),
+              help="Also write the JSON report to this file (kept as a journal while the run goes on: see --resume).")
+@click.option("--resume", "resume_path", type=click.Path(dir_okay=False), metavar="REPORT",
+              help="Go on with the run that left this --report journal: its decided files are not checked again.")
+@click.option("--repos", "repos_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also scan the repositories listed in FILE (one path a line); the summary has a line per repository.")
+@click.option("--scheduler", metavar="ADDRESS", default=None,
+              help="Check and measure on the Dask cluster of this scheduler (tcp://host:8786); parsing stays here.")
 @click.option("--report-unused-suppressions", "report_unused", is_flag=True, help="List `# torchfix: ignore` comments that silenced nothing (--check fails on them).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour: auto = on a terminal, unless NO_COLOR is set.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors on stderr: no per-rewrite lines, no progress, no summary.")
@@ -207,7 +238,8 @@ def cli(
     exclude: Sequence[str], explain: str | None, unsafe: bool | None, allow_slower: bool | None, measure: bool | None,
     examples: int | None, seed: int | None, timeout: float | None,
     max_file_size: str | None, file_budget: float | None, file_memory: int | None, max_candidates: int | None, force: bool,
-    jobs: int | None, fmt: str, report_path: str | None, report_unused: bool, color: str, quiet: bool,
+    jobs: int | None, fmt: str, report_path: str | None, resume_path: str | None, repos_file: str | None,
+    scheduler: str | None, report_unused: bool, color: str, quiet: bool,
 ) -> None:
     """Rewrite element-at-a-time PyTorch code into vectorized code, emitting only rewrites the
     equivalence checker verified. Without --apply: a unified diff on stdout, nothing written.
@@ -221,6 +253,9 @@ def cli(
     from torchfix.parallel import Job, Settings, effective_jobs, parallel, picklable, serial
     from torchfix.progress import Progress
     from torchfix.report import Summary, json_report, print_summary, record_json, record_lines, unused_json, write_json
+    from torchfix.bulk import InOrder, RepoSummaries
+    from torchfix.cluster import NO_GPU_NOTE, ClusterError, close_client, describe_cluster, files_in_flight, run_on_cluster
+    from torchfix.pipeline import FileResult
 
     if explain is not None:
         rule = find_rule(explain)
@@ -232,12 +267,22 @@ def cli(
         raise click.UsageError("--apply and --check exclude each other")
     if interactive and check:
         raise click.UsageError("--interactive and --check exclude each other")
+    if resume_path is not None and interactive:
+        raise click.UsageError("--resume does not combine with --interactive (answers are not kept)")
     writes = apply_ or interactive
 
     # --- configuration, rules and files --------------------------------------------------------
     config_module.clear_cache()
-    roots = list(paths) or ["."]
+    roots = list(paths)
     try:
+        if repos_file is not None:
+            from torchfix.bulk import ReposFileError, read_repos_file
+
+            try:
+                roots += read_repos_file(repos_file)
+            except ReposFileError as exc:
+                raise click.UsageError(str(exc)) from None
+        roots = roots or ["."]
         run_config = config_module.find_config(roots[0])
         rule_sets: dict[tuple, list] = {}
 
@@ -251,6 +296,7 @@ def cli(
 
         rules_for(run_config)  # a bad selector is a usage error even when no file is found
         job_list: list[Job] = []
+        job_repos: list[str] = []  # the PATH (repository) each job was found under
         seen: set[str] = set()
         for raw in roots:
             for file in discover([raw], exclude):
@@ -266,6 +312,7 @@ def cli(
                 if dropped:
                     rules = [r for r in rules if not any(r.code.startswith(c) for c in dropped)]
                 job_list.append(Job(str(file), _display(file), tuple(rules)))
+                job_repos.append(raw)
     except (ValueError, DiscoveryError, config_module.ConfigError) as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -279,6 +326,8 @@ def cli(
     limits = _file_limits(max_file_size, file_budget, file_memory, max_candidates, run_config, FileLimits, parse_size)
     if interactive:  # the time a person takes to answer is not the file's
         limits = dataclasses.replace(limits, seconds=None)
+    scheduler = scheduler if scheduler is not None else run_config.scheduler
+    report_path = report_path or resume_path
 
     stdout_color = use_color(color, sys.stdout)
     stderr_color = use_color(color, sys.stderr)
@@ -301,8 +350,49 @@ def cli(
     json_unused: list[dict] = []
     pending: list[tuple[str, str, bytes]] = []  # (path, display, new bytes) for --apply
     stdout = sys.stdout.buffer
-    progress = Progress(len(job_list), sys.stderr, enabled=not quiet, color=stderr_color)
-    if job_list:
+    repo_summaries = RepoSummaries(roots)
+
+    # --- the journal (--report, --resume) and the cluster (--scheduler) ------------------------
+    journal = None
+    resumed: dict[int, FileResult] = {}
+    if report_path:
+        from torchfix import journal as journal_module
+
+        identity = journal_module.run_identity({
+            "unsafe": unsafe, "allow_slower": allow_slower, "report_unused": report_unused,
+            "measure": _DEFAULTS.measure if measure is None else measure, "examples": examples or _DEFAULTS.examples,
+            "seed": _DEFAULTS.seed if seed is None else seed, "timeout": timeout or _DEFAULTS.timeout,
+        })
+        carried = []
+        if resume_path:
+            try:
+                entries = journal_module.load(resume_path, identity)
+            except journal_module.ResumeError as exc:
+                raise click.UsageError(str(exc)) from None
+            for index, job in enumerate(job_list):
+                entry = entries.get(job.display)
+                earlier = entry and journal_module.resumed_result(entry, job.path, [r.code for r in job.rules])
+                if earlier:
+                    resumed[index] = earlier
+                    carried.append(entry)
+        try:
+            journal = journal_module.Journal(report_path, identity, carried)
+        except OSError as exc:
+            raise click.UsageError(f"--report {report_path}: cannot write: {exc.strerror or exc}") from None
+    cluster = None
+    if job_list and len(resumed) < len(job_list) and scheduler:
+        from torchfix.equivalence.cache import default_cache_problem
+
+        try:
+            cluster = make_cluster_checker(scheduler, examples, seed, timeout, measure)
+        except ClusterError as exc:
+            _err(f"torchfix: error: {exc}")
+            sys.exit(EXIT_ERROR)
+        for notice in filter(None, [default_cache_problem()]):  # the sandbox is the workers' (see cluster.py)
+            _err(notice)
+        if not quiet:
+            _err(f"torchfix: checking on the Dask cluster at {scheduler}: {describe_cluster(cluster.client)}")
+    elif job_list:
         from torchfix.equivalence.sandbox import SandboxUnavailable
 
         try:
@@ -311,13 +401,28 @@ def cli(
         except SandboxUnavailable as exc:
             _err(f"torchfix: error: {exc}")
             sys.exit(EXIT_ERROR)
-    results = serial(job_list, settings, review) if workers == 1 else parallel(job_list, settings, workers)
+
+    def process(jobs: list[Job]):  # noqa: ANN202 - the results of ``jobs``, in their order
+        if cluster is not None and review is None:
+            return run_on_cluster(jobs, settings, cluster, files_in_flight(cluster.client, len(jobs)))
+        if cluster is not None:  # --interactive: one file at a time, each answer before the next file
+            return serial(jobs, replace(settings, checker_factory=cluster), review)
+        return serial(jobs, settings, review) if workers == 1 else parallel(jobs, settings, workers)
+
+    progress = Progress(len(job_list), sys.stderr, enabled=not quiet, color=stderr_color)
+    results = InOrder(job_list, resumed, process)
     processed = 0
 
     # --- processing: nothing is written yet ----------------------------------------------------
     try:
-        for job, result in zip(job_list, results):
+        for index, (job, result) in enumerate(zip(job_list, results)):
             processed += 1
+            if journal is not None and index not in resumed:
+                journal.record(result, [r.code for r in job.rules])
+            repo_summaries.add(job_repos[index], result)
+            if cluster is not None:
+                for notice in cluster.pending_notices():
+                    progress.echo(notice)
             read_only = result.changed and writes and not force and _read_only(job.path)
             if read_only:
                 pass  # a rename would replace it all the same: leave it, and say so (below)
@@ -352,12 +457,24 @@ def cli(
     except KeyboardInterrupt:
         progress.close()
         _err(f"torchfix: {_stopped_by()} while processing ({processed} of {len(job_list)} files done): nothing was written")
+        _resume_hint(journal)
         sys.exit(_interrupted_exit_code())
+    except ClusterError as exc:
+        progress.close()
+        _err(f"torchfix: error: {exc} ({processed} of {len(job_list)} files decided): nothing was written")
+        _resume_hint(journal)
+        sys.exit(EXIT_ERROR)
     finally:
         progress.close()
-        close = getattr(results, "close", None)
-        if close is not None:
-            close()  # stops the pool, closes the checker(s)
+        results.close()  # stops the pool or the cluster threads, closes the checker(s)
+        if journal is not None:
+            journal.close()
+        if cluster is not None:
+            close_client(cluster.client)
+    if cluster is not None:
+        summary.gpu_note = None if "cuda" in cluster.settings.devices else NO_GPU_NOTE
+    elif summary.devices and "cuda" not in summary.devices:
+        summary.gpu_note = NO_LOCAL_GPU_NOTE
 
     # --- writing: every file is either as it was or fully rewritten -----------------------------
     if pending:
@@ -393,11 +510,13 @@ def cli(
     seconds = time.perf_counter() - started
     if want_records:
         report = json_report(json_files, json_rewrites, seconds, summary, json_unused)
+        report["repositories"] = repo_summaries.json()
         if fmt == "json":
             write_json(report, sys.stdout)
-        if report_path:
-            with open(report_path, "w", encoding="utf-8") as handle:
-                write_json(report, handle)
+        if journal is not None:
+            text = io.StringIO()
+            write_json(report, text)
+            journal.finish(text.getvalue())  # the complete report replaces the journal, atomically
     if fmt == "sarif":
         known = documented_rules()
         known += [r for r in dict.fromkeys(r for job in job_list for r in job.rules) if r.code not in {k.code for k in known}]
@@ -407,6 +526,10 @@ def cli(
             click.echo(line)
     if not quiet:
         print_summary(summary, seconds, sys.stderr, color=stderr_color if color != "auto" else (False if os.environ.get("NO_COLOR") else None))
+        if len(repo_summaries.by_repo) > 1:
+            _err("repositories:")
+            for line in repo_summaries.lines():
+                _err(f"  {line}")
     if summary.internal or summary.write_failed:
         problems = []
         if summary.internal:

@@ -18,6 +18,7 @@ found by walking up from the path (a file's own directory first), as ruff does. 
     file-budget = 300             # seconds one file may take, its checks included (0: no limit)
     file-memory = 2048            # MB this process may grow by while processing one file (0: no limit)
     max-candidates = 200          # candidate rewrites checked per file (0: no limit)
+    scheduler = "tcp://host:8786" # check on this Dask cluster (--scheduler)
 
     [tool.torchfix.per-file-ignores]
     "tests/**" = ["TFV001", "TFV004"]   # gitignore-style glob -> rule codes or prefixes
@@ -50,6 +51,7 @@ _KEYS = {
     "select": "codes", "ignore": "codes", "exclude": "globs", "per-file-ignores": "table",
     "unsafe": bool, "allow-slower": bool, "measure": bool, "examples": int, "timeout": (int, float), "seed": int, "jobs": int,
     "max-file-size": "size", "file-budget": (int, float), "file-memory": int, "max-candidates": int,
+    "scheduler": str,
 }
 
 
@@ -74,6 +76,8 @@ class Config:
     file_budget: float | None = None
     file_memory: int | None = None
     max_candidates: int | None = None
+    #: the Dask scheduler that checks run on (``--scheduler``)
+    scheduler: str | None = None
     _specs: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def _relative(self, path: Path) -> str | None:

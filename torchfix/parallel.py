@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from torchfix.limits import FileLimits
 from torchfix.pipeline import CheckerFactory, FileResult, process_file
+from torchfix.service import CheckService, LocalCheckService
 
 #: how many files may wait in the pool per worker: enough to keep workers busy, few enough that a
 #: bulk run does not hold every finished-but-not-yet-printed result in memory
@@ -56,25 +57,7 @@ class Settings:
     details: bool = True
 
 
-class LazyChecker:
-    """A checker factory that builds the checker on first use and closes it at the end."""
-
-    def __init__(self, factory: CheckerFactory) -> None:
-        self._factory = factory
-        self._checker = None
-
-    def __call__(self):  # noqa: ANN204
-        if self._checker is None:
-            self._checker = self._factory()
-        return self._checker
-
-    def close(self) -> None:
-        checker, self._checker = self._checker, None
-        if checker is not None and hasattr(checker, "close"):
-            checker.close()
-
-
-def run_one(job: Job, settings: Settings, checker: LazyChecker, choose=None) -> FileResult:  # noqa: ANN001
+def run_one(job: Job, settings: Settings, checker: CheckService, choose=None) -> FileResult:  # noqa: ANN001
     return process_file(
         job.path, job.rules, checker, unsafe=settings.unsafe, display=job.display,
         report_unused=settings.report_unused, choose=choose, allow_slower=settings.allow_slower,
@@ -84,7 +67,7 @@ def run_one(job: Job, settings: Settings, checker: LazyChecker, choose=None) -> 
 
 def serial(jobs: Iterable[Job], settings: Settings, choose=None) -> Iterator[FileResult]:  # noqa: ANN001
     """Process ``jobs`` one after the other in this process."""
-    checker = LazyChecker(settings.checker_factory)
+    checker = LocalCheckService(settings.checker_factory)
     try:
         for job in jobs:
             yield run_one(job, settings, checker, choose)
@@ -94,7 +77,7 @@ def serial(jobs: Iterable[Job], settings: Settings, choose=None) -> Iterator[Fil
 
 # --- the worker side -----------------------------------------------------------------------------
 
-_worker: tuple[Settings, LazyChecker] | None = None
+_worker: tuple[Settings, LocalCheckService] | None = None
 
 
 def _init_worker(settings: Settings) -> None:
@@ -102,7 +85,7 @@ def _init_worker(settings: Settings) -> None:
     # Ctrl-C is the parent's to handle: it stops the pool; a worker must not die mid-file on it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    checker = LazyChecker(settings.checker_factory)
+    checker = LocalCheckService(settings.checker_factory)
     atexit.register(checker.close)
 
     def stop(signum, frame):  # noqa: ANN001, ANN202 - the parent terminates the pool on Ctrl-C

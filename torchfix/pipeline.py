@@ -257,6 +257,17 @@ def _judge(
     return Outcome.UNVERIFIED.value, "the rule offered no candidate rewrite", None, None
 
 
+def _submit_ahead(checker: CheckerFactory, proposals: Sequence[Proposal]) -> None:
+    """Hand a service that can work ahead (``torchfix.service.CheckService.submit``) the ladder of
+    each proposal the climb below will judge, as the kernels of its checkable rungs in order. The
+    service decides how far ahead to go; the verdicts are still asked for one by one, in order."""
+    submit = getattr(checker, "submit", None)
+    if submit is None:
+        return
+    ladders = [[c.kernel for c in p.candidates if not c.unverifiable] for p in proposals if not p.skip_reason]
+    submit([ladder for ladder in ladders if ladder])
+
+
 def _overlaps_accepted(proposal: Proposal, accepted: Sequence[Edit], wrapper: MetadataWrapper | None = None) -> bool:
     """Whether an edit of ``proposal`` holds, or lies inside, an accepted edit's target.
 
@@ -365,44 +376,49 @@ def process_source(
     used_suppressions: set[int] = set()
     accepted: list[Edit] = []
     imports: list[str] = []
-    for rule in active:
-        for proposal in rule().propose(wrapper):
-            base = dict(rule=proposal.rule, path=path, line=proposal.line, column=proposal.column, message=proposal.message)
-            if may_suppress:
-                by = _suppressed(lines, _suppression_lines(wrapper, lines, proposal), proposal.rule)
-                if by is not None:
-                    used_suppressions.add(by)
-                    result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=SUPPRESSED_REASON))
-                    continue
-            if proposal.skip_reason:
-                result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=proposal.skip_reason))
-                continue
-            # checked before verifying: a check costs seconds, and the loser would be dropped anyway
-            if _overlaps_accepted(proposal, accepted, wrapper):
-                result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=OVERLAP_REASON))
-                continue
-            if budget is not None:
-                budget.candidate()
-                budget.charge(f"after {budget.candidates - 1} checked candidate(s)")
-            outcome, reason, candidate, verdict = _judge(proposal, checker, unsafe, allow_slower)
-            diff = replacement = None
-            if candidate is not None:
-                if details:
-                    diff, replacement = _alone(wrapper.module, data, path, candidate)
-                record = RewriteRecord(
-                    **base, outcome=outcome, reason=reason, verdict=verdict, candidate=candidate.description,
-                    emitted=True, diff=diff, replacement=replacement,
+    proposals = [proposal for rule in active for proposal in rule().propose(wrapper)]
+    suppressed_by = [
+        _suppressed(lines, _suppression_lines(wrapper, lines, p), p.rule) if may_suppress else None for p in proposals
+    ]
+    ahead = [p for p, by in zip(proposals, suppressed_by) if by is None and not p.skip_reason]
+    if budget is not None and budget.limits.max_candidates is not None:
+        ahead = ahead[: budget.limits.max_candidates]  # the file gives up past them anyway
+    _submit_ahead(checker, ahead)
+    for proposal, by in zip(proposals, suppressed_by):
+        base = dict(rule=proposal.rule, path=path, line=proposal.line, column=proposal.column, message=proposal.message)
+        if by is not None:
+            used_suppressions.add(by)
+            result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=SUPPRESSED_REASON))
+            continue
+        if proposal.skip_reason:
+            result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=proposal.skip_reason))
+            continue
+        # checked before verifying: a check costs seconds, and the loser would be dropped anyway
+        if _overlaps_accepted(proposal, accepted, wrapper):
+            result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=OVERLAP_REASON))
+            continue
+        if budget is not None:
+            budget.candidate()
+            budget.charge(f"after {budget.candidates - 1} checked candidate(s)")
+        outcome, reason, candidate, verdict = _judge(proposal, checker, unsafe, allow_slower)
+        diff = replacement = None
+        if candidate is not None:
+            if details:
+                diff, replacement = _alone(wrapper.module, data, path, candidate)
+            record = RewriteRecord(
+                **base, outcome=outcome, reason=reason, verdict=verdict, candidate=candidate.description,
+                emitted=True, diff=diff, replacement=replacement,
+            )
+            if choose is not None and not choose(record):
+                result.records.append(
+                    RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=DECLINED_REASON, verdict=verdict)
                 )
-                if choose is not None and not choose(record):
-                    result.records.append(
-                        RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=DECLINED_REASON, verdict=verdict)
-                    )
-                    continue
-                accepted.extend(candidate.edits)
-                imports.extend(candidate.imports)
-                result.records.append(record)
                 continue
-            result.records.append(RewriteRecord(**base, outcome=outcome, reason=reason, verdict=verdict))
+            accepted.extend(candidate.edits)
+            imports.extend(candidate.imports)
+            result.records.append(record)
+            continue
+        result.records.append(RewriteRecord(**base, outcome=outcome, reason=reason, verdict=verdict))
     if report_unused:
         result.unused_suppressions = [(n, text) for n, text in suppression_comments(data) if n not in used_suppressions]
     if accepted:

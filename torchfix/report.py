@@ -72,6 +72,10 @@ class Summary:
     #: (device, n) -> measured speedups of the emitted, verified rewrites
     speedups: dict = field(default_factory=dict)
     not_measured: int = 0  # emitted, verified rewrites whose speed was not measured
+    #: the devices the checks ran on (a GPU leg left out because the old code is not GPU code counts)
+    devices: set = field(default_factory=set)
+    #: said after the table when the checks had no GPU to run on (set by the caller, who knows why)
+    gpu_note: str | None = None
 
     def add(self, result: FileResult) -> None:
         self.scanned += 1
@@ -89,6 +93,10 @@ class Summary:
         self.unused_suppressions += len(result.unused_suppressions)
         for r in result.records:
             self.counts[(r.rule, r.outcome)] += 1
+            if r.verdict is not None:
+                self.devices.update(r.verdict.devices)
+                if any(note.startswith("not checked on") for note in r.verdict.notes):
+                    self.devices.add("cuda")
             self.unsafe_emitted += r.outcome == "unverified" and r.emitted
             if r.outcome == "verified" and r.emitted and r.verdict is not None:
                 for timing in r.verdict.timings:
@@ -117,6 +125,8 @@ class Summary:
             )
         if self.unused_suppressions:
             lines.append(f"{self.unused_suppressions} unused suppression comment(s)")
+        if self.gpu_note:
+            lines.append(self.gpu_note)
         return lines
 
     def speed_lines(self) -> list[str]:
