@@ -184,6 +184,17 @@ class _Assigned(cst.CSTVisitor):
         self._targets(node.target)
 
 
+def target_names(target: cst.BaseExpression) -> set[str]:
+    """The names an assignment or loop target binds (``i``, ``(a, b)``, ``[x, *rest]``)."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(target_names(e.value) for e in target.elements)) if target.elements else set()
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return set()
+
+
 def assigned_names(node: cst.CSTNode) -> set[str]:
     """Names bound anywhere inside ``node`` (assignments, loop targets, with-as, walrus)."""
     visitor = _Assigned()

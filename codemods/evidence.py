@@ -39,6 +39,7 @@ from typing import Collection, Iterable, Mapping
 
 import libcst as cst
 
+from torchfix.codemods.analysis import dotted, target_names
 from torchfix.equivalence.kernel import UNKNOWN_KINDS, InputSpec, Kind, expand_kinds
 
 T, ND, LST, I, FL, B, NS, D, IT = (
@@ -286,15 +287,6 @@ def _code(node: cst.CSTNode) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
-
-
 # ----------------------------------------------------------------------------- the scope's facts
 
 
@@ -346,7 +338,7 @@ class _Collector(cst.CSTVisitor):
             targets: set[str] = set()
             comp = node.for_in
             while comp is not None:
-                targets |= _target_names(comp.target)
+                targets |= target_names(comp.target)
                 comp = comp.inner_for_in
             self._shadowed.append(targets)
         self._stack.append(node)
@@ -517,16 +509,6 @@ def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
     if root is node:
         return True
     return any(_contains(child, node) for child in root.children)
-
-
-def _target_names(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return set().union(*(_target_names(e.value) for e in target.elements)) if target.elements else set()
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()
 
 
 def _string_key(node: cst.Subscript) -> str | None:
@@ -815,7 +797,7 @@ class ScopeEvidence:
         names: set[str] = set()
         comp = node.for_in  # type: ignore[attr-defined]
         while comp is not None:
-            names |= _target_names(comp.target)
+            names |= target_names(comp.target)
             comp = comp.inner_for_in
         return self._expr(node.elt, at, shadowed | frozenset(names))  # type: ignore[attr-defined]
 
@@ -1051,8 +1033,7 @@ def name_kinds(
     that cannot reach it are left out (see the module docstring). ``module``: where to look for a
     name the function does not bind.
     """
-    facts = ScopeEvidence(scope, torch_names, numpy_names, functional_names, tensor_annotations, parents, module)
-    return facts.name(name, at)
+    return ScopeEvidence(scope, torch_names, numpy_names, functional_names, tensor_annotations, parents, module).name(name, at)
 
 
 def expression_kinds(
@@ -1069,8 +1050,7 @@ def expression_kinds(
 ) -> Evidence:
     """The kinds ``expr`` may evaluate to in ``scope``: ``.tensor`` is positive tensor evidence
     (what ``int(expr)`` needs to be a device sync)."""
-    facts = ScopeEvidence(scope, torch_names, numpy_names, functional_names, tensor_annotations, parents, module)
-    return facts.expression(expr, at)
+    return ScopeEvidence(scope, torch_names, numpy_names, functional_names, tensor_annotations, parents, module).expression(expr, at)
 
 
 __all__ = [

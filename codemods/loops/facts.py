@@ -19,7 +19,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import escaping_control_flow
+from torchfix.codemods.analysis import escaping_control_flow, target_names
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used
@@ -469,15 +469,6 @@ def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> 
     return frozenset(found)
 
 
-def target_names(target: cst.BaseExpression) -> set[str]:
-    """The names an assignment or loop target binds (``i``, ``(a, b)``, ``[x, *rest]``)."""
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return set().union(*(target_names(e.value) for e in target.elements)) if target.elements else set()
-    if isinstance(target, cst.StarredElement):
-        return target_names(target.value)
-    return set()
 
 
 def _start_of(node: cst.CSTNode, context: ModuleContext) -> tuple[int, int] | None:

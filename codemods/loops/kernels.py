@@ -19,10 +19,10 @@ from typing import Iterable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import tensor_evidence
+from torchfix.codemods.analysis import target_names, tensor_evidence
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
-from torchfix.codemods.loops.facts import LoopFacts, _walk, target_names
+from torchfix.codemods.loops.facts import LoopFacts, _walk
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind

@@ -721,6 +721,15 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) ->
         if cast is None:
             raise CannotRewrite("the dtype of the collected numbers is not evident", step.statement)
         value = method(method(method(value, "detach"), cast), "cpu")
+    _replace_consumer(plan, facts, consumer, definition, value, f"{items if definition is None else '`' + items + '`'} built at once")
+
+
+def _replace_consumer(
+    plan: _Plan, facts: LoopFacts, consumer: _Consumer, definition: Definition | None, value: cst.BaseExpression,
+    description: str,
+) -> None:
+    """The collected list's consumer (``torch.stack(items)``) becomes ``value``; the list's own
+    definition (``items = []``) goes, and both join the kernel's old side."""
     old_statement, new_statement = _consumer_kernel(consumer, value)
     if definition is not None:
         plan.old.insert(0, definition.statement)
@@ -729,7 +738,7 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) ->
     plan.edits.append(Edit(consumer.call, _in_context(value, facts, consumer.call)))
     plan.consumers.append((old_statement, new_statement))
     plan.outputs.append("_result")
-    plan.descriptions.append(f"{items if definition is None else '`' + items + '`'} built at once")
+    plan.descriptions.append(description)
 
 
 def _in_context(value: cst.BaseExpression, facts: LoopFacts, replaced: cst.CSTNode) -> cst.BaseExpression:
@@ -904,15 +913,10 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
             raise CannotRewrite("torch.vmap is offered for `torch.stack(items)` only", consumer.statement)
         if options.guard_empty:
             raise CannotRewrite("a stacked result has no guarded form", result.statement)
-        old_statement, new_statement = _consumer_kernel(consumer, value)
-        if definition is not None:
-            plan.old.insert(0, definition.statement)
-            plan.exclude.append(definition.statement)
-            plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
-        plan.edits.append(Edit(consumer.call, _in_context(value, facts, consumer.call)))
-        plan.consumers.append((old_statement, new_statement))
-        plan.outputs.append("_result")
-        plan.descriptions.append(f"{items if definition is None else '`' + items + '`'} built by torch.vmap of the loop body")
+        _replace_consumer(
+            plan, facts, consumer, definition, value,
+            f"{items if definition is None else '`' + items + '`'} built by torch.vmap of the loop body",
+        )
     return _finish(facts, plan, lifter, imports, anchor, torch_name)
 
 
