@@ -669,10 +669,49 @@ class ScopeEvidence:
             uses = self._uses_for(name, at, start)
             keys = tuple(dict.fromkeys(u.key for u in uses if u.key))
             if bindings and not uniform:
+                # bound several ways: only a use every path to ``at`` passes after the last
+                # binding says what the value is there (`torch.zeros_like(x)` raises on the others)
+                passed = self._dominating_uses(name, bindings, at)
+                if passed:
+                    return _narrow(name, value, passed), keys
                 return _with_found(value, f"`{name}` is bound several ways here"), keys
             return _narrow(name, value, uses), keys
         finally:
             self._resolving.discard(name)
+
+    def _dominating_uses(self, name: str, bindings: list[_Binding], at: cst.CSTNode | None) -> list[_Use]:
+        """The uses of ``name`` that run, unconditionally, on every path to ``at`` after each of
+        ``bindings``: in a simple statement of the scope's body that comes after every binding's
+        statement and before ``at``'s, and not under a conditional expression, a short-circuit
+        operand, a lambda or a comprehension. Reaching ``at`` means such a use ran without
+        raising on the value ``at`` sees."""
+        at_index = self._top_index(at)
+        if at_index is None or self.parents is None:
+            return []
+        last = -1
+        for binding in bindings:
+            index = -1 if binding.source[0] == "param" else self._top_index(binding.node)
+            if index is None:
+                return []
+            last = max(last, index)
+        passed = []
+        for use in self._uses.get(name, []):
+            index = self._top_index(use.node)
+            if index is None or not last < index < at_index or not isinstance(self._body[index], cst.SimpleStatementLine):
+                continue
+            if self._unconditional(use.node, self._body[index]):
+                passed.append(use)
+        return passed
+
+    def _unconditional(self, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
+        child, current = node, self.parents.get(node) if self.parents is not None else None
+        while current is not None and current is not statement:
+            if isinstance(current, (cst.IfExp, cst.Lambda, *_COMPREHENSIONS)):
+                return False
+            if isinstance(current, cst.BooleanOperation) and child is current.right:
+                return False
+            child, current = current, self.parents.get(current)  # type: ignore[union-attr]
+        return current is statement
 
     def _outer(self) -> "ScopeEvidence | None":
         if self.module is None or self.scope is self.module:

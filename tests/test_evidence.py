@@ -258,6 +258,60 @@ def test_bindings_that_disagree_are_not_narrowed_by_uses():
     assert evidence.kinds == (T, LST) and "several ways" in evidence.describe()
 
 
+def _at_loop(source: str, name: str):  # noqa: ANN202
+    module = cst.parse_module(textwrap.dedent(source))
+    nodes = module_nodes(module)
+    return name_kinds(name, nodes.of_type(cst.FunctionDef)[0], at=nodes.of_type(cst.For)[0], parents=nodes.parents)
+
+
+_DEFAULTED = """
+import torch
+def f(gt, thresholds=None):
+    if thresholds is None:
+        thresholds = torch.arange(0.5, 0.95, 0.05)
+    {use}
+    for i, t in enumerate(thresholds):
+        recalls[i] = (gt >= t).float().sum()
+    return recalls
+"""
+
+
+def test_bindings_that_disagree_are_narrowed_by_a_use_every_path_to_the_loop_passes():
+    # the parameter may be anything, the default a tensor: `torch.zeros_like` raises on every
+    # other kind, so whoever reaches the loop holds a tensor
+    evidence = _at_loop(_DEFAULTED.format(use="recalls = torch.zeros_like(thresholds)"), "thresholds")
+    assert evidence.tensor, evidence.describe()
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "recalls = torch.zeros_like(thresholds) if gt is not None else None",  # maybe not evaluated
+        "recalls = gt is None or torch.zeros_like(thresholds)",  # short-circuit
+        "recalls = lambda: torch.zeros_like(thresholds)",  # never called here
+        "recalls = [torch.zeros_like(thresholds) for _ in gt]",  # gt may be empty
+        "if gt is not None: recalls = torch.zeros_like(thresholds)",  # a branch
+    ],
+)
+def test_a_use_that_may_not_run_does_not_narrow_bindings_that_disagree(use):
+    evidence = _at_loop(_DEFAULTED.format(use=use), "thresholds")
+    assert not evidence.tensor and "several ways" in evidence.describe()
+
+
+def test_a_use_before_the_last_binding_does_not_narrow():
+    source = """
+    import torch
+    def f(gt, thresholds=None):
+        recalls = torch.zeros_like(thresholds)
+        if gt is None:
+            thresholds = [0.5, 0.75]
+        for i, t in enumerate(thresholds):
+            recalls[i] = t
+        return recalls
+    """
+    assert not _at_loop(source, "thresholds").tensor
+
+
 def test_nothing_known_is_every_kind():
     evidence = name_kinds("x", cst.parse_module("def f(x):\n    return x\n").body[0])
     assert evidence.kinds == UNKNOWN_KINDS and not evidence.known
