@@ -18,6 +18,7 @@ from torchfix.codemods.loops.domain import loop_domain
 from torchfix.codemods.loops.facts import StepKind, comprehension_facts, loop_facts
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.rewrite import CannotRewrite, Options, lift_loop
+from torchfix.equivalence.kernel import Kind
 
 
 def _context(source: str) -> ModuleContext:
@@ -290,3 +291,38 @@ def test_kernels_replay_the_pure_prelude_and_mark_walked_dimensions() -> None:
     assert kernel.old.startswith("b, d = x.shape\nv = w.view(-1)\n")
     specs = {s.name: s for s in kernel.inputs}
     assert set(specs) == {"x", "w"} and specs["x"].batch_dim == 0 and specs["x"].ranks == (2,)
+
+
+def test_a_loop_over_a_numpy_array_is_lifted_with_numpy_spellings() -> None:
+    facts = _first_loop_facts("""
+        import numpy as np
+        def f(values: np.ndarray, c: float):
+            out = np.zeros(len(values))
+            for k in range(len(values)):
+                out[k] = np.abs(values[k] - c)
+            return out
+        """)
+    assert facts is not None
+    with pytest.raises(CannotRewrite) as refused:
+        lift_loop(facts, Options())  # the torch spelling needs a tensor
+    assert refused.value.arrays
+    found, failure, _ = ladder.candidates(facts)
+    assert found and failure is None
+    for candidate in found:
+        assert "torch" not in candidate.kernel.new and "np.abs(values" in candidate.kernel.new
+        walked = next(s for s in candidate.kernel.inputs if s.name == "values")
+        assert walked.allowed_kinds() == (Kind.NDARRAY,) and walked.batch_dim == 0
+
+
+def test_a_walked_name_that_may_be_a_tensor_or_an_array_gets_no_numpy_rung() -> None:
+    facts = _first_loop_facts("""
+        import numpy as np
+        def f(values, c: float):
+            out = np.zeros(values.shape[0])
+            for k in range(len(values)):
+                out[k] = np.abs(values[k] - c)
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and failure is not None and not failure.arrays

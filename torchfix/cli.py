@@ -526,7 +526,8 @@ def cli(
             click.echo(line)
     if not quiet:
         print_summary(summary, seconds, sys.stderr, color=stderr_color if color != "auto" else (False if os.environ.get("NO_COLOR") else None))
-        if len(repo_summaries.by_repo) > 1:
+        # one line per repository when several were given; files named one by one are no repositories
+        if sum(os.path.isdir(repo) for repo in repo_summaries.by_repo) > 1:
             _err("repositories:")
             for line in repo_summaries.lines():
                 _err(f"  {line}")

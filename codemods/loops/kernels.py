@@ -167,7 +167,7 @@ def _walk_all(node: cst.CSTNode):  # noqa: ANN202 - every node, lambdas included
 
 def input_specs(
     names: Sequence[str], facts: LoopFacts, opaque: set[str] = frozenset(), counts: set[str] = frozenset(),  # type: ignore[assignment]
-    walked: dict[str, int] | None = None,
+    walked: dict[str, int] | None = None, library: str = "torch",
 ) -> tuple[InputSpec, ...]:
     """What the kernel knows about each input: a tensor where the function shows it is one,
     an opaque stand-in for callables, a loop count, else every kind the code allows (the
@@ -187,7 +187,17 @@ def input_specs(
             ranks = (rank,) if rank is not None else tuple(r for r in (0, 1, 2, 3) if dim is None or r > dim)
             specs.append(InputSpec(input_name, Kind.TENSOR, ranks=ranks, batch_dim=dim))
         else:
-            specs.append(evidence.name(input_name, at=facts.loop).spec())
+            found = evidence.name(input_name, at=facts.loop)
+            dim = (walked or {}).get(input_name)
+            if library == "numpy" and dim is not None and Kind.NDARRAY in found.kinds and not (
+                {Kind.TENSOR, Kind.LIST} & set(found.kinds)
+            ):
+                # a walked NumPy array: only arrays are walked (a NumPy scalar is not)
+                rank = facts.shapes.ranks.get(input_name)
+                ranks = (rank,) if rank is not None else tuple(r for r in (1, 2, 3) if r > dim)
+                specs.append(InputSpec(input_name, kinds=(Kind.NDARRAY,), ranks=ranks, batch_dim=dim))
+            else:
+                specs.append(found.spec())
     return tuple(specs)
 
 
@@ -202,6 +212,7 @@ def build_kernel(
     note: str = "",
     gradients: bool = False,
     walked: dict[str, int] | None = None,
+    library: str = "torch",
 ) -> Kernel:
     """A kernel whose old snippet is ``old`` and new snippet is ``new``, both after the prelude
     that computes what they read."""
@@ -231,7 +242,7 @@ def build_kernel(
         counts.add(facts.domain.stop.value)
     if renamed is not None:
         counts |= renamed.sizes
-    specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked)
+    specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked, library=library)
     specs = tuple(
         InputSpec(s.name, attribute_kinds[s.name], batch_dim=s.batch_dim) if s.name in attribute_kinds and s.kind is not Kind.OPAQUE else s
         for s in specs

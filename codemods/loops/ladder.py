@@ -129,6 +129,11 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
     torch_name, _ = facts.context.torch_spelling()
     climb = _Climb()
     _lift_rungs(facts, base, climb, torch_name)
+    if not climb.found and climb.failure is not None and climb.failure.arrays:
+        # the walked arrays are NumPy's: the same rungs spelled with numpy (no vmap for those)
+        numpy = _Climb()
+        _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
+        return numpy.found, (None if numpy.found else numpy.failure), numpy.first
     _vmap_rungs(facts, base, climb, torch_name)
     if not climb.found and climb.failure is not None and "cannot see into" in str(climb.failure):
         opaque = _Climb()

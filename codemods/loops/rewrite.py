@@ -95,9 +95,11 @@ class CannotRewrite(Exception):
     """The loop cannot be lifted; the message says which fact stopped it (and where)."""
 
     def __init__(self, reason: str, node: cst.CSTNode | None = None, needs_rank: frozenset[str] = frozenset(),
-                 assumed: frozenset[str] = frozenset()) -> None:
+                 assumed: frozenset[str] = frozenset(), arrays: bool = False) -> None:
         super().__init__(reason)
         self.node = node
+        #: a walked name is shown to be a NumPy array, not a tensor: the NumPy spelling may lift it
+        self.arrays = arrays
         #: the lift would go through under a hypothesis about these tensors' ranks
         self.needs_rank = needs_rank
         #: invariant names of unknown rank the failed lift assumed broadcast against a sample
@@ -418,19 +420,24 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
     kernel = build_kernel(
         facts, old, new, tuple(dict.fromkeys(plan.outputs)), exclude_from_prelude=plan.exclude,
         extra_modules=(torch_name,) if "torch" not in context.bindings.values() else (),
+        library=lifter.library.root,
         reorders_float_reduction=plan.reorders or lifter.reorders,
         note="the loop (with what it initialises and consumes) against its batched form",
         gradients=True,
         walked={**dict(facts.inner_walked), **lifter.walked_dims},
     )
     walked_inputs = [s.name for s in kernel.inputs if s.name in {**dict(facts.inner_walked), **lifter.walked_dims}]
+    array_kind = Kind.NDARRAY if lifter.library.is_numpy else Kind.TENSOR
     for spec in kernel.inputs:
-        if spec.name in walked_inputs and spec.kind is not Kind.TENSOR:
-            # a list of tensors (maybe ragged) or a NumPy array iterates like a tensor but does not
-            # batch like one: the walked name needs positive evidence that it is a tensor
+        if spec.name in walked_inputs and spec.allowed_kinds() != (array_kind,):
+            # a list of tensors (maybe ragged) iterates like a tensor but does not batch like one:
+            # the walked name needs positive evidence that it is an array of the library spelled
             scope = facts.function if facts.function is not None else context.module
             found = context.evidence(scope).name(spec.name, at=facts.loop)
-            raise CannotRewrite(found.missing_tensor("batching its samples"), facts.loop)
+            if lifter.library.is_numpy:
+                raise CannotRewrite(f"`{spec.name}` is not shown to be a NumPy array ({found.describe()})", facts.loop)
+            arrays = Kind.NDARRAY in found.kinds and Kind.TENSOR not in found.kinds and Kind.LIST not in found.kinds
+            raise CannotRewrite(found.missing_tensor("batching its samples"), facts.loop, arrays=arrays)
     description = "; ".join(dict.fromkeys(plan.descriptions)) or "batched loop body"
     replacement = edits[0].replacement if edits else None
     statements = tuple(replacement.nodes) if isinstance(replacement, cst.FlattenSentinel) else (
