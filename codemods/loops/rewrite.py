@@ -12,7 +12,7 @@ be negative. The checker decides which rung holds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -22,6 +22,7 @@ from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind
 from torchfix.codemods.loops.kernels import build_kernel
 from torchfix.codemods.loops.library import NUMPY, TORCH
+from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.lift import element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
 from torchfix.codemods.loops.nodes import (
     assign,
@@ -324,18 +325,26 @@ def _uses(facts: LoopFacts, name_: str) -> int:
     return sum(1 for n in name_nodes(scope) if n.value == name_)
 
 
-def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> LoopRewrite:
-    """The loop as batched statements under ``options``; raises :class:`CannotRewrite`."""
-    if facts.blockers:
-        raise CannotRewrite(facts.blockers[0], facts.loop)
-    context = facts.context
-    extent = extent_of(facts, options)
+def _speller(context: ModuleContext) -> tuple[Callable[[str], cst.BaseExpression], set[str]]:
+    """How this module spells a qualified name (``torch.arange`` -> ``th.arange``), and the set
+    the imports it needed are collected into."""
     imports: set[str] = set()
 
     def spell(qualified: str) -> cst.BaseExpression:
         node, needed = context.spelling(qualified)
         imports.update(needed)
         return node
+
+    return spell, imports
+
+
+def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> LoopRewrite:
+    """The loop as batched statements under ``options``; raises :class:`CannotRewrite`."""
+    if facts.blockers:
+        raise CannotRewrite(facts.blockers[0], facts.loop)
+    context = facts.context
+    extent = extent_of(facts, options)
+    spell, imports = _speller(context)
 
     layers = _layers_in_scope(facts)
     lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks),
@@ -814,12 +823,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     assert result.value is not None
     context = facts.context
     extent = extent_of(facts, options)
-    imports: set[str] = set()
-
-    def spell(qualified: str) -> cst.BaseExpression:
-        node, needed = context.spelling(qualified)
-        imports.update(needed)
-        return node
+    spell, imports = _speller(context)
 
     lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks),
                     library=LIBRARIES[options.library])
