@@ -443,7 +443,10 @@ class _Collector(cst.CSTVisitor):
         if isinstance(parent, cst.Attribute) and parent.value is node:
             attr = parent.attr.value
             called = isinstance(self._parent(2), cst.Call) and self._parent(2).func is parent
-            if attr in TENSOR_ONLY_ATTRIBUTES or (attr in TENSOR_ONLY_CALLS and called):
+            if attr == "view" and called and _int_first_argument(self._parent(2)):
+                # a shape: ndarray.view (and a NumPy scalar's) takes a dtype, and raises on -1 or 3
+                self._use(name, _Use(node, frozenset({T}), "`.view(...)` takes a shape on it (only tensors do)"))
+            elif attr in TENSOR_ONLY_ATTRIBUTES or (attr in TENSOR_ONLY_CALLS and called):
                 self._use(name, _Use(node, frozenset({T}), f"`.{attr}{'(...)' if called else ''}` is used on it (only tensors have it)"))
             elif attr in ATTRIBUTE_KINDS:
                 kinds = ATTRIBUTE_KINDS[attr]
@@ -503,6 +506,16 @@ class _Collector(cst.CSTVisitor):
             self._use(name, _Use(node, frozenset({T}), f"passed to `{target}(...)` (it takes tensors only)"))
             return
         self._use(name, _Use(node, None))
+
+
+def _int_first_argument(call: cst.Call) -> bool:
+    """Whether ``call``'s first positional argument is an integer literal (``-1``, ``3``)."""
+    if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    value = call.args[0].value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    return isinstance(value, cst.Integer)
 
 
 def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:

@@ -137,7 +137,9 @@ class LoopOverBatch(Rule):
                 if isinstance(found.args[0], (ast.ListComp, ast.GeneratorExp)):
                     return True
         for loop in index.fors:
-            for statement in loop.body:
+            # a trailing `if c:` block is lifted as a mask over the stores in it
+            body = [*loop.body, *(s for s in loop.body if isinstance(s, ast.If) for s in s.body)]
+            for statement in body:
                 if isinstance(statement, (ast.Assign, ast.AugAssign)):
                     return True
                 if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):

@@ -360,3 +360,14 @@ def test_tensor_evidence_in_analysis_uses_the_corrected_tables():
     assert not tensor_evidence(module.body[0], "x", {"torch"})
     module = cst.parse_module("def f(x):\n    for i in range(x.size(0)):\n        pass\n")
     assert tensor_evidence(module.body[0], "x", {"torch"})
+
+
+def test_view_with_a_shape_shows_a_tensor_and_view_with_a_dtype_does_not():
+    # the real types: an ndarray's view takes a dtype and raises on a shape
+    with pytest.raises(TypeError):
+        np.zeros(3).view(-1)
+    assert torch.zeros(3).view(-1).shape == (3,)
+    shaped = "import torch\nimport numpy as np\ndef f(x):\n    y = x.view(-1)\n    return y\n"
+    assert kinds(shaped, "x") == (T,)
+    typed = "import torch\nimport numpy as np\ndef f(x):\n    y = x.view(np.float32)\n    return y\n"
+    assert T in kinds(typed, "x") and ND in kinds(typed, "x")

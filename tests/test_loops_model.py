@@ -326,3 +326,71 @@ def test_a_walked_name_that_may_be_a_tensor_or_an_array_gets_no_numpy_rung() -> 
     assert facts is not None
     found, failure, _ = ladder.candidates(facts)
     assert not found and failure is not None and not failure.arrays
+
+
+def test_a_trailing_if_of_stores_is_a_guard_that_keeps_rows_then_the_stores() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def f(t: torch.Tensor, a: torch.Tensor):
+            for k in range(len(t)):
+                y = a[k] * 2
+                if t[k] == 0 and y != 0:
+                    t[k] = y
+            return t
+        """)
+    assert facts is not None
+    assert [s.kind for s in facts.steps] == [StepKind.TEMP, StepKind.GUARD, StepKind.STORE]
+    guard = facts.steps[1]
+    assert guard.keeps and isinstance(guard.condition, cst.BooleanOperation)
+    assert not facts.blockers  # the test reads the stored row itself only
+
+
+_OTHER_IFS = {
+    "with an else (TFV005's)": "if t[k] == 0:\n            t[k] = 1\n        else:\n            t[k] = 2",
+    "not the last statement": "if t[k] == 0:\n            t[k] = 1\n        t[k] += 1",
+    "leaving the loop": "if t[k] == 0:\n            t[k] = 1\n            break",
+}
+
+
+@pytest.mark.parametrize("branch", list(_OTHER_IFS.values()), ids=list(_OTHER_IFS))
+def test_other_ifs_stay_branches(branch: str) -> None:
+    facts = _first_loop_facts(
+        "import torch\ndef f(t: torch.Tensor):\n    for k in range(len(t)):\n        " + branch + "\n    return t\n"
+    )
+    assert facts is not None
+    assert StepKind.GUARD not in [s.kind for s in facts.steps]
+    assert StepKind.BRANCH in [s.kind for s in facts.steps]
+
+
+def test_a_guarded_store_is_a_masked_store_cast_to_the_target_dtype() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def f(pairs: torch.Tensor):
+            t = pairs[:, 0].clone()
+            src = pairs[:, 1]
+            for k in range(t.size(0)):
+                if t[k] == 0 and not src[k] < 0:
+                    t[k] = src[k] + 1
+            return t
+        """)
+    assert facts is not None
+    rewrite = lift_loop(facts, Options(hypotheses=(("src", 1), ("t", 1))))
+    new = rewrite.kernel.new
+    assert "keep = (t == 0) & (~(src[:t.size(0)] < 0))" in new
+    assert "t[keep] = (src[:t.size(0)][keep] + 1).to(t.dtype)" in new
+    guarded = lift_loop(facts, Options(hypotheses=(("src", 1), ("t", 1)), guard_any=True))
+    assert "if keep.any():\n    t[keep] = " in guarded.kernel.new
+
+
+def test_the_data_of_a_tensor_is_walked_as_the_tensor() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def f(x: torch.Tensor, out: torch.Tensor):
+            for k in range(out.size(0)):
+                out[k] = x.data[k] * 2
+            return out
+        """)
+    assert facts is not None
+    rewrite = lift_loop(facts, Options())
+    assert rewrite.kernel.new == "out[:] = x.data[:out.size(0)] * 2\n"
+    assert dict(rewrite.walked).get("x") == 0  # the kernel walks `x`: it needs tensor evidence for `x`

@@ -257,6 +257,28 @@ def _uses_any(node: cst.CSTNode, names: frozenset[str] | set[str]) -> bool:
     return bool(names_used(node) & names)
 
 
+def _body_steps(body: Sequence[cst.BaseStatement], loop_vars: set[str]) -> tuple[Step, ...]:
+    """The steps of a loop body. A trailing ``if c:`` without ``else`` whose block is plain
+    statements is the same as ``if not c: continue`` followed by that block (nothing comes after
+    it), so it becomes a guard that keeps the samples where ``c`` holds, then the block's steps:
+    ``if t[i] == 0 and a[i] != 0: t[i] = a[i] + k`` is a store at the rows of a mask."""
+    steps = [_classify(s, loop_vars) for s in body]
+    last = body[-1] if body else None
+    if (
+        isinstance(last, cst.If)
+        and last.orelse is None
+        and steps[-1].kind is StepKind.BRANCH
+        and isinstance(last.body, cst.IndentedBlock)
+        and last.body.body
+        and all(isinstance(s, cst.SimpleStatementLine) for s in last.body.body)
+        and not any(m.findall(last.body, m.Continue() | m.Break() | m.Return()))
+    ):
+        inner = [_classify(s, loop_vars) for s in last.body.body]
+        if all(step.kind in (StepKind.TEMP, StepKind.STORE, StepKind.ACCUMULATE) for step in inner):
+            steps[-1:] = [Step(StepKind.GUARD, last, condition=last.test, keeps=True), *inner]
+    return tuple(steps)
+
+
 def _classify(statement: cst.BaseStatement, loop_vars: set[str]) -> Step:
     if isinstance(statement, cst.If):
         body = statement.body
@@ -386,9 +408,13 @@ def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: 
         for other in steps:
             if other is step:
                 continue
-            if step.target in names_used(other.statement):
+            guard = other.kind is StepKind.GUARD and other.condition is not None
+            # a guard's statement may hold the guarded steps themselves: only its test is read
+            if step.target in names_used(other.condition if guard else other.statement):  # type: ignore[arg-type]
                 if step.kind is StepKind.STORE and other.kind is StepKind.STORE and other.target == step.target:
                     continue  # two stores into one output (out[i, 0] = ..., out[i, 1] = ...)
+                if step.kind is StepKind.STORE and guard and _reads_only_at(other.condition, step.target, step.subscript):  # type: ignore[arg-type]
+                    continue  # the test reads the sample's own element: `if t[i] == 0: t[i] = ...`
                 found.append(f"`{step.target}` is read inside the loop while the loop writes it")
                 break
         if step.kind is StepKind.STORE and step.value is not None and step.target in names_used(step.value):
@@ -401,6 +427,16 @@ def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: 
             ):
                 found.append(f"`{step.target}` is read at another position than the one the loop writes")
     return found
+
+
+def _reads_only_at(node: cst.CSTNode, name: str, position: cst.CSTNode | None) -> bool:
+    """Whether every read of ``name`` in ``node`` is the subscript ``position`` (``t[i]``)."""
+    from torchfix.codemods.loops.nodes import same_code
+
+    reads = _subscripts_of(node, name)
+    return position is not None and all(same_code(r, position) for r in reads) and len(reads) == sum(
+        1 for n in name_nodes(node) if n.value == name
+    )
 
 
 def _subscripts_of(node: cst.CSTNode, name: str) -> list[cst.Subscript]:
@@ -505,7 +541,7 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     if domain is None or not isinstance(loop.body, cst.IndentedBlock):
         return None
     loop_vars = set(domain.variables)
-    steps = tuple(_classify(s, loop_vars) for s in loop.body.body)
+    steps = _body_steps(loop.body.body, loop_vars)
     per_sample = _per_sample(steps, loop_vars)
     blockers = _blockers(loop, steps, domain, per_sample, context)
     scope = function if function is not None else context.module
@@ -518,7 +554,7 @@ def with_body(facts: LoopFacts, body: Sequence[cst.BaseStatement], inner_walked:
     how a loop over two indices is lifted, the inner loop first and then the outer one over
     the inner loop's batched statements."""
     loop_vars = set(facts.domain.variables)
-    steps = tuple(_classify(s, loop_vars) for s in body)
+    steps = _body_steps(body, loop_vars)
     per_sample = _per_sample(steps, loop_vars)
     synthetic = facts.loop.with_changes(body=cst.IndentedBlock(body=list(body))) if isinstance(facts.loop, cst.For) else facts.loop
     blockers = _blockers(synthetic, steps, facts.domain, per_sample, facts.context)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from typing import Iterable
 import libcst as cst
 
 from torchfix.codemods.base import Candidate, Proposal
-from torchfix.codemods.loops.facts import LoopFacts, loop_facts, with_body
+from torchfix.codemods.loops.facts import LoopFacts, StepKind, loop_facts, with_body
 from torchfix.codemods.loops.nodes import names_used
 from torchfix.codemods.loops.nodes import statement_code
 from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite, Options, lift_loop, vmap_loop
@@ -28,6 +28,9 @@ def rungs(facts: LoopFacts) -> list[Options]:
     if stop is not None and facts.domain.measures is None and not isinstance(stop, cst.Integer):
         ladder += [Options(clamp=True), Options(replace_allocation=False, clamp=True)]
     ladder += [Options(guard_empty=True), Options(replace_allocation=False, guard_empty=True)]
+    if any(step.kind is StepKind.GUARD for step in facts.steps):
+        # a guard's statements may evaluate invariant parts the loop reached only for some samples
+        ladder += [replace(o, guard_any=True) for o in ladder if not o.guard_empty]
     return ladder
 
 

@@ -400,7 +400,9 @@ class Lifter:
         if any(self.depends(e) for e in node.slice[position + 1 :]):
             raise CannotLift(f"`{short(node)}` uses the loop index twice")
         base = node.value
-        base_name = base.value if isinstance(base, cst.Name) else None
+        # `x.data` is `x` without autograd: same values, same rank, walked the same way
+        named = base.value if m.matches(base, m.Attribute(value=m.Name(), attr=m.Name("data"))) else base
+        base_name = named.value if isinstance(named, cst.Name) else None
         axis = sum(1 for e in before if element_effect(e) == "keep")
         if base_name is not None:
             self.walked_dims.setdefault(base_name, position)

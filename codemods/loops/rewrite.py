@@ -70,6 +70,8 @@ class Options:
     library: str = "torch"
     #: lift calls of callables torchfix cannot see into as one call on the batch (unverifiable)
     opaque_calls: bool = False
+    #: after a guard, the batched statements run only ``if keep.any():``
+    guard_any: bool = False
 
 
 @dataclass
@@ -373,7 +375,43 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         except CannotRewrite as exc:
             exc.assumed = frozenset(lifter.assumed_invariants)
             raise
+    if options.guard_any:
+        _run_only_if_any(plan, facts)
     return _finish(facts, plan, lifter, imports, anchor, torch_name)
+
+
+def _run_only_if_any(plan: _Plan, facts: LoopFacts) -> None:
+    """The statements after a guard's mask run only ``if keep.any():``. The loop evaluates a
+    guarded statement's loop-invariant parts (``len(self.vocab)``, a call) only when some sample
+    passes the guard; the batched statement evaluates them once, always -- and where they raise
+    for a value no sample ever reached, only this form keeps the loop's behaviour. Only stores
+    and augmented assignments are wrapped: a name first bound inside the block would be unbound
+    after it when no sample passes."""
+    if plan.mask is None or plan.consumers:
+        raise CannotRewrite("no guard to run the batched statements under", facts.loop)
+    at = next((k for k, s in enumerate(plan.statements) if _assigns(s, plan.mask)), None)
+    rest = plan.statements[at + 1 :] if at is not None else []
+    if not rest or not all(_store_or_augmented(s) for s in rest):
+        raise CannotRewrite("the guarded statements bind names", facts.loop)
+    block = cst.If(test=call(attribute(plan.mask, "any")), body=cst.IndentedBlock(body=list(rest)))
+    plan.statements[at + 1 :] = [block]  # type: ignore[index]
+    plan.descriptions.append("run only when some sample passes the guard")
+
+
+def _assigns(statement: cst.BaseStatement, target: cst.BaseExpression) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Assign) and statement.body[0].targets[0].target.deep_equals(target)
+    )
+
+
+def _store_or_augmented(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if isinstance(small, cst.AugAssign):
+        return True
+    return isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Subscript) for t in small.targets)
 
 
 def _lift_step(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options: Options, plan: "_Plan", spell) -> cst.CSTNode | None:  # noqa: ANN001
@@ -517,21 +555,41 @@ def _guard(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> None:
     assert step.condition is not None
     if plan.mask is not None:
         raise CannotRewrite("a second guard in the body is not lifted", step.statement)
-    condition = lifter.lift(step.condition)
-    if condition is None:
-        raise CannotRewrite(lifter.why, step.statement)
-    if not condition.batched:
+    test, batched = _mask_of(step.condition, lifter, step.statement)
+    if not batched:
         raise CannotRewrite("a guard that does not depend on the sample", step.statement)
-    if lifter._need(condition, f"`if {_short(step.condition)}`: a guard needs one number per sample") != 0:  # noqa: SLF001
-        raise CannotRewrite(f"`if {_short(step.condition)}` tests a per-sample value that is not one number", step.statement)
-    test = condition.node if condition.kind == "bool" else cst.Comparison(
-        receiver(condition.node), [cst.ComparisonTarget(cst.NotEqual(), integer(0))])
     keep_value = test if step.keeps else cst.UnaryOperation(cst.BitInvert(), receiver(test))
     keep = _fresh_name(facts, "keep")
     plan.statements.append(assign(name(keep), keep_value))
     plan.mask = name(keep)
     lifter.filter_rows(name(keep))
     plan.descriptions.append("the guard as a mask")
+
+
+def _mask_of(condition: cst.BaseExpression, lifter: Lifter, statement: cst.CSTNode) -> tuple[cst.BaseExpression, bool]:
+    """A per-sample test as a boolean mask over the samples, and whether it depends on the
+    sample. ``a and b`` / ``a or b`` / ``not a`` become ``&`` / ``|`` / ``~`` of their operands'
+    masks: a test only asks for truth, which is what those give. Both sides of ``and`` are
+    computed for every sample where the loop may have skipped the right one: where that raises,
+    the checker refutes it."""
+    if isinstance(condition, cst.BooleanOperation):
+        left, left_batched = _mask_of(condition.left, lifter, statement)
+        right, right_batched = _mask_of(condition.right, lifter, statement)
+        operator = cst.BitAnd() if isinstance(condition.operator, cst.And) else cst.BitOr()
+        return binary(receiver(left), operator, receiver(right)), left_batched or right_batched
+    if isinstance(condition, cst.UnaryOperation) and isinstance(condition.operator, cst.Not):
+        inner, batched = _mask_of(condition.expression, lifter, statement)
+        return cst.UnaryOperation(cst.BitInvert(), receiver(inner)), batched
+    lifted = lifter.lift(condition)
+    if lifted is None:
+        raise CannotRewrite(lifter.why, statement)
+    if not lifted.batched:
+        raise CannotRewrite("a guard that does not depend on the sample", statement)
+    if lifter._need(lifted, f"`if {_short(condition)}`: a guard needs one number per sample") != 0:  # noqa: SLF001
+        raise CannotRewrite(f"`if {_short(condition)}` tests a per-sample value that is not one number", statement)
+    test = lifted.node if lifted.kind == "bool" else cst.Comparison(
+        receiver(lifted.node), [cst.ComparisonTarget(cst.NotEqual(), integer(0))])
+    return test, True
 
 
 def _fresh_name(facts: LoopFacts, stem: str) -> str:
@@ -579,10 +637,17 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
         pass
     operator = step.operator
     if plan.mask is not None:
-        if axis or step.operator is not None or not lifted.batched:
+        number = _number_literal(step.value)
+        if axis or step.operator is not None or not (lifted.batched or number):
             raise CannotRewrite(f"`{_short(target)}`: a guarded store of this form is not lifted", step.statement)
         # only the rows the guard lets through are written (the value has those rows only)
+        if m.matches(batched_target, m.Subscript(value=m.Name(), slice=[m.SubscriptElement(m.Slice(lower=None, upper=None, step=None))])):
+            batched_target = batched_target.value  # type: ignore[attr-defined]  # `t[:][keep]` is `t[keep]`
         batched_target = subscript(batched_target, [index_of(plan.mask)])
+        if not lifter.library.is_numpy and not number:
+            # a masked store is an index_put, which wants the target's dtype (a store of one
+            # sample, `t[i] = v`, casts; so does a Python number in either form)
+            value = call(attribute(value, "to"), attribute(name(step.target), "dtype"))
     whole = (
         plan.mask is None
         and options.replace_allocation
@@ -616,6 +681,13 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
             plan.statements.append(cst.SimpleStatementLine([cst.AugAssign(batched_target, augmented(), value)]))
         plan.descriptions.append(f"`{step.target}` filled at once")
     plan.outputs.append(step.target)
+
+
+def _number_literal(node: cst.BaseExpression) -> bool:
+    """``2``, ``-1e20``, ``0.5``: a Python number written out."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
 
 
 def _count_test(facts: LoopFacts, extent: Extent) -> cst.BaseExpression | None:
