@@ -36,7 +36,14 @@ class LoopOverBatch(Rule):
       filled all of it;
     - an accumulation `acc += e` becomes one reduction over the samples;
     - `items.append(e)` followed by `torch.stack(items)` / `torch.cat(items)` /
-      `torch.tensor(items)` becomes the batched `e`.
+      `torch.tensor(items)` becomes the batched `e`;
+    - `if c: continue`, and a trailing `if c:` block of stores (no `else`), become a mask:
+      `keep = c_batched` (`and` / `or` / `not` as `&` / `|` / `~`), then the stores write the
+      rows of `keep` only (`out[keep] = e[keep].to(out.dtype)`); where the block evaluates
+      something the loop reached only for some samples, under `if keep.any():`.
+
+    Loops over NumPy arrays (a walked name the code shows to be an ndarray, not a tensor) are
+    batched with numpy spellings (`axis=`, `keepdims=`, `np.moveaxis`).
 
     A sample may be read as `x[i]`, `x[i, ...]`, `x[:, i]`, `x[i + 1]` or `x[i:i + 1]`. The body
     may use arithmetic, comparisons, `torch` / `torch.nn.functional` functions and tensor methods
@@ -44,6 +51,13 @@ class LoopOverBatch(Rule):
     softmax-style ops, matrix products, reshapes, `.item()` / `float()` conversions), and layers
     the class builds in `__init__` that treat samples independently (`self.fc = nn.Linear(...)`,
     convolutions, activations, `LayerNorm`).
+
+    It stays silent, or says why in a skip, when a step depends on the previous one (a
+    temporary read before it is assigned, a row read at another position than the one written),
+    the body has effects or draws random numbers, a walked name is not shown to be a tensor (a
+    list of tensors may be ragged), or the body calls something outside the table. `and` in a
+    mask evaluates both sides for every sample: where the loop's short-circuit skipped a read
+    that would raise (arrays of different lengths), the checker refutes the mask.
 
     ## Why is this bad?
     Each iteration pays Python's interpreter, a tensor object per sample and one small kernel
