@@ -338,7 +338,7 @@ def _zero_extent(kernel: Kernel, inputs: dict[str, Any]) -> bool:
     for spec in kernel.inputs:
         value = inputs.get(spec.name)
         if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
-            if value.shape[spec.batch_dim] == 0:
+            if value.shape[spec.batch_dim] <= spec.batch_start:
                 return True
         elif spec.count and isinstance(value, int) and not isinstance(value, bool) and value <= 0:
             return True
@@ -352,10 +352,10 @@ def _with_extent(kernel: Kernel, inputs: dict[str, Any], extent: int, rng: rando
     for spec in kernel.inputs:
         value = inputs.get(spec.name)
         if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
-            if value.shape[spec.batch_dim] != 0:
+            if value.shape[spec.batch_dim] > spec.batch_start:
                 continue
             shape = list(value.shape)
-            shape[spec.batch_dim] = extent
+            shape[spec.batch_dim] = spec.batch_start + extent
             gen = torch.Generator().manual_seed(rng.randrange(2**31))
             if value.dtype == torch.bool:
                 fresh = torch.randint(0, 2, shape, generator=gen).bool()

@@ -130,6 +130,9 @@ class InputSpec:
     #: code accepts: an empty batch says nothing about the other inputs' shapes, and a loop that
     #: never runs accepts any
     batch_dim: int | None = None
+    #: the first position the loop walks along ``batch_dim`` (``range(1, len(x))``: 1): the loop
+    #: runs zero times when that dimension is at most this long
+    batch_start: int = 0
 
     def __post_init__(self) -> None:
         if self.kinds:

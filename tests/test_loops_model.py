@@ -394,3 +394,24 @@ def test_the_data_of_a_tensor_is_walked_as_the_tensor() -> None:
     rewrite = lift_loop(facts, Options())
     assert rewrite.kernel.new == "out[:] = x.data[:out.size(0)] * 2\n"
     assert dict(rewrite.walked).get("x") == 0  # the kernel walks `x`: it needs tensor evidence for `x`
+
+
+def test_a_row_before_the_first_one_written_is_an_invariant_read() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def f(w: torch.Tensor):
+            for c in range(1, w.size(0)):
+                w[c, 0] = w[0, 0]
+            return w
+        """)
+    assert facts is not None and not facts.blockers
+    rewrite = lift_loop(facts, Options(replace_allocation=False))
+    assert rewrite.kernel.new == "w[1:w.size(0), 0] = w[0, 0]\n"
+    walked = next(s for s in rewrite.kernel.inputs if s.name == "w")
+    assert (walked.batch_dim, walked.batch_start) == (0, 1)  # zero iterations while w.size(0) <= 1
+
+
+@pytest.mark.parametrize("read", ["w[c - 1, 0]", "w[1, 0]", "w[0, c]"])
+def test_a_row_the_loop_may_write_is_not_an_invariant_read(read: str) -> None:
+    facts = _first_loop_facts(f"import torch\ndef f(w: torch.Tensor):\n    for c in range(1, w.size(0)):\n        w[c, 0] = {read}\n    return w\n")
+    assert facts is not None and any("another position" in b for b in facts.blockers)

@@ -422,11 +422,26 @@ def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: 
             reads = [n for n in _subscripts_of(step.value, step.target)]
             from torchfix.codemods.loops.nodes import same_code
 
-            if any(not same_code(r, target) for r in reads) or len(reads) != sum(
+            if any(not (same_code(r, target) or _unwritten_row(r, target, domain, loop_vars)) for r in reads) or len(reads) != sum(
                 1 for n in name_nodes(step.value) if n.value == step.target
             ):
                 found.append(f"`{step.target}` is read at another position than the one the loop writes")
     return found
+
+
+def _unwritten_row(read: cst.Subscript, store: cst.BaseExpression | None, domain: Domain, loop_vars: set[str]) -> bool:
+    """``w[0, 0]`` read by a loop that stores ``w[c, 0] = ...`` for ``c`` in ``range(1, n)``: a
+    row before the first one written, indexed by constants, so every step reads the same,
+    never-written value (a broadcast of it is the same)."""
+    if not isinstance(store, cst.Subscript) or not store.slice or domain.index is None:
+        return False
+    first = store.slice[0].slice
+    if not (isinstance(first, cst.Index) and m.matches(first.value, m.Name(domain.index))):
+        return False
+    if not read.slice or not isinstance(read.slice[0].slice, cst.Index):
+        return False
+    row = int_literal(read.slice[0].slice.value)
+    return row is not None and 0 <= row < domain.start and not (names_used(read) & loop_vars)
 
 
 def _reads_only_at(node: cst.CSTNode, name: str, position: cst.CSTNode | None) -> bool:

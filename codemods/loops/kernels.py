@@ -185,7 +185,10 @@ def input_specs(
             rank = facts.shapes.ranks.get(input_name)
             dim = (walked or {}).get(input_name)
             ranks = (rank,) if rank is not None else tuple(r for r in (0, 1, 2, 3) if dim is None or r > dim)
-            specs.append(InputSpec(input_name, Kind.TENSOR, ranks=ranks, batch_dim=dim))
+            deepest = _indexed_rank(facts.loop, input_name)
+            if rank is None and deepest > 3:
+                ranks = (deepest, deepest + 1)  # `w[c, 0, :, :]`: only 4-D or deeper tensors run
+            specs.append(InputSpec(input_name, Kind.TENSOR, ranks=ranks, batch_dim=dim, batch_start=_start(facts, input_name, dim)))
         else:
             found = evidence.name(input_name, at=facts.loop)
             dim = (walked or {}).get(input_name)
@@ -199,6 +202,27 @@ def input_specs(
             else:
                 specs.append(found.spec())
     return tuple(specs)
+
+
+def _indexed_rank(loop: cst.CSTNode, input_name: str) -> int:
+    """The most dimensions the loop indexes ``input_name`` with at once (``w[c, 0, :, :]``: 4):
+    a tensor of fewer raises there."""
+    deepest = 0
+    for node in _walk(loop):
+        if isinstance(node, cst.Subscript) and m.matches(node.value, m.Name(input_name)):
+            plain = [e for e in node.slice if not (isinstance(e.slice, cst.Index) and m.matches(e.slice.value, m.Name("None") | m.Ellipsis()))]
+            if len(plain) == len(node.slice):
+                deepest = max(deepest, len(plain))
+    return deepest
+
+
+def _start(facts: LoopFacts, input_name: str, dim: int | None) -> int:
+    """Where the loop starts along the dimension whose size is its count (``range(1, x.size(0))``
+    walks ``x`` from 1); 0 for every other walked dimension."""
+    measures = facts.domain.measures
+    if measures is not None and measures == (input_name, dim) and isinstance(facts.domain.start, int):
+        return max(facts.domain.start, 0)
+    return 0
 
 
 def build_kernel(

@@ -1,0 +1,35 @@
+"""The loop's domain in the checker: an example on which the loop runs zero times is judged only
+where the same example with a non-empty extent is one the old code runs (issue 12, item 8)."""
+
+from __future__ import annotations
+
+from torchfix.equivalence.engine import EngineSettings, check_kernel
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Outcome
+
+FAST = EngineSettings(examples=40)
+TORCH = (("torch", "torch"),)
+
+
+def test_an_empty_batch_beside_a_weight_no_batch_could_take_is_not_a_counterexample():
+    old = "out = torch.zeros(x.size(0), 1)\nfor i in range(x.size(0)):\n    out[i] = x[i] @ w\n"
+    new = "out = torch.zeros(x.size(0), 1)\nout[:] = x @ w\n"
+    inputs = (InputSpec("x", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0),
+              InputSpec("w", Kind.TENSOR, ranks=(2,), dtypes=("float32",)))
+    # x = [0, 3] beside w = [5, 1]: the old loop runs zero times, the new matmul raises; but no
+    # non-empty x of width 3 runs with that w, so the example is outside the domain
+    assert check_kernel(Kernel(old, new, inputs, ("out",), modules=TORCH), FAST).outcome is Outcome.VERIFIED
+    # without the loop's walked dimension the checker cannot tell: the same rewrite is refuted
+    blind = tuple(InputSpec(s.name, s.kind, ranks=s.ranks, dtypes=s.dtypes) for s in inputs)
+    assert check_kernel(Kernel(old, new, blind, ("out",), modules=TORCH), FAST).outcome is Outcome.REJECTED
+
+
+def test_a_loop_from_one_runs_zero_times_on_a_single_row_and_the_rewrite_must_agree_there():
+    old = "for c in range(1, w.size(0)):\n    w[c] = w[0]\n"
+    spec = InputSpec("w", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0, batch_start=1)
+    unguarded = Kernel(old, "w[1:] = w[0]\n", (spec,), ("w",), modules=TORCH)
+    verdict = check_kernel(unguarded, FAST)
+    # an empty w: the loop never reads w[0], the rewrite does -- and a longer w runs the loop
+    assert verdict.outcome is Outcome.REJECTED
+    assert "IndexError" in verdict.counterexample.render()
+    guarded = Kernel(old, "if w.size(0) > 1:\n    w[1:] = w[0]\n", (spec,), ("w",), modules=TORCH)
+    assert check_kernel(guarded, FAST).outcome is Outcome.VERIFIED
