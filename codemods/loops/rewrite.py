@@ -761,21 +761,24 @@ def _literal_is_float(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Float)
 
 
+def _collected(facts: LoopFacts, step: Step) -> tuple[str, Definition | None, _Consumer]:
+    """What an append collects into -- its name (or "the comprehension"), the list's own
+    ``items = []`` and the consumer after the loop that makes it a tensor; only a list created
+    empty right before the loop and used nowhere else."""
+    if facts.comprehension is not None:
+        return "the comprehension", None, _comprehension_consumer(facts)
+    items = step.target or ""
+    definition = facts.definition(items)
+    if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block or definition.between:
+        raise CannotRewrite(f"`{items}` is not a list created empty right before the loop", step.statement)
+    if _uses(facts, items) != 3:
+        raise CannotRewrite(f"`{items}` is used elsewhere: it must stay a list", step.statement)
+    return items, definition, _consumer(facts, items)
+
+
 def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) -> None:  # noqa: ANN001
     assert step.value is not None
-    definition = None
-    if facts.comprehension is not None:
-        items = "the comprehension"
-        consumer = _comprehension_consumer(facts)
-    else:
-        assert step.target is not None
-        items = step.target
-        definition = facts.definition(items)
-        if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block or definition.between:
-            raise CannotRewrite(f"`{items}` is not a list created empty right before the loop", step.statement)
-        if _uses(facts, items) != 3:
-            raise CannotRewrite(f"`{items}` is used elsewhere: it must stay a list", step.statement)
-        consumer = _consumer(facts, items)
+    items, definition, consumer = _collected(facts, step)
     lifted = lifter.lift(step.value)
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
@@ -980,18 +983,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         plan.descriptions.append(f"`{result.target}` filled by torch.vmap of the loop body"
                                  + (", guarded against an empty batch" if options.guard_empty else ""))
     else:
-        definition = None
-        if facts.comprehension is not None:
-            items = "the comprehension"
-            consumer = _comprehension_consumer(facts)
-        else:
-            items = result.target or ""
-            definition = facts.definition(items)
-            if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block or definition.between:
-                raise CannotRewrite(f"`{items}` is not a list created empty right before the loop", result.statement)
-            if _uses(facts, items) != 3:
-                raise CannotRewrite(f"`{items}` is used elsewhere: it must stay a list", result.statement)
-            consumer = _consumer(facts, items)
+        items, definition, consumer = _collected(facts, result)
         if consumer.form != "stack" or consumer.dim != 0:
             raise CannotRewrite("torch.vmap is offered for `torch.stack(items)` only", consumer.statement)
         if options.guard_empty:
