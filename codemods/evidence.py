@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Collection, Iterable, Mapping
 
 import libcst as cst
+import libcst.matchers as m
 
 from torchfix.codemods.analysis import dotted, target_names
 from torchfix.equivalence.kernel import UNKNOWN_KINDS, InputSpec, Kind, expand_kinds
@@ -148,6 +149,12 @@ _NUMPY_NOT_AN_ARRAY = frozenset(
     {"isscalar", "ndim", "size", "shape", "histogram", "unique", "split", "array_split", "meshgrid", "nonzero",
      "load", "save", "savez", "savetxt", "loadtxt", "printoptions", "set_printoptions", "errstate", "seterr",
      "iinfo", "finfo", "dtype", "broadcast_arrays", "linalg", "where"}
+)
+#: classes no tensor is an instance of: ``isinstance(x, list)`` true means ``x`` is no tensor
+_NOT_TENSOR_CLASSES = frozenset(
+    {"list", "tuple", "dict", "set", "str", "bytes", "int", "float", "bool", "complex", "collections.Sequence",
+     "collections.abc.Sequence", "collections.Mapping", "collections.abc.Mapping", "abc.Sequence", "Sequence",
+     "Mapping", "np.ndarray", "numpy.ndarray", "np.generic", "numpy.generic", "np.number", "numpy.number"}
 )
 _TENSOR_ANNOTATIONS = frozenset(
     {"Tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.DoubleTensor", "torch.IntTensor",
@@ -518,6 +525,14 @@ def _int_first_argument(call: cst.Call) -> bool:
     return isinstance(value, cst.Integer)
 
 
+def _walk_expression(node: cst.CSTNode):  # noqa: ANN202 - every node of an expression
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
 def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
     if root is node:
         return True
@@ -589,9 +604,60 @@ class ScopeEvidence:
     # -- public queries
 
     def name(self, name: str, at: cst.CSTNode | None = None) -> Evidence:
-        """The kinds ``name`` may hold at ``at`` (anywhere in the scope when None)."""
+        """The kinds ``name`` may hold at ``at`` (anywhere in the scope when None), narrowed by
+        the ``isinstance`` tests of the branches ``at`` sits in."""
         value, keys = self._name_value(name, at)
-        return _evidence(name, value, keys)
+        return _evidence(name, self._under_tests(name, value, at), keys)
+
+    def _under_tests(self, name: str, value: _Value, at: cst.CSTNode | None) -> _Value:
+        """``value`` where every ``if`` around ``at`` took the branch ``at`` is in. The code's own
+        type tests outrank what binds the name: in ``elif isinstance(x, Sequence):`` after
+        ``if isinstance(x, torch.Tensor):``, ``x`` is no tensor, whatever its annotation says."""
+        if at is None or self.parents is None:
+            return value
+        child, parent = at, self.parents.get(at)
+        while parent is not None and parent is not self.scope:
+            if isinstance(parent, cst.If) and child is not parent.test:
+                value = self._tested(name, value, parent.test, holds=child is parent.body)
+            child, parent = parent, self.parents.get(parent)
+        return value
+
+    def _tested(self, name: str, value: _Value, test: cst.BaseExpression, holds: bool) -> _Value:
+        """``value`` in a branch where ``test`` is ``holds``."""
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, holds = test.expression, not holds
+        checks = [
+            call for call in _walk_expression(test)
+            if isinstance(call, cst.Call) and dotted(call.func) in ("isinstance", "type", "hasattr", "callable")
+            and call.args and m.matches(call.args[0].value, m.Name(name))
+        ]
+        if not checks:
+            return value
+        said = f"`{_code(test)}` is {'true' if holds else 'false'} here"
+        kinds = set(UNKNOWN) if value.kinds is None else set(value.kinds)
+        call = checks[0]
+        if call is test and dotted(call.func) == "isinstance" and len(call.args) == 2:
+            classes = call.args[1].value
+            names = [dotted(e.value) for e in classes.elements] if isinstance(classes, cst.Tuple) else [dotted(classes)]
+            tensor_class = [c in self.tensor_annotations for c in names]
+            generic = [c in {"Tensor", *(f"{t}.Tensor" for t in self.torch_names)} for c in names]
+            if holds and all(tensor_class):
+                narrowed = kinds & {T} or {T}
+            elif holds and all(c in _NOT_TENSOR_CLASSES for c in names):
+                narrowed = kinds - {T}
+            elif not holds and any(generic):
+                narrowed = kinds - {T}
+            elif not holds:
+                return value
+            else:
+                narrowed = set(UNKNOWN)  # an instance of a class a tensor may be (Iterable, object, ...)
+            if not narrowed and T not in (value.kinds or ()):
+                narrowed = set(UNKNOWN)  # nothing left of what binds it: the test alone speaks
+            elif not narrowed:
+                narrowed = set(UNKNOWN) - {T}  # no tensor, then: anything else the code may hold
+            return _Value(frozenset(narrowed), value.found + (said,), value.elements, value.parts)
+        # any other test of the name's type: the kinds are what the test leaves, unknown here
+        return _Value(None if T in kinds else value.kinds, value.found + (said,), value.elements, value.parts)
 
     def expression(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> Evidence:
         """The kinds ``expr`` may evaluate to (``n * ratios[i]``), with the evidence."""

@@ -371,3 +371,47 @@ def test_view_with_a_shape_shows_a_tensor_and_view_with_a_dtype_does_not():
     assert kinds(shaped, "x") == (T,)
     typed = "import torch\nimport numpy as np\ndef f(x):\n    y = x.view(np.float32)\n    return y\n"
     assert T in kinds(typed, "x") and ND in kinds(typed, "x")
+
+
+_BRANCHED = """
+import collections
+import torch
+def f(x: torch.Tensor, out: torch.Tensor):
+    if {test}:
+        for k in range(len(x)):
+            out[k] = x[k]
+    else:
+        for k in range(len(x)):
+            out[k] = x[k]
+"""
+
+
+@pytest.mark.parametrize(
+    "test,then_tensor,else_tensor",
+    [
+        ("isinstance(x, torch.Tensor)", True, False),  # the else branch: no tensor, annotation or not
+        ("not isinstance(x, torch.Tensor)", False, True),
+        ("isinstance(x, (list, tuple))", False, True),
+        ("isinstance(x, collections.Sequence)", False, True),
+        ("isinstance(x, collections.abc.Iterable)", False, True),  # a tensor is iterable: unknown
+        ("hasattr(x, 'shape') and x.dim() > 1", False, False),  # some other test of its type
+        ("out.dim() > 1", True, True),  # a test about another name
+    ],
+)
+def test_the_code_s_own_type_tests_outrank_what_binds_the_name(test, then_tensor, else_tensor):
+    module = cst.parse_module(_BRANCHED.format(test=test))
+    nodes = module_nodes(module)
+    scope = nodes.of_type(cst.FunctionDef)[0]
+    evidence = ScopeEvidence(scope, {"torch"}, parents=nodes.parents, module=module)
+    then_loop, else_loop = nodes.of_type(cst.For)
+    assert evidence.name("x", at=then_loop).tensor is then_tensor
+    assert evidence.name("x", at=else_loop).tensor is else_tensor
+
+
+def test_a_name_a_sequence_test_holds_for_is_said_to_be_no_tensor():
+    module = cst.parse_module(_BRANCHED.format(test="isinstance(x, list)"))
+    nodes = module_nodes(module)
+    evidence = ScopeEvidence(nodes.of_type(cst.FunctionDef)[0], {"torch"}, parents=nodes.parents, module=module)
+    found = evidence.name("x", at=nodes.of_type(cst.For)[0])
+    assert T not in found.kinds and "`isinstance(x, list)` is true here" in found.describe()
+    assert found.missing_tensor("batching").startswith("`x` is not a tensor")

@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import target_names, tensor_evidence
+from torchfix.codemods.analysis import target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.facts import LoopFacts, _walk
@@ -174,14 +174,13 @@ def input_specs(
     checker tries each: a name is never assumed to hold a tensor without evidence)."""
     scope = facts.function if facts.function is not None else facts.context.module
     evidence = facts.context.evidence(scope)
-    torch_names = {local for local, target in facts.context.bindings.items() if target == "torch"} or {"torch"}
     specs = []
     for input_name in names:
         if input_name in opaque:
             specs.append(InputSpec(input_name, Kind.OPAQUE))
         elif input_name in counts:
             specs.append(InputSpec(input_name, Kind.INT, count=True))
-        elif tensor_evidence(scope, input_name, torch_names) or evidence.name(input_name, at=facts.loop).tensor:
+        elif evidence.name(input_name, at=facts.loop).tensor:
             rank = facts.shapes.ranks.get(input_name)
             dim = (walked or {}).get(input_name)
             ranks = (rank,) if rank is not None else tuple(r for r in (0, 1, 2, 3) if dim is None or r > dim)

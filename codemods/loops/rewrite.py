@@ -606,6 +606,7 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     small = step.small
     target = step.subscript
     assert isinstance(target, cst.Subscript)
+    _require_array_target(facts, step)
     lifted = lifter.lift(step.value)
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
@@ -681,6 +682,15 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
             plan.statements.append(cst.SimpleStatementLine([cst.AugAssign(batched_target, augmented(), value)]))
         plan.descriptions.append(f"`{step.target}` filled at once")
     plan.outputs.append(step.target)
+
+
+def _require_array_target(facts: LoopFacts, step: Step) -> None:
+    """A store's target must be able to be an array: a list filled by position (``pieces =
+    [None] * n``) stays a list of per-sample values, which no batched store reproduces."""
+    scope = facts.function if facts.function is not None else facts.context.module
+    holds = facts.context.evidence(scope).name(step.target or "", at=facts.loop)
+    if Kind.TENSOR not in holds.kinds and Kind.NDARRAY not in holds.kinds:
+        raise CannotRewrite(f"`{step.target}` is not an array ({holds.describe()}): its rows are not batched", step.statement)
 
 
 def _number_literal(node: cst.BaseExpression) -> bool:
@@ -896,6 +906,8 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         raise CannotRewrite("only a body with one store or append is mapped with torch.vmap", facts.loop)
     result = results[0]
     assert result.value is not None
+    if result.kind is StepKind.STORE:
+        _require_array_target(facts, result)
     context = facts.context
     extent = extent_of(facts, options)
     spell, imports = _speller(context)
