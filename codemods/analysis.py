@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -420,24 +420,6 @@ def enclosing_scope(node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode
         if isinstance(current, (cst.FunctionDef, cst.Module)):
             return current
     return current
-
-
-def tensor_evidence(
-    scope: cst.CSTNode,
-    name: str,
-    torch_names: Collection[str],
-    at: cst.CSTNode | None = None,
-    parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None,
-    tensor_annotations: Collection[str] = (),
-) -> bool:
-    """Whether ``name`` is evidently a tensor in ``scope`` -- a tensor is the only kind the code
-    allows (``codemods.evidence``): annotated ``torch.Tensor``, made by a torch call, passed to a
-    torch function that takes tensors only, or used with a method or attribute that lists, NumPy
-    arrays and scalars lack. ``at`` / ``parents``: where the question is asked (see
-    :func:`torchfix.codemods.evidence.name_kinds`)."""
-    from torchfix.codemods.evidence import name_kinds
-
-    return name_kinds(name, scope, torch_names, at=at, parents=parents, tensor_annotations=tensor_annotations).tensor
 
 
 _SCALAR_ANNOTATIONS = {"int": "int", "float": "float", "bool": "bool"}

@@ -518,12 +518,14 @@ def _cover_dtypes(
     inputs are float64, a joint choice a random sample can miss, and a rewrite that drops a cast
     (``out = torch.empty(n); out[i] = ...`` -> ``out = x @ w``) shows only off float32."""
     arrays = (Kind.TENSOR, Kind.NDARRAY)
+    choices = [slot_choices(spec) for spec in specs]
+    allowed = [{(s.kind, s.dtype) for s in slots} for slots in choices]
 
     def allows(k: int, kind: Kind, dtype: str) -> bool:
-        return any(s.kind is kind and s.dtype == dtype for s in slot_choices(specs[k]))
+        return (kind, dtype) in allowed[k]
 
     for position, spec in enumerate(specs):
-        wanted = dict.fromkeys(s.dtype for s in slot_choices(spec) if s.kind in arrays)
+        wanted = dict.fromkeys(s.dtype for s in choices[position] if s.kind in arrays)
         for dtype in wanted:
             if any(sig[position][1].kind in arrays and sig[position][1].dtype == dtype for sig in admitted):
                 continue

@@ -1,4 +1,6 @@
+import socket
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,28 @@ def checker():
 
 def corpus_cases(code: str) -> list[Path]:
     return sorted(p for p in (CORPUS / code).glob("*.py") if not p.name.endswith((".expected.py", ".optimum.py")))
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on the loopback that records whether anyone connected."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    connected: list[bool] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                connected.append(True)
+                conn.close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], connected
+    stop.set()
+    thread.join()
+    server.close()

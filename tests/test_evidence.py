@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from torchfix.codemods.analysis import module_facts, module_nodes, tensor_evidence
+from torchfix.codemods.analysis import module_facts, module_nodes
 from torchfix.codemods.evidence import (
     ATTRIBUTE_KINDS,
     TENSOR_ONLY_ATTRIBUTES,
@@ -353,13 +353,6 @@ def test_arithmetic_with_a_tensor_is_a_tensor_and_with_len_a_number():
     """
     assert _expression(source, "x[0] * scale").tensor
     assert _expression(source, "len(x) * 0.5").kinds == (FL,)
-
-
-def test_tensor_evidence_in_analysis_uses_the_corrected_tables():
-    module = cst.parse_module("def f(x):\n    for i in range(x.size):\n        pass\n")
-    assert not tensor_evidence(module.body[0], "x", {"torch"})
-    module = cst.parse_module("def f(x):\n    for i in range(x.size(0)):\n        pass\n")
-    assert tensor_evidence(module.body[0], "x", {"torch"})
 
 
 def test_view_with_a_shape_shows_a_tensor_and_view_with_a_dtype_does_not():

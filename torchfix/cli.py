@@ -20,7 +20,6 @@ that does not pickle (a closure) keeps the run in this process.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import io
 import os
@@ -325,7 +324,7 @@ def cli(
     jobs = jobs if jobs is not None else run_config.jobs
     limits = _file_limits(max_file_size, file_budget, file_memory, max_candidates, run_config, FileLimits, parse_size)
     if interactive:  # the time a person takes to answer is not the file's
-        limits = dataclasses.replace(limits, seconds=None)
+        limits = replace(limits, seconds=None)
     scheduler = scheduler if scheduler is not None else run_config.scheduler
     report_path = report_path or resume_path
 

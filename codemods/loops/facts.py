@@ -22,7 +22,7 @@ import libcst.matchers as m
 from torchfix.codemods.analysis import escaping_control_flow, target_names
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used
+from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used, same_code
 
 
 class StepKind(enum.Enum):
@@ -420,8 +420,6 @@ def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: 
         if step.kind is StepKind.STORE and step.value is not None and step.target in names_used(step.value):
             target = step.subscript
             reads = [n for n in _subscripts_of(step.value, step.target)]
-            from torchfix.codemods.loops.nodes import same_code
-
             if any(not (same_code(r, target) or _unwritten_row(r, target, domain, loop_vars)) for r in reads) or len(reads) != sum(
                 1 for n in name_nodes(step.value) if n.value == step.target
             ):
@@ -446,8 +444,6 @@ def _unwritten_row(read: cst.Subscript, store: cst.BaseExpression | None, domain
 
 def _reads_only_at(node: cst.CSTNode, name: str, position: cst.CSTNode | None) -> bool:
     """Whether every read of ``name`` in ``node`` is the subscript ``position`` (``t[i]``)."""
-    from torchfix.codemods.loops.nodes import same_code
-
     reads = _subscripts_of(node, name)
     return position is not None and all(same_code(r, position) for r in reads) and len(reads) == sum(
         1 for n in name_nodes(node) if n.value == name
