@@ -468,6 +468,7 @@ class _Collector(cst.CSTVisitor):
             key = _string_key(parent)
             if key is not None:
                 self._use(name, _Use(node, frozenset({D}), f"subscripted with the key {key!r}", dict_like=True, key=key))
+                self._elements_keyed(name, key)
             else:
                 self._use(name, _Use(node, SUBSCRIPTABLE, "subscripted"))
             return
@@ -494,6 +495,22 @@ class _Collector(cst.CSTVisitor):
             if not isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
                 return False
             depth += 1
+
+    def _elements_keyed(self, variable: str, key: str) -> None:
+        """``[x[key] for x in outputs]``: the elements of ``outputs`` are subscripted with a
+        string, so they are dicts (or records), and ``outputs`` holds no tensor -- the elements of
+        a tensor are tensors, which a string does not index."""
+        for node in reversed(self._stack):
+            if not isinstance(node, _COMPREHENSIONS):
+                continue
+            clause: cst.CompFor | None = node.for_in
+            while clause is not None:
+                if m.matches(clause.target, m.Name(variable)) and isinstance(clause.iter, cst.Name):
+                    source = clause.iter.value
+                    if not self._is_shadowed(source):
+                        self._use(source, _Use(clause.iter, frozenset({LST, IT, ND}), f"its elements are subscripted with the key {key!r}"))
+                    return
+                clause = clause.inner_for_in
 
     def _use_as_argument(self, name: str, node: cst.Name, call: cst.Call, arg: cst.Arg) -> None:
         func = call.func

@@ -408,3 +408,12 @@ def test_a_name_a_sequence_test_holds_for_is_said_to_be_no_tensor():
     found = evidence.name("x", at=nodes.of_type(cst.For)[0])
     assert T not in found.kinds and "`isinstance(x, list)` is true here" in found.describe()
     assert found.missing_tensor("batching").startswith("`x` is not a tensor")
+
+
+def test_a_sequence_whose_elements_take_string_keys_holds_no_tensor():
+    source = "import torch\ndef f(outputs):\n    return torch.stack([x['val_loss'] for x in outputs]).mean()\n"
+    found = _function(source)[0].name("outputs")
+    assert T not in found.kinds and "subscripted with the key 'val_loss'" in found.describe()
+    assert "annotate" not in found.missing_tensor("batching its samples")
+    # an integer index says nothing of the sort
+    assert T in _function("def f(outputs):\n    return [x[0] for x in outputs]\n")[0].name("outputs").kinds
