@@ -314,7 +314,7 @@ def test_a_loop_over_a_numpy_array_is_lifted_with_numpy_spellings() -> None:
         assert walked.allowed_kinds() == (Kind.NDARRAY,) and walked.batch_dim == 0
 
 
-def test_a_walked_name_that_may_be_a_tensor_or_an_array_gets_no_numpy_rung() -> None:
+def test_a_walked_name_that_may_be_a_tensor_or_an_array_is_tried_as_both() -> None:
     facts = _first_loop_facts("""
         import numpy as np
         def f(values, c: float):
@@ -325,7 +325,46 @@ def test_a_walked_name_that_may_be_a_tensor_or_an_array_gets_no_numpy_rung() -> 
         """)
     assert facts is not None
     found, failure, _ = ladder.candidates(facts)
-    assert not found and failure is not None and not failure.arrays
+    assert found and failure is None
+    for candidate in found:
+        # no torch.vmap rung in a file that never imports torch
+        assert "vmap" not in candidate.kernel.new
+        walked = next(s for s in candidate.kernel.inputs if s.name == "values")
+        assert set(walked.allowed_kinds()) >= {Kind.TENSOR, Kind.NDARRAY} and walked.batch_dim == 0
+        assert Kind.LIST not in walked.allowed_kinds()
+
+
+def test_a_walked_name_that_may_be_a_list_is_not_batched() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def f(rows):
+            out = torch.zeros(len(rows))
+            for i in range(len(rows)):
+                out[i] = rows[i] * 2
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and failure is not None and "`rows` is a tensor" in str(failure)
+
+
+def test_a_guarded_store_runs_only_when_the_loop_would_run(checker) -> None:  # noqa: ANN001
+    facts = _first_loop_facts("""
+        import torch
+        def f(w: torch.Tensor):
+            for c in range(1, w.size(0)):
+                w[c, 0, :, :] = w[0, 0, :, :]
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    news = [c.kernel.new for c in found]
+    plain = "w[1:, 0, :, :] = w[0, 0, :, :]\n"
+    guarded = "if w.size(0) > 1:\n    w[1:, 0, :, :] = w[0, 0, :, :]\n"
+    assert plain in news and guarded in news and news.index(plain) < news.index(guarded)
+    verdicts = {c.kernel.new: checker.check(c.kernel) for c in found if c.kernel.new in (plain, guarded)}
+    # an empty `w` has no row 0 to read: the loop runs no step, the plain store raises
+    assert verdicts[plain].outcome.value == "rejected"
+    assert verdicts[guarded].outcome.value == "verified"
 
 
 def test_a_trailing_if_of_stores_is_a_guard_that_keeps_rows_then_the_stores() -> None:

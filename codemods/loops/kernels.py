@@ -198,9 +198,29 @@ def input_specs(
                 rank = facts.shapes.ranks.get(input_name)
                 ranks = (rank,) if rank is not None else tuple(r for r in (1, 2, 3) if r > dim)
                 specs.append(InputSpec(input_name, kinds=(Kind.NDARRAY,), ranks=ranks, batch_dim=dim))
+            elif dim is not None and walkable_arrays(found.kinds):
+                # a walked tensor-or-ndarray: the checker tries both, walked along `dim` (the
+                # other kinds the evidence leaves -- NumPy scalars, numbers -- raise on `x[i]`)
+                rank = facts.shapes.ranks.get(input_name)
+                ranks = (rank,) if rank is not None else tuple(r for r in (1, 2, 3) if r > dim)
+                deepest = _indexed_rank(facts.loop, input_name)
+                if rank is None and deepest > 3:
+                    ranks = (deepest, deepest + 1)
+                specs.append(InputSpec(input_name, kinds=found.kinds, ranks=ranks, batch_dim=dim,
+                                       batch_start=_start(facts, input_name, dim)))
             else:
                 specs.append(found.spec())
     return tuple(specs)
+
+
+def walkable_arrays(kinds: Sequence[Kind]) -> bool:
+    """Kinds a loop may walk that the checker builds whole: tensors and ndarrays (with NumPy
+    scalars and numbers, which raise where they are walked). A list or a dict is left out: a list
+    of tensors walks like a tensor but batches like nothing, and the checker builds lists of
+    numbers only."""
+    return bool({Kind.TENSOR, Kind.NDARRAY} & set(kinds)) and not (
+        {Kind.LIST, Kind.DICT, Kind.ITERATOR, Kind.OPAQUE, Kind.ANY} & set(kinds)
+    )
 
 
 def _indexed_rank(loop: cst.CSTNode, input_name: str) -> int:

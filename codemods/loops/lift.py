@@ -101,6 +101,9 @@ class Extent:
     clamp: bool = False
     #: the expression of the sample count, for ``torch.arange`` and sizes (``len(x)``, ``n``)
     count: cst.BaseExpression | None = None
+    #: the tensor whose first dimension's size is ``stop`` (``range(1, w.size(0))``: ``w``): its
+    #: rows from ``start`` on are ``w[1:]``
+    measured: str | None = None
 
 
 class CannotLift(Exception):
@@ -283,6 +286,8 @@ class Lifter:
             return base if self.row_filter is None else subscript(base, [index_of(self.row_filter)])
         lower = integer(extent.start + offset) if extent.start + offset else None
         upper: cst.BaseExpression | None = extent.stop
+        if offset == 0 and base_name is not None and base_name == extent.measured:
+            upper = None  # `w[1:w.size(0)]` is `w[1:]`
         if upper is not None and extent.clamp:
             upper = call(name("max"), upper, integer(0))
         if upper is not None and offset:

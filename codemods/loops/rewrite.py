@@ -20,7 +20,7 @@ import libcst.matchers as m
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind
-from torchfix.codemods.loops.kernels import build_kernel
+from torchfix.codemods.loops.kernels import build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.lift import element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
@@ -145,7 +145,8 @@ def extent_of(facts: LoopFacts, options: Options) -> Extent:
             full.add(domain.measures[0])
         clamp = options.clamp and domain.measures is None and int_literal(domain.stop) is None  # type: ignore[arg-type]
         count = domain.stop if domain.start == 0 else None
-        return Extent(domain.start, domain.stop, frozenset(full), clamp, count)
+        measured = domain.measures[0] if domain.measures is not None and domain.measures[1] == 0 else None
+        return Extent(domain.start, domain.stop, frozenset(full), clamp, count, measured)
     # a loop over sequences: zip stops at the shortest
     names = [w.name for w in domain.walked]
     if len(domain.walked) == 1 and names[0] is not None:
@@ -377,7 +378,35 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
             raise
     if options.guard_any:
         _run_only_if_any(plan, facts)
+    if options.guard_empty and not any(isinstance(s, cst.If) for s in plan.statements):
+        _run_only_if_the_loop_runs(plan, facts, extent)
     return _finish(facts, plan, lifter, imports, anchor, torch_name)
+
+
+def _run_only_if_the_loop_runs(plan: "_Plan", facts: LoopFacts, extent: Extent) -> None:
+    """The batched stores run only ``if w.size(0) > 1:`` -- when the loop would have run once.
+    A loop over no sample never evaluated its body; the batched store evaluates its loop-invariant
+    parts (``w[0, 0]``, a tensor written into an ndarray) once, always, and they may raise where
+    the loop did not. Only stores and augmented assignments are wrapped: a name bound in the block
+    would be unbound after it."""
+    if facts.comprehension is not None or plan.consumers or not plan.statements:
+        return
+    if not all(_store_or_augmented(s) for s in plan.statements):
+        return
+    test = _runs_test(facts, extent)
+    if test is None:
+        return
+    plan.statements[:] = [cst.If(test=test, body=cst.IndentedBlock(body=list(plan.statements)))]
+    plan.descriptions.append("run only when the loop would run")
+
+
+def _runs_test(facts: LoopFacts, extent: Extent) -> cst.BaseExpression | None:
+    """Whether the loop runs at least once: ``stop > start`` for ``range(start, stop)``, else
+    ``count > 0``."""
+    domain = facts.domain
+    if domain.is_range and isinstance(domain.start, int) and domain.stop is not None:
+        return cst.Comparison(domain.stop, [cst.ComparisonTarget(cst.GreaterThan(), integer(domain.start))])
+    return _count_test(facts, extent)
 
 
 def _run_only_if_any(plan: _Plan, facts: LoopFacts) -> None:
@@ -476,7 +505,10 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
     walked_inputs = [s.name for s in kernel.inputs if s.name in {**dict(facts.inner_walked), **lifter.walked_dims}]
     array_kind = Kind.NDARRAY if lifter.library.is_numpy else Kind.TENSOR
     for spec in kernel.inputs:
-        if spec.name in walked_inputs and spec.allowed_kinds() != (array_kind,):
+        if spec.name in walked_inputs and spec.allowed_kinds() != (array_kind,) and not (
+            # a tensor-or-ndarray the library's array may be: the checker tries each kind
+            spec.batch_dim is not None and array_kind in spec.allowed_kinds() and walkable_arrays(spec.allowed_kinds())
+        ):
             # a list of tensors (maybe ragged) iterates like a tensor but does not batch like one:
             # the walked name needs positive evidence that it is an array of the library spelled
             scope = facts.function if facts.function is not None else context.module
@@ -914,7 +946,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
 
     lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks),
                     library=LIBRARIES[options.library])
-    if lifter.library.is_numpy:
+    if lifter.library.is_numpy or not any(t == "torch" or t.startswith("torch.") for t in context.bindings.values()):
         raise CannotRewrite("torch.vmap maps tensors, not NumPy arrays", facts.loop)
     for walked in facts.domain.walked:
         lifter.per_sample[walked.element] = lifter.walked(walked.source)
