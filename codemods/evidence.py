@@ -469,8 +469,6 @@ class _Collector(cst.CSTVisitor):
             if key is not None:
                 self._use(name, _Use(node, frozenset({D}), f"subscripted with the key {key!r}", dict_like=True, key=key))
                 self._elements_keyed(name, key)
-            elif _array_index(parent):
-                self._use(name, _Use(node, frozenset({T, ND}), "indexed along several dimensions (`x[:, i]`)"))
             else:
                 self._use(name, _Use(node, SUBSCRIPTABLE, "subscripted"))
             return
@@ -1150,16 +1148,6 @@ def _evidence(name: str, value: _Value, keys: tuple[str, ...]) -> Evidence:
 
 
 # ----------------------------------------------------------------------------- the interface
-
-
-def _array_index(subscript: cst.Subscript) -> bool:
-    """An index only arrays take: two or more positions, one of them a slice or an Ellipsis
-    (``x[:, i]``, ``x[..., 0]``). A list raises on any tuple index; a dict could hold a tuple key
-    with ``None`` in it, but not a slice (unhashable before Python 3.12) -- nobody keys a dict so."""
-    elements = subscript.slice
-    return len(elements) > 1 and any(
-        isinstance(e.slice, cst.Slice) or m.matches(e.slice.value, m.Ellipsis()) for e in elements
-    )
 
 
 def name_kinds(

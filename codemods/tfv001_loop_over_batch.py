@@ -11,6 +11,7 @@ from libcst.metadata import MetadataWrapper
 from torchfix.codemods.base import Example, Proposal, Rule
 from torchfix.codemods.loops import ladder
 from torchfix.codemods.loops.facts import StepKind, comprehension_facts, loop_facts
+from torchfix.codemods.loops.inplace import METHODS as INPLACE_METHODS, is_inplace_chain
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.syntax import SyntaxIndex
 
@@ -42,8 +43,20 @@ class LoopOverBatch(Rule):
       rows of `keep` only (`out[keep] = e[keep].to(out.dtype)`); where the block evaluates
       something the loop reached only for some samples, under `if keep.any():`.
 
+    - `for c, m, s in zip(img, means, stds): c.mul_(s).add_(m)` -- an in-place chain of
+      `add_` / `sub_` / `mul_` / `div_` / `clamp_` on the channels of a tensor, with one number
+      per channel from lists of number literals -- becomes one chain on the channels, channels
+      last: `img[:3].movedim(0, -1).mul_(img.new_tensor(stds)[:len(img)]).add_(...)` (`zip`
+      stops at the shortest sequence, and a channel may have any rank).
+
+    Where the batched form evaluates something the loop reached only when it ran (`w[0]` for
+    `for c in range(1, w.size(0)): w[c] = w[0]`), a lower rung runs the stores under
+    `if w.size(0) > 1:`.
+
     Loops over NumPy arrays (a walked name the code shows to be an ndarray, not a tensor) are
-    batched with numpy spellings (`axis=`, `keepdims=`, `np.moveaxis`).
+    batched with numpy spellings (`axis=`, `keepdims=`, `np.moveaxis`). A walked name that may
+    be a tensor or an ndarray (`.shape` is used on it, and nothing says which) is tried as both
+    by the checker; one that may be a list is not batched.
 
     A sample may be read as `x[i]`, `x[i, ...]`, `x[:, i]`, `x[i + 1]` or `x[i:i + 1]`. The body
     may use arithmetic, comparisons, `torch` / `torch.nn.functional` functions and tensor methods
@@ -98,6 +111,9 @@ class LoopOverBatch(Rule):
       depends on the batch (BatchNorm, Dropout) or something torchfix cannot see into (a
       model passed in, a helper): batching would change what it computes.
     - The loop variable or a temporary is read after the loop.
+    - An in-place chain takes something other than numbers (a tensor row, a keyword), zips lists
+      of different lengths or of values that are not number literals, or walks a list of
+      tensors.
     """
     examples = (
         Example(
@@ -158,7 +174,7 @@ class LoopOverBatch(Rule):
                     return True
                 if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
                     func = statement.value.func
-                    if isinstance(func, ast.Attribute) and func.attr == "append":
+                    if isinstance(func, ast.Attribute) and func.attr in ("append", *INPLACE_METHODS):
                         return True
         return False
 
@@ -215,4 +231,4 @@ def _is_batch_loop(facts) -> bool:  # noqa: ANN001
     tensor_accumulation = any(
         s.kind is StepKind.ACCUMULATE and s.value is not None and not conversions_in(s.value) for s in facts.steps
     )
-    return StepKind.STORE in kinds or StepKind.APPEND in kinds or tensor_accumulation
+    return StepKind.STORE in kinds or StepKind.APPEND in kinds or tensor_accumulation or is_inplace_chain(facts)

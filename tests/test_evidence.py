@@ -417,26 +417,3 @@ def test_a_sequence_whose_elements_take_string_keys_holds_no_tensor():
     assert "annotate" not in found.missing_tensor("batching its samples")
     # an integer index says nothing of the sort
     assert T in _function("def f(outputs):\n    return [x[0] for x in outputs]\n")[0].name("outputs").kinds
-
-
-@pytest.mark.parametrize("index", ["x[:, 0]", "x[..., 0]", "x[0, 1:]"])
-def test_an_index_along_several_dimensions_shows_an_array(index: str) -> None:
-    # a list raises on a tuple index, and a slice is no dict key
-    assert set(kinds(f"def f(x):\n    return {index}\n", "x")) == {T, ND}
-
-
-@pytest.mark.parametrize("index", ["x[1:3]", "x[None, 0]", "x[0, 1]"])
-def test_an_index_a_list_or_a_dict_may_take_shows_no_array(index: str) -> None:
-    # one slice: a list takes it; a tuple of plain keys: a dict may hold it
-    assert set(kinds(f"def f(x):\n    return {index}\n", "x")) == set(kinds("def f(x):\n    return x[0]\n", "x"))
-
-
-def test_the_array_only_indexes_hold_for_the_real_types() -> None:
-    # what the table above claims, against the values the checker builds
-    for kind, sample in SAMPLES.items():
-        try:
-            sample[:, 0]  # type: ignore[index]
-        except Exception:  # noqa: BLE001 - any error: the kind cannot take the index
-            assert kind not in (T, ND) or sample.ndim < 2
-        else:
-            assert kind in (T, ND)

@@ -6,6 +6,7 @@ the rule tests (corpus cases) exercise end to end.
 
 from __future__ import annotations
 
+from dataclasses import replace
 import textwrap
 
 import libcst as cst
@@ -445,7 +446,7 @@ def test_a_row_before_the_first_one_written_is_an_invariant_read() -> None:
         """)
     assert facts is not None and not facts.blockers
     rewrite = lift_loop(facts, Options(replace_allocation=False))
-    assert rewrite.kernel.new == "w[1:w.size(0), 0] = w[0, 0]\n"
+    assert rewrite.kernel.new == "w[1:, 0] = w[0, 0]\n"  # the loop stops at w.size(0): `w[1:]`
     walked = next(s for s in rewrite.kernel.inputs if s.name == "w")
     assert (walked.batch_dim, walked.batch_start) == (0, 1)  # zero iterations while w.size(0) <= 1
 
@@ -454,3 +455,61 @@ def test_a_row_before_the_first_one_written_is_an_invariant_read() -> None:
 def test_a_row_the_loop_may_write_is_not_an_invariant_read(read: str) -> None:
     facts = _first_loop_facts(f"import torch\ndef f(w: torch.Tensor):\n    for c in range(1, w.size(0)):\n        w[c, 0] = {read}\n    return w\n")
     assert facts is not None and any("another position" in b for b in facts.blockers)
+
+
+_CHANNELS = """
+import torch
+def f(image: torch.Tensor):
+    for channel, mean, std in zip(image, [0.5, 0.25, 0.125], [2.0, 4.0, 8.0]):
+        channel.mul_(std).add_(mean)
+    return image
+"""
+
+
+def test_an_inplace_chain_on_the_channels_is_one_chain_channels_last(checker) -> None:  # noqa: ANN001
+    facts = _first_loop_facts(_CHANNELS)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert failure is None and len(found) == 1
+    assert found[0].kernel.new == (
+        "image[:3].movedim(0, -1).mul_(image.new_tensor([2.0, 4.0, 8.0])[:len(image)])"
+        ".add_(image.new_tensor([0.5, 0.25, 0.125])[:len(image)])\n"
+    )
+    assert checker.check(found[0].kernel).outcome.value == "verified"
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        # what a reviewer might write: 3-D images of exactly 3 channels only
+        "image.mul_(torch.tensor([2.0, 4.0, 8.0]).view(-1, 1, 1)).add_(torch.tensor([0.5, 0.25, 0.125]).view(-1, 1, 1))\n",
+        # without `movedim`, the numbers broadcast along the last dimension, not the channels
+        "image[:3].mul_(image.new_tensor([2.0, 4.0, 8.0])[:len(image)]).add_(image.new_tensor([0.5, 0.25, 0.125])[:len(image)])\n",
+        # without the cut, an image of fewer channels than numbers raises where zip stopped early
+        "image[:3].movedim(0, -1).mul_(image.new_tensor([2.0, 4.0, 8.0])).add_(image.new_tensor([0.5, 0.25, 0.125]))\n",
+        # the chain's order matters
+        "image[:3].movedim(0, -1).add_(image.new_tensor([0.5, 0.25, 0.125])[:len(image)]).mul_(image.new_tensor([2.0, 4.0, 8.0])[:len(image)])\n",
+    ],
+)
+def test_wrong_batched_forms_of_an_inplace_chain_are_refuted(checker, wrong: str) -> None:  # noqa: ANN001
+    facts = _first_loop_facts(_CHANNELS)
+    assert facts is not None
+    found, _, _ = ladder.candidates(facts)
+    kernel = replace(found[0].kernel, new=wrong)
+    assert checker.check(kernel).outcome.value == "rejected"
+
+
+@pytest.mark.parametrize(
+    ("loop", "reason"),
+    [
+        ("for c, m in zip(image, [0.5, 0.5]):\n        c.sub_(m).div_(scale)", "neither a number nor one of the zipped numbers"),
+        ("for c, m, s in zip(image, [0.5, 0.5], [1.0]):\n        c.sub_(m).div_(s)", "differ in length"),
+        ("for c, m in zip(image, stats):\n        c.sub_(m)", "not a list of number literals"),
+        ("for c, m in zip(image, [0.5]):\n        c.sub_(m, alpha=2)", "other arguments than numbers"),
+    ],
+)
+def test_an_inplace_chain_outside_what_is_lifted_says_why(loop: str, reason: str) -> None:
+    facts = _first_loop_facts(f"import torch\ndef f(image: torch.Tensor, scale, stats):\n    {loop}\n    return image\n")
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and failure is not None and reason in str(failure)

@@ -16,6 +16,7 @@ import libcst as cst
 
 from torchfix.codemods.base import Candidate, Proposal
 from torchfix.codemods.loops.facts import LoopFacts, StepKind, loop_facts, with_body
+from torchfix.codemods.loops.inplace import inplace_chain_loop, is_inplace_chain
 from torchfix.codemods.loops.nodes import names_used
 from torchfix.codemods.loops.nodes import statement_code
 from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite, Options, lift_loop, vmap_loop
@@ -131,6 +132,13 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
     base = list(ladder if ladder is not None else rungs(facts))
     torch_name, _ = facts.context.torch_spelling()
     climb = _Climb()
+    if is_inplace_chain(facts):
+        # `t.mul_(s).add_(m)` on each channel: one chain on the channels, or nothing
+        try:
+            climb.offer(inplace_chain_loop(facts))
+        except CannotRewrite as exc:
+            climb.failed(exc)
+        return climb.found, (None if climb.found else climb.failure), climb.first
     _lift_rungs(facts, base, climb, torch_name)
     if not climb.found and climb.failure is not None and climb.failure.arrays:
         # the walked arrays are NumPy's: the same rungs spelled with numpy (no vmap for those)
