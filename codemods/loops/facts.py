@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -23,6 +23,9 @@ from torchfix.codemods.analysis import escaping_control_flow, target_names
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used, same_code
+
+if TYPE_CHECKING:
+    from torchfix.codemods.evidence import Evidence
 
 
 class StepKind(enum.Enum):
@@ -115,6 +118,16 @@ class LoopFacts:
     @property
     def loop_variables(self) -> tuple[str, ...]:
         return self.domain.variables
+
+    @property
+    def scope(self) -> cst.CSTNode:
+        """The function holding the loop, or the module for a loop at the top level."""
+        return self.function if self.function is not None else self.context.module
+
+    def evidence(self, name: str) -> "Evidence":
+        """What the code shows ``name`` may hold at the loop (its ``isinstance`` branches
+        included)."""
+        return self.context.evidence(self.scope).name(name, at=self.loop)
 
     def steps_of(self, kind: StepKind) -> list[Step]:
         return [s for s in self.steps if s.kind is kind]

@@ -78,8 +78,7 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
     target = walked[element]
     if target.name is None:
         raise CannotRewrite(f"`{element}` walks an expression, not a named tensor", statement)
-    scope = facts.function if facts.function is not None else facts.context.module
-    evidence = facts.context.evidence(scope).name(target.name, at=facts.loop)
+    evidence = facts.evidence(target.name)
     if not (Kind.TENSOR in evidence.kinds and walkable_arrays(evidence.kinds)):
         # a list of tensors walks like a tensor, but has no one tensor to run the chain on
         raise CannotRewrite(evidence.missing_tensor("one in-place chain on its channels"), facts.loop)

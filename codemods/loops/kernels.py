@@ -172,45 +172,47 @@ def input_specs(
     """What the kernel knows about each input: a tensor where the function shows it is one,
     an opaque stand-in for callables, a loop count, else every kind the code allows (the
     checker tries each: a name is never assumed to hold a tensor without evidence)."""
-    scope = facts.function if facts.function is not None else facts.context.module
-    evidence = facts.context.evidence(scope)
     specs = []
     for input_name in names:
         if input_name in opaque:
             specs.append(InputSpec(input_name, Kind.OPAQUE))
-        elif input_name in counts:
+            continue
+        if input_name in counts:
             specs.append(InputSpec(input_name, Kind.INT, count=True))
-        elif evidence.name(input_name, at=facts.loop).tensor:
+            continue
+        found = facts.evidence(input_name)
+        dim = (walked or {}).get(input_name)
+        if found.tensor:
+            specs.append(InputSpec(input_name, Kind.TENSOR, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
+                                   batch_start=_start(facts, input_name, dim)))
+        elif library == "numpy" and dim is not None and Kind.NDARRAY in found.kinds and not (
+            {Kind.TENSOR, Kind.LIST} & set(found.kinds)
+        ):
+            # a walked NumPy array: only arrays are walked (a NumPy scalar is not)
             rank = facts.shapes.ranks.get(input_name)
-            dim = (walked or {}).get(input_name)
-            ranks = (rank,) if rank is not None else tuple(r for r in (0, 1, 2, 3) if dim is None or r > dim)
-            deepest = _indexed_rank(facts.loop, input_name)
-            if rank is None and deepest > 3:
-                ranks = (deepest, deepest + 1)  # `w[c, 0, :, :]`: only 4-D or deeper tensors run
-            specs.append(InputSpec(input_name, Kind.TENSOR, ranks=ranks, batch_dim=dim, batch_start=_start(facts, input_name, dim)))
+            ranks = (rank,) if rank is not None else tuple(r for r in (1, 2, 3) if r > dim)
+            specs.append(InputSpec(input_name, kinds=(Kind.NDARRAY,), ranks=ranks, batch_dim=dim))
+        elif dim is not None and walkable_arrays(found.kinds):
+            # a walked tensor-or-ndarray: the checker tries both, walked along `dim` (the
+            # other kinds the evidence leaves -- NumPy scalars, numbers -- raise on `x[i]`)
+            specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
+                                   batch_start=_start(facts, input_name, dim)))
         else:
-            found = evidence.name(input_name, at=facts.loop)
-            dim = (walked or {}).get(input_name)
-            if library == "numpy" and dim is not None and Kind.NDARRAY in found.kinds and not (
-                {Kind.TENSOR, Kind.LIST} & set(found.kinds)
-            ):
-                # a walked NumPy array: only arrays are walked (a NumPy scalar is not)
-                rank = facts.shapes.ranks.get(input_name)
-                ranks = (rank,) if rank is not None else tuple(r for r in (1, 2, 3) if r > dim)
-                specs.append(InputSpec(input_name, kinds=(Kind.NDARRAY,), ranks=ranks, batch_dim=dim))
-            elif dim is not None and walkable_arrays(found.kinds):
-                # a walked tensor-or-ndarray: the checker tries both, walked along `dim` (the
-                # other kinds the evidence leaves -- NumPy scalars, numbers -- raise on `x[i]`)
-                rank = facts.shapes.ranks.get(input_name)
-                ranks = (rank,) if rank is not None else tuple(r for r in (1, 2, 3) if r > dim)
-                deepest = _indexed_rank(facts.loop, input_name)
-                if rank is None and deepest > 3:
-                    ranks = (deepest, deepest + 1)
-                specs.append(InputSpec(input_name, kinds=found.kinds, ranks=ranks, batch_dim=dim,
-                                       batch_start=_start(facts, input_name, dim)))
-            else:
-                specs.append(found.spec())
+            specs.append(found.spec())
     return tuple(specs)
+
+
+def _array_ranks(facts: LoopFacts, input_name: str, dim: int | None) -> tuple[int, ...]:
+    """The ranks an array input may have: the one the code pins, else every rank up to 3 that
+    has the walked dimension -- or, where the loop indexes it with four subscripts
+    (``w[c, 0, :, :]``), only 4-D or deeper ones, which alone run there."""
+    rank = facts.shapes.ranks.get(input_name)
+    if rank is not None:
+        return (rank,)
+    deepest = _indexed_rank(facts.loop, input_name)
+    if deepest > 3:
+        return (deepest, deepest + 1)
+    return tuple(r for r in (0, 1, 2, 3) if dim is None or r > dim)
 
 
 def walkable_arrays(kinds: Sequence[Kind]) -> bool:

@@ -324,8 +324,7 @@ def _calls_of(node: cst.CSTNode) -> list[cst.Call]:
 
 
 def _uses(facts: LoopFacts, name_: str) -> int:
-    scope = facts.function if facts.function is not None else facts.context.module
-    return sum(1 for n in name_nodes(scope) if n.value == name_)
+    return sum(1 for n in name_nodes(facts.scope) if n.value == name_)
 
 
 def _speller(context: ModuleContext) -> tuple[Callable[[str], cst.BaseExpression], set[str]]:
@@ -511,8 +510,7 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
         ):
             # a list of tensors (maybe ragged) iterates like a tensor but does not batch like one:
             # the walked name needs positive evidence that it is an array of the library spelled
-            scope = facts.function if facts.function is not None else context.module
-            found = context.evidence(scope).name(spec.name, at=facts.loop)
+            found = facts.evidence(spec.name)
             if lifter.library.is_numpy:
                 raise CannotRewrite(f"`{spec.name}` is not shown to be a NumPy array ({found.describe()})", facts.loop)
             arrays = Kind.NDARRAY in found.kinds and Kind.TENSOR not in found.kinds and Kind.LIST not in found.kinds
@@ -625,8 +623,7 @@ def _mask_of(condition: cst.BaseExpression, lifter: Lifter, statement: cst.CSTNo
 
 
 def _fresh_name(facts: LoopFacts, stem: str) -> str:
-    scope = facts.function if facts.function is not None else facts.context.module
-    taken = {n.value for n in name_nodes(scope)} | set(facts.context.bindings)
+    taken = {n.value for n in name_nodes(facts.scope)} | set(facts.context.bindings)
     candidate, k = stem, 1
     while candidate in taken:
         candidate, k = f"{stem}_{k}", k + 1
@@ -719,8 +716,7 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
 def _require_array_target(facts: LoopFacts, step: Step) -> None:
     """A store's target must be able to be an array: a list filled by position (``pieces =
     [None] * n``) stays a list of per-sample values, which no batched store reproduces."""
-    scope = facts.function if facts.function is not None else facts.context.module
-    holds = facts.context.evidence(scope).name(step.target or "", at=facts.loop)
+    holds = facts.evidence(step.target or "")
     if Kind.TENSOR not in holds.kinds and Kind.NDARRAY not in holds.kinds:
         raise CannotRewrite(f"`{step.target}` is not an array ({holds.describe()}): its rows are not batched", step.statement)
 
