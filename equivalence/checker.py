@@ -54,39 +54,6 @@ def available_devices() -> tuple[str, ...]:
 
 
 #: how the engine says a device leg found no input the old code runs on
-NO_DOMAIN = "found no input on which the old code runs"
-
-
-def merge_verdicts(verdicts: list[Verdict]) -> Verdict:
-    """One verdict over several devices: the first non-verified one decides -- except a GPU leg on
-    which the old code runs on no input at all (it converts to numpy, say): such code is not GPU
-    code, that leg has no evidence either way, and the verdict says it was checked without it."""
-    skipped_legs = []
-    for k, verdict in enumerate(verdicts):
-        if k > 0 and verdict.outcome is Outcome.UNVERIFIED and verdict.reason.startswith(NO_DOMAIN) and verdicts[0].ok:
-            skipped_legs.append(verdict)
-            continue
-        if verdict.outcome is not Outcome.VERIFIED:
-            return verdict
-    verdicts = [v for v in verdicts if v not in skipped_legs]
-    devices = tuple(d for v in verdicts for d in v.devices)
-    examples = sum(v.examples for v in verdicts)
-    signatures = tuple(sorted({s for v in verdicts for s in v.signatures}))
-    notes = tuple(dict.fromkeys(n for v in verdicts for n in v.notes)) + tuple(
-        f"not checked on {', '.join(v.devices) or 'the GPU'}: the old code runs on no input there ({v.reason[len(NO_DOMAIN):].lstrip('; ')[:160]})"
-        for v in skipped_legs
-    )
-    return Verdict(
-        Outcome.VERIFIED,
-        f"no counterexample in {examples} examples on {', '.join(devices)}",
-        None,
-        examples,
-        devices,
-        signatures,
-        notes,
-    )
-
-
 _TRANSIENT = ("the check timed out", "the checker worker died", "the check ran out of memory")
 
 #: importing torch and hypothesis in a fresh worker, on a slow machine

@@ -61,7 +61,7 @@ def serve(conn: Connection, memory_mb: int, sandboxed: bool = False, gpu: bool =
     import torch
 
     torch.set_num_threads(1)
-    from torchfix.equivalence.checker import merge_verdicts
+    from torchfix.equivalence.kernel import merge_verdicts
     from torchfix.equivalence.engine import EngineSettings, check_kernel, replay_kernel
     from torchfix.equivalence.execute import is_device_failure
     from torchfix.equivalence.timing import with_timings

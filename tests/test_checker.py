@@ -208,7 +208,7 @@ def test_snippets_on_a_device_allocate_there_by_default():
 
 
 def test_a_gpu_leg_where_the_old_code_never_runs_does_not_veto_the_cpu_verdict():
-    from torchfix.equivalence.checker import merge_verdicts
+    from torchfix.equivalence.kernel import merge_verdicts
     from torchfix.equivalence.kernel import Verdict
 
     cpu = Verdict(Outcome.VERIFIED, "no counterexample", examples=90, devices=("cpu",))

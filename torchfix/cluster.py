@@ -20,7 +20,7 @@ same seed, the output is byte-identical to a local run (``tests/test_cluster.py`
 (``dask worker --resources GPU=1``), the run checks on ``cpu`` and ``cuda`` as a local run on a
 GPU machine does: the CUDA leg is a second task that needs the ``GPU`` resource, sent once the
 CPU leg verified (as the local worker stops at the first leg that fails), and the two verdicts
-are merged by ``checker.merge_verdicts``, as locally; timing a verified kernel then runs on a GPU
+are merged by ``kernel.merge_verdicts``, as locally; timing a verified kernel then runs on a GPU
 worker too. Each leg has the whole ``--timeout`` (a local check shares one across both).
 
 **Working ahead.** The ladder needs verdicts in order, so each file is climbed by its own thread
@@ -53,7 +53,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, replace
 from typing import Any, Iterator, Sequence
 
-from torchfix.equivalence.checker import DEFAULT_CACHE, Checker, CheckSettings, merge_verdicts
+from torchfix.equivalence.checker import DEFAULT_CACHE, Checker, CheckSettings
+from torchfix.equivalence.kernel import merge_verdicts
 from torchfix.equivalence.kernel import Kernel, Outcome, Verdict
 
 #: the Dask worker resource that marks a worker able to run CUDA legs
