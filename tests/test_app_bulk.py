@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import torchfix.cli as cli_module
 from cli_runner import run
-from test_app_fakes import AssignOne, CrashesWorker, FakeChecker, Unverifiable, WholeFunction, fake_checker_factory
+from test_app_fakes import AssignOne, CrashesWorker, FakeChecker, Unverifiable, WholeFunction, fake_checker_factory, variant
 
 SRC = "def f():\n    x = 1\n    return x\n"
 NEW = "def f():\n    x = 2\n    return x\n"
@@ -127,10 +127,34 @@ def test_plain_progress_lines_and_the_summary_breakdown(tmp_path, capfdbinary, h
         (tmp_path / f"m{i:03d}.py").write_text(SRC if i % 10 == 0 else "y = 3\n")
     code, out, err = run(["--jobs", "1", "."], tmp_path, capfdbinary)
     progress = [line for line in err.splitlines() if line.startswith("torchfix: ") and "/50 files" in line]
-    assert len(progress) == 9 and progress[0].startswith("torchfix: 5/50 files (10%)")
+    assert progress == [], "a run of a few seconds prints no progress line in a log"
     assert "files: 50 scanned, 50 parsed, 0 skipped (no torch), 0 skipped (no candidate), 0 failed" in err
     code, out, err = run(["-q", "--jobs", "1", "."], tmp_path, capfdbinary)
     assert err == ""
+
+
+def test_plain_progress_is_a_line_per_tenth_at_most_every_interval():
+    import io
+
+    from torchfix.progress import PLAIN_INTERVAL, Progress
+
+    now = [0.0]
+    stream = io.StringIO()
+    progress = Progress(100, stream, enabled=True, clock=lambda: now[0])
+    for step in range(99):
+        now[0] += PLAIN_INTERVAL / 4  # 4 files per interval: a tenth (10 files) takes 2.5 intervals
+        progress.advance()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == f"torchfix: 10/100 files (10%), {PLAIN_INTERVAL * 2.5:.1f}s"
+    assert len(lines) == 9  # every tenth, none after the last file
+
+    now[0], stream = 0.0, io.StringIO()
+    fast = Progress(100, stream, enabled=True, clock=lambda: now[0])
+    for step in range(99):
+        now[0] += PLAIN_INTERVAL / 40  # the whole run takes 2.5 intervals
+        fast.advance()
+    # a line only where a tenth was passed and an interval had gone by since the last one
+    assert [line.split()[1] for line in stream.getvalue().splitlines()] == ["40/100", "80/100"]
 
 
 def test_the_tensor_prefilter_skips_files_that_mention_no_tensor_code(tmp_path, capfdbinary):
@@ -168,8 +192,22 @@ def test_json_holds_the_diff_and_the_verdict(tmp_path, capfdbinary, hooks):
     assert report["summary"]["rewrites"] == {"TFV901/verified": 1} and report["summary"]["parsed"] == 1
 
 
+def test_json_shows_a_rejected_rewrite_with_its_diff_beside_the_counterexample(tmp_path, capfdbinary, hooks, monkeypatch):
+    from test_app_fakes import rejected
+
+    monkeypatch.setattr(cli_module, "make_checker", lambda *a: FakeChecker(lambda kernel: rejected("differs")))
+    (tmp_path / "m.py").write_text(SRC)
+    code, out, err = run(["--format", "json", "m.py"], tmp_path, capfdbinary)
+    (rec,) = json.loads(out)["rewrites"]
+    assert rec["outcome"] == "rejected" and not rec["emitted"] and rec["counterexample"]
+    assert rec["fix"] == "assign 2" and "+    x = 2\n" in rec["diff"], "the refuted candidate, for review"
+    assert rec["replacement"] is None, "nothing to apply"
+    code, out, err = run(["m.py"], tmp_path, capfdbinary)
+    assert out == b"" and "m.py:2:5: TFV901 rejected: differs\n  refuted rewrite: assign 2\n  counterexample" in err
+
+
 def test_sarif_2_1_0(tmp_path, capfdbinary, hooks, monkeypatch):
-    hooks.rules = [AssignOne, WholeFunction]
+    hooks.rules = [AssignOne, variant(WholeFunction, skip_reason="the function is too long")]
     (tmp_path / "m.py").write_text(SRC)
     (tmp_path / "bad.py").write_text("def f(:\n    x = 1\n")
     code, out, err = run(["--format", "sarif", "--report", "r.json", "."], tmp_path, capfdbinary)
@@ -192,7 +230,7 @@ def test_sarif_2_1_0(tmp_path, capfdbinary, hooks, monkeypatch):
     assert skipped["level"] == "note" and skipped["properties"]["outcome"] == "skipped" and "fixes" not in skipped
     (note,) = run_["invocations"][0]["toolExecutionNotifications"]
     assert "bad.py" in note["message"]["text"]
-    assert json.loads((tmp_path / "r.json").read_text())["version"] == 1, "--report keeps writing json"
+    assert json.loads((tmp_path / "r.json").read_text())["version"] == 2, "--report keeps writing json"
 
 
 def test_github_annotations(tmp_path, capfdbinary, hooks):

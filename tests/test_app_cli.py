@@ -180,7 +180,7 @@ def test_rejected_rewrite_is_reported_with_its_counterexample_and_not_emitted(tm
 
 def test_suppression_comment_silences_a_rule(tmp_path, capfdbinary):
     (tmp_path / "m.py").write_text(SLOW.replace("for i in range(len(x)):", "for i in range(len(x)):  # torchfix: ignore[TFV004]"))
-    code, out, err = run(["m.py"], tmp_path, capfdbinary)
+    code, out, err = run(["-v", "m.py"], tmp_path, capfdbinary)
     assert out == b"" and "suppressed" in err
 
 

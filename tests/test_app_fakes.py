@@ -48,7 +48,8 @@ def by_new_code(table: dict[str, Verdict], default: Verdict | None = None) -> Ca
     return lambda kernel: table.get(kernel.new, default or verified())
 
 
-def _is_assign_one(node: cst.CSTNode) -> bool:
+def _is_assign_int(node: cst.CSTNode, value: str | None = None) -> bool:
+    """``NAME = <int>`` (``NAME = value`` when given) as a statement line of its own."""
     if not isinstance(node, cst.SimpleStatementLine) or len(node.body) != 1:
         return False
     stmt = node.body[0]
@@ -57,8 +58,12 @@ def _is_assign_one(node: cst.CSTNode) -> bool:
         and len(stmt.targets) == 1
         and isinstance(stmt.targets[0].target, cst.Name)
         and isinstance(stmt.value, cst.Integer)
-        and stmt.value.value == "1"
+        and (value is None or stmt.value.value == value)
     )
+
+
+def _is_assign_one(node: cst.CSTNode) -> bool:
+    return _is_assign_int(node, "1")
 
 
 class _Collect(cst.CSTVisitor):
@@ -98,10 +103,12 @@ class AssignOne(Rule):
     unverifiable: str | None = None
     #: the candidates are of a speed-gated form (``Candidate.needs_measurement``)
     needs_measurement: bool = False
+    #: the value it rewrites
+    value = "1"
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         positions = wrapper.resolve(PositionProvider)
-        for node in find(wrapper.module, _is_assign_one):
+        for node in find(wrapper.module, lambda n: _is_assign_int(n, self.value)):
             assert isinstance(node, cst.SimpleStatementLine)
             stmt = node.body[0]
             assert isinstance(stmt, cst.Assign)
@@ -110,7 +117,7 @@ class AssignOne(Rule):
             for value in self.ladder:
                 new_stmt = node.with_changes(body=[stmt.with_changes(value=cst.Integer(value))])
                 kernel = Kernel(
-                    old=f"{name} = 1", new=f"{name} = {value}", inputs=(InputSpec("unused", Kind.INT),), outputs=(name,)
+                    old=f"{name} = {self.value}", new=f"{name} = {value}", inputs=(InputSpec("unused", Kind.INT),), outputs=(name,)
                 )
                 candidates.append(
                     Candidate(f"assign {value}", (Edit(node, new_stmt),), kernel, self.imports, self.unverifiable,
@@ -118,8 +125,8 @@ class AssignOne(Rule):
                 )
             pos = positions[node].start
             yield Proposal(
-                self.code, f"`{name} = 1` can be `{name} = 2`", pos.line, pos.column + 1, node,
-                tuple(candidates), self.skip_reason, snippet=f"{name} = 1",
+                self.code, f"`{name} = {self.value}` can be `{name} = {self.ladder[0]}`", pos.line, pos.column + 1, node,
+                tuple(candidates), self.skip_reason, snippet=f"{name} = {self.value}",
             )
 
 
@@ -130,17 +137,40 @@ class WholeFunction(Rule):
     name = "whole-function"
     summary = "A fake rule that rewrites whole functions."
     docs = "Fake."
+    #: the statements that make a function a match
+    matches = staticmethod(_is_assign_one)
+    skip_reason: str | None = None
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         positions = wrapper.resolve(PositionProvider)
-        for node in find(wrapper.module, lambda n: isinstance(n, cst.FunctionDef) and bool(find(n, _is_assign_one))):
+        for node in find(wrapper.module, lambda n: isinstance(n, cst.FunctionDef) and bool(find(n, self.matches))):
             replacement = cst.SimpleStatementLine([cst.Pass()])
             kernel = Kernel(old="pass", new="pass", inputs=(), outputs=())
             pos = positions[node].start
             yield Proposal(
                 self.code, "whole function", pos.line, pos.column + 1, node,
-                (Candidate("pass", (Edit(node, replacement),), kernel),),
+                (Candidate("pass", (Edit(node, replacement),), kernel),), self.skip_reason,
             )
+
+
+class AssignTwo(AssignOne):
+    """Proposes ``NAME = 2`` -> ``NAME = 3``: it applies to what AssignOne writes (a chain)."""
+
+    code = "TFV904"
+    name = "assign-two"
+    summary = "A fake rule: `x = 2` becomes `x = 3`."
+    docs = "Fake."
+    ladder = ("3",)
+    value = "2"
+
+
+class FunctionOfAssignments(WholeFunction):
+    """Proposes replacing every function holding ``NAME = <int>`` with ``pass``: it overlaps
+    AssignOne and still applies once AssignOne's rewrite is in."""
+
+    code = "TFV905"
+    name = "function-of-assignments"
+    matches = staticmethod(_is_assign_int)
 
 
 class BrokenOutput(Rule):

@@ -183,19 +183,20 @@ def test_a_file_over_its_time_budget_gives_up_and_the_run_goes_on(tmp_path, capf
             return super().check(kernel)
 
     monkeypatch.setattr(cli_module, "make_checker", lambda *a: Slow())
-    (tmp_path / "many.py").write_text("".join(f"def f{i}():\n    x = 1\n    return x\n" for i in range(6)))
+    # a name per function: equal kernels would be checked once
+    (tmp_path / "many.py").write_text("".join(f"def f{i}():\n    x{i} = 1\n    return x{i}\n" for i in range(6)))
     (tmp_path / "ok.py").write_text(SRC)
     code, out, err = run(["--jobs", "1", "--file-budget", "1", "--apply", "."], tmp_path, capfdbinary)
     assert code == 0, err
     assert re.search(r"many.py: gave up: over the per-file time budget of 1s after [1-5] checked candidate\(s\) \(--file-budget\)", err)
     assert "1 gave up (over the per-file budget)" in err and ", 1 gave up," in err
-    assert "x = 1" in (tmp_path / "many.py").read_text() and (tmp_path / "ok.py").read_text() == NEW
+    assert "x0 = 1" in (tmp_path / "many.py").read_text() and (tmp_path / "ok.py").read_text() == NEW
 
 
 def test_a_file_with_too_many_candidates_gives_up_before_checking_them(tmp_path, capfdbinary, hooks, monkeypatch):
     checker = FakeChecker()
     monkeypatch.setattr(cli_module, "make_checker", lambda *a: checker)
-    (tmp_path / "many.py").write_text("".join(f"def f{i}():\n    x = 1\n    return x\n" for i in range(12)))
+    (tmp_path / "many.py").write_text("".join(f"def f{i}():\n    x{i} = 1\n    return x{i}\n" for i in range(12)))
     code, out, err = run(["--jobs", "1", "--max-candidates", "10", "--format", "json", "."], tmp_path, capfdbinary)
     report = json.loads(out)
     assert code == 0 and report["files"][0]["status"] == "gave-up"
@@ -203,7 +204,7 @@ def test_a_file_with_too_many_candidates_gives_up_before_checking_them(tmp_path,
     assert report["rewrites"] == [] and report["summary"]["gave_up"] == 1
     assert len(checker.checked) == 10
     (tmp_path / "pyproject.toml").write_text("[tool.torchfix]\nmax-candidates = 0\n")  # 0: no limit
-    assert run(["--jobs", "1", "."], tmp_path, capfdbinary)[1].count(b"+    x = 2") == 12
+    assert len(re.findall(rb"\+    x\d+ = 2", run(["--jobs", "1", "."], tmp_path, capfdbinary)[1])) == 12
 
 
 def test_a_file_over_its_memory_budget_gives_up(tmp_path, capfdbinary, hooks, monkeypatch):
@@ -217,7 +218,7 @@ def test_a_file_over_its_memory_budget_gives_up(tmp_path, capfdbinary, hooks, mo
             return super().check(kernel)
 
     monkeypatch.setattr(cli_module, "make_checker", lambda *a: Hungry())
-    (tmp_path / "many.py").write_text("".join(f"def f{i}():\n    x = 1\n    return x\n" for i in range(4)))
+    (tmp_path / "many.py").write_text("".join(f"def f{i}():\n    x{i} = 1\n    return x{i}\n" for i in range(4)))
     try:
         code, out, err = run(["--jobs", "1", "--file-memory", "100", "."], tmp_path, capfdbinary)
     finally:

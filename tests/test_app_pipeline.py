@@ -8,8 +8,11 @@ import pickle
 import pytest
 
 from torchfix.equivalence.kernel import Outcome
+import dataclasses
+
+import libcst as cst
 from test_app_fakes import (
-    AssignOne, BrokenOutput, Crashing, FakeChecker, NeverMatches, WholeFunction, by_new_code, rejected, unverified,
+    AssignOne, AssignTwo, BrokenOutput, FunctionOfAssignments, Crashing, FakeChecker, NeverMatches, WholeFunction, by_new_code, rejected, unverified,
     variant, verified,
 )
 from torchfix.pipeline import OVERLAP_REASON, SUPPRESSED_REASON, FileResult, process_file, process_source
@@ -69,16 +72,63 @@ def test_skip_reason_is_reported_without_checking():
     assert record.outcome == "skipped" and record.reason == "the loop breaks" and record.verdict is None
 
 
-def test_overlapping_proposals_keep_the_first_and_skip_the_later_unchecked():
+def test_an_overlapping_proposal_is_judged_again_on_the_rewritten_code():
     checker = FakeChecker()
+    # WholeFunction matches only while `x = 1` is there: once AssignOne's rewrite is in, the
+    # next round finds nothing to say about it, and nothing of it is reported or checked
     result = run(SRC, [AssignOne, WholeFunction], checker)
-    assert [(r.rule, r.outcome) for r in result.records] == [("TFV901", "verified"), ("TFV902", "skipped")]
-    assert result.records[1].reason == OVERLAP_REASON
+    assert [(r.rule, r.outcome) for r in result.records] == [("TFV901", "verified")]
     assert len(checker.checked) == 1, "the overlapping proposal is not sent to the checker"
     assert b"x = 2" in result.new and b"def f" in result.new
-    # the other order: the function rewrite wins, the inner statement is skipped
+    # the other order: the function rewrite wins, and the inner statement is gone with it
     result = run(SRC, [WholeFunction, AssignOne], FakeChecker())
-    assert [(r.rule, r.outcome) for r in result.records] == [("TFV902", "verified"), ("TFV901", "skipped")]
+    assert [(r.rule, r.outcome) for r in result.records] == [("TFV902", "verified")]
+    assert b"def f" not in result.new
+
+
+def test_one_run_reaches_the_fixpoint_and_a_second_run_changes_nothing():
+    # FunctionOfAssignments overlaps AssignOne and still applies to its output: the second
+    # round rewrites it, verified again; AssignTwo applies to what AssignOne wrote (a chain)
+    checker = FakeChecker()
+    result = run(SRC, [AssignOne, FunctionOfAssignments], checker)
+    assert [(r.rule, r.outcome) for r in result.records] == [("TFV901", "verified"), ("TFV905", "verified")]
+    assert result.new == b"import torch\npass\n"
+    assert result.records[1].line == 4, "a later round's record points at the original file's line"
+    assert [k.new for k in checker.checked] == ["x = 2", "pass"], "each rewrite verified once, in its round"
+    again = run(result.new, [AssignOne, FunctionOfAssignments])
+    assert not again.changed
+
+    chain = run(SRC, [AssignOne, AssignTwo])
+    assert chain.new == SRC.replace(b"x = 1", b"x = 3")
+    assert [(r.rule, r.outcome, r.line) for r in chain.records] == [("TFV901", "verified", 5), ("TFV904", "verified", 5)]
+    assert not run(chain.new, [AssignOne, AssignTwo]).changed
+
+
+def test_a_later_round_reports_what_no_round_changed_once_and_checks_it_once():
+    two = SRC + b"\n\ndef g():\n    y = 1\n    return y\n"
+    checker = FakeChecker(by_new_code({"y = 2": rejected()}))
+    result = run(two, [AssignOne, AssignTwo], checker)
+    assert [(r.rule, r.outcome) for r in result.records] == [
+        ("TFV901", "verified"), ("TFV901", "rejected"), ("TFV904", "verified"),
+    ]
+    assert [k.new for k in checker.checked] == ["x = 2", "y = 2", "x = 3"]
+
+
+def test_rounds_are_bounded():
+    from torchfix.pipeline import MAX_ROUNDS
+
+    class Forever(AssignOne):  # `x = 1` -> `x = 1` plus a comment: it always applies again
+        code = "TFV907"
+
+        def propose(self, wrapper):  # noqa: ANN001, ANN201
+            for proposal in super().propose(wrapper):
+                (candidate,) = proposal.candidates
+                (edit,) = candidate.edits
+                again = edit.target.with_changes(leading_lines=[*edit.target.leading_lines, cst.EmptyLine(comment=cst.Comment("# again"))])
+                yield dataclasses.replace(proposal, candidates=(dataclasses.replace(candidate, edits=(dataclasses.replace(edit, replacement=again),)),))
+
+    result = run(SRC, [Forever])
+    assert result.new.count(b"# again") == MAX_ROUNDS and len(result.records) == MAX_ROUNDS
 
 
 def test_a_rejected_proposal_does_not_block_an_overlapping_one():

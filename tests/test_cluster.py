@@ -225,11 +225,13 @@ def test_a_worker_killed_mid_check_is_retried_elsewhere(cluster):
     checking.start()
     deadline = time.monotonic() + 60
     busy: list[str] = []
-    while not busy:
+    pids: dict[str, int] = {}
+    # on a loaded machine a worker can be processing before it answers client.run: wait for both
+    while not busy or busy[0] not in pids:
         assert time.monotonic() < deadline, "the check never started"
         busy = [address for address, keys in client.processing().items() if keys]
+        pids = client.run(os.getpid) if busy else {}
         time.sleep(0.05)
-    pids = client.run(os.getpid)
     os.kill(pids[busy[0]], signal.SIGKILL)  # the Dask worker process running the check
     checking.join(timeout=240)
     assert verdicts and verdicts[0].ok, verdicts

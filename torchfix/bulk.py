@@ -53,7 +53,7 @@ class RepoSummaries:
         """``repo: 120 files, 3 rewritten, 0 failed; verified 5, rejected 1, unverified 0, skipped 7``"""
         lines = []
         for repo, s in self.by_repo.items():
-            totals = {o: sum(n for (_, outcome), n in s.counts.items() if outcome == o) for o in OUTCOMES}
+            totals = {o: sum(n for (_, outcome), n in s.counts.items() if outcome is o) for o in OUTCOMES}
             lines.append(
                 f"{repo}: {s.scanned} file{'s' if s.scanned != 1 else ''}, {s.rewritten} rewritten, {s.failed} failed; "
                 + ", ".join(f"{o} {totals[o]}" for o in OUTCOMES)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 import click
 
 from torchfix.equivalence.checker import CheckSettings  # stdlib-only module: cheap, and no torch
+from torchfix.equivalence.kernel import Outcome
 from torchfix import __version__
 
 _DEFAULTS = CheckSettings()
@@ -161,11 +162,11 @@ class _Review:
             return False
         if self.apply_all:
             return True
-        head = f"{record.path}:{record.line}:{record.column}: {record.rule} {record.outcome}: {record.message}"
+        head = f"{record.path}:{record.line}:{record.column}: {record.rule} {record.outcome.value}: {record.message}"
         click.echo(click.style(head, bold=True) if self.color else head)
         click.echo(f"  rewrite: {record.candidate}")
         verdict = record.verdict.reason if record.verdict is not None else record.reason
-        click.echo(f"  checker: {record.outcome}: {verdict}" + ("  (NOT verified: --unsafe)" if record.outcome != "verified" else ""))
+        click.echo(f"  checker: {record.outcome.value}: {verdict}" + ("  (NOT verified: --unsafe)" if record.outcome is not Outcome.VERIFIED else ""))
         if record.verdict is not None and (record.verdict.timings or record.verdict.timing_note):
             click.echo(f"  speed:   {record.verdict.speed_text() or record.verdict.timing_note}")
         diff = (record.diff or "").encode("utf-8", "replace")
@@ -231,6 +232,8 @@ class _Review:
 @click.option("--report-unused-suppressions", "report_unused", is_flag=True, help="List `# torchfix: ignore` comments that silenced nothing (--check fails on them).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour: auto = on a terminal, unless NO_COLOR is set.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors on stderr: no per-rewrite lines, no progress, no summary.")
+@click.option("-v", "--show-skipped", "show_skipped", is_flag=True,
+              help="Also list the proposals skipped before any check, with why (by default only the summary counts them).")
 @click.version_option(__version__, prog_name="torchfix", message="%(prog)s (torchfix-codemod) %(version)s")
 def cli(
     paths: Sequence[str], apply_: bool, check: bool, interactive: bool, select: str | None, ignore: str | None,
@@ -238,7 +241,7 @@ def cli(
     examples: int | None, seed: int | None, timeout: float | None,
     max_file_size: str | None, file_budget: float | None, file_memory: int | None, max_candidates: int | None, force: bool,
     jobs: int | None, fmt: str, report_path: str | None, resume_path: str | None, repos_file: str | None,
-    scheduler: str | None, report_unused: bool, color: str, quiet: bool,
+    scheduler: str | None, report_unused: bool, color: str, quiet: bool, show_skipped: bool,
 ) -> None:
     """Rewrite element-at-a-time PyTorch code into vectorized code, emitting only rewrites the
     equivalence checker verified. Without --apply: a unified diff on stdout, nothing written.
@@ -343,7 +346,7 @@ def cli(
         workers = 1  # hooks replaced by something that cannot go to a worker (tests): stay here
 
     started = time.perf_counter()
-    summary = Summary(written=0 if writes else None)
+    summary = Summary(written=0 if writes else None, skipped_hidden=not show_skipped)
     json_files: list[dict] = []
     json_rewrites: list[dict] = []
     json_unused: list[dict] = []
@@ -434,7 +437,7 @@ def cli(
                 stdout.flush()
             summary.add(result)
             summary.read_only += bool(read_only)
-            for line in record_lines(result, show_verified=not quiet):
+            for line in record_lines(result, show_verified=not quiet, show_skipped=show_skipped):
                 # --quiet keeps the lines about whole files (errors, skipped, gave up)
                 if not quiet or line.startswith(f"{result.path}: ") or "unused suppression" in line:
                     progress.echo(line)
@@ -444,7 +447,7 @@ def cli(
                 json_files.append({
                     "path": result.path, "changed": result.changed,
                     "error": READ_ONLY_REASON if read_only else result.error,
-                    "status": "read-only" if read_only else result.status,
+                    "status": "read-only" if read_only else result.status.value,
                 })
                 json_rewrites.extend(record_json(result))
                 json_unused.extend(unused_json(result))

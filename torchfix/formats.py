@@ -19,6 +19,8 @@ import os
 import re
 from typing import Any, Sequence
 
+from torchfix.equivalence.kernel import Outcome
+
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/torchfix/torchfix"
 
@@ -47,10 +49,10 @@ def sarif_report(rules: Sequence[type], rewrites: Sequence[dict], files: Sequenc
                 "region": {"startLine": rec["line"], "startColumn": rec["column"]},
             }
         }
-        text = rec["message"] if rec["outcome"] == "verified" else f"{rec['message']} -- {rec['outcome']}: {rec['reason']}"
-        if rec["outcome"] == "verified" and rec.get("speedup"):
+        text = rec["message"] if rec["outcome"] == Outcome.VERIFIED else f"{rec['message']} -- {rec['outcome']}: {rec['reason']}"
+        if rec["outcome"] == Outcome.VERIFIED and rec.get("speedup"):
             text += " (measured " + ", ".join(f"{s['speedup']:.3g}x on {s['device']} at n={s['n']}" for s in rec["speedup"]) + ")"
-        if rec["outcome"] == "unverified" and rec["emitted"]:
+        if rec["outcome"] == Outcome.UNVERIFIED and rec["emitted"]:
             text += " (emitted UNVERIFIED under --unsafe)"
         result: dict[str, Any] = {
             "ruleId": rec["rule"],
@@ -59,7 +61,7 @@ def sarif_report(rules: Sequence[type], rewrites: Sequence[dict], files: Sequenc
             "locations": [location],
             "properties": {
                 "outcome": rec["outcome"],
-                "verified": rec["outcome"] == "verified",
+                "verified": rec["outcome"] == Outcome.VERIFIED,
                 "emitted": rec["emitted"],
                 "reason": rec["reason"],
                 "fix": rec["fix"],
@@ -118,7 +120,7 @@ def sarif_report(rules: Sequence[type], rewrites: Sequence[dict], files: Sequenc
 def _outcome_counts(rewrites: Sequence[dict]) -> dict[str, int]:
     from torchfix.report import OUTCOMES
 
-    return {outcome: sum(1 for rec in rewrites if rec["outcome"] == outcome) for outcome in OUTCOMES}
+    return {outcome.value: sum(1 for rec in rewrites if rec["outcome"] == outcome) for outcome in OUTCOMES}
 
 
 #: file statuses that are reported but are no failure: not read, out of budget, read-only
@@ -147,13 +149,13 @@ def github_annotations(rewrites: Sequence[dict], files: Sequence[dict]) -> list[
             title = f"torchfix {_NOTED[f['status']]}" if f.get("status") in _NOTED else "torchfix"
             lines.append(f"::{_file_level(f)} file={_escape_property(f['path'])},title={_escape_property(title)}::{_escape_data(f['error'])}")
     for rec in rewrites:
-        if rec["outcome"] == "skipped":
+        if rec["outcome"] == Outcome.SKIPPED:
             continue
         kind = "warning" if rec["emitted"] else "notice"
         title = f"{rec['rule']} {rec['outcome']}"
-        if rec["outcome"] == "unverified" and rec["emitted"]:
+        if rec["outcome"] == Outcome.UNVERIFIED and rec["emitted"]:
             title += " (emitted, --unsafe)"
-        message = rec["message"] if rec["outcome"] == "verified" else f"{rec['message']}: {rec['reason']}"
+        message = rec["message"] if rec["outcome"] == Outcome.VERIFIED else f"{rec['message']}: {rec['reason']}"
         if rec["emitted"] and rec.get("fix"):
             message += f" [{rec['fix']}]"
         lines.append(

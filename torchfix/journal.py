@@ -13,8 +13,8 @@ decided is checked again, and the output is what one uninterrupted run would hav
 journal is trusted as the files being rewritten are: it is the user's own file, named on the
 command line (unlike the verdict cache, which other processes could share).
 
-Each file's result is stored whole (``file_result_to_json``; verdicts through
-``equivalence.cache.verdict_to_json``, the checker's one verdict serialisation), with the
+Each file's result is stored whole (``file_result_to_json``; its records as the report writes
+them, ``report.record_to_json``, verdicts within them as the checker does), with the
 rewritten bytes in base64 when the file changed: ``--apply`` writes only after every file is
 decided, so a resumed ``--apply`` must still be able to write the files decided before the stop.
 """
@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Sequence
 
-from torchfix.pipeline import FileResult, RewriteRecord
+from torchfix.pipeline import FileResult, FileStatus
+from torchfix.report import record_from_json, record_to_json
 
 JOURNAL_FORMAT = "torchfix-journal"
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2
 
 
 class ResumeError(Exception):
@@ -55,37 +56,12 @@ def digest(data: bytes) -> str:
 # --- FileResult <-> JSON ------------------------------------------------------------------------
 
 
-def _record_to_json(record: RewriteRecord) -> dict[str, Any]:
-    from torchfix.equivalence.cache import verdict_to_json
-
-    return {
-        "rule": record.rule, "path": record.path, "line": record.line, "column": record.column,
-        "message": record.message, "outcome": record.outcome, "reason": record.reason,
-        "verdict": verdict_to_json(record.verdict) if record.verdict is not None else None,
-        "candidate": record.candidate, "emitted": record.emitted, "diff": record.diff,
-        "replacement": list(record.replacement) if record.replacement is not None else None,
-    }
-
-
-def _record_from_json(data: dict[str, Any]) -> RewriteRecord:
-    from torchfix.equivalence.cache import verdict_from_json
-
-    replacement = data.get("replacement")
-    return RewriteRecord(
-        rule=data["rule"], path=data["path"], line=int(data["line"]), column=int(data["column"]),
-        message=data["message"], outcome=data["outcome"], reason=data["reason"],
-        verdict=verdict_from_json(data["verdict"]) if data.get("verdict") else None,
-        candidate=data.get("candidate"), emitted=bool(data.get("emitted")), diff=data.get("diff"),
-        replacement=(int(replacement[0]), int(replacement[1]), str(replacement[2])) if replacement else None,
-    )
-
-
 def file_result_to_json(result: FileResult) -> dict[str, Any]:
     """Everything of ``result`` but the original bytes (the file on disk has them)."""
     return {
-        "path": result.path, "status": result.status, "error": result.error, "internal": result.internal,
+        "path": result.path, "status": result.status.value, "error": result.error, "internal": result.internal,
         "new": base64.b64encode(result.new).decode("ascii") if result.changed else None,
-        "records": [_record_to_json(r) for r in result.records],
+        "records": [record_to_json(r) for r in result.records],
         "unused_suppressions": [[line, comment] for line, comment in result.unused_suppressions],
     }
 
@@ -96,8 +72,8 @@ def file_result_from_json(data: dict[str, Any], original: bytes) -> FileResult:
         path=data["path"], original=original,
         new=base64.b64decode(new) if new else None,
         error=data.get("error"), internal=bool(data.get("internal")),
-        records=[_record_from_json(r) for r in data.get("records", [])],
-        status=data.get("status", "parsed"),
+        records=[record_from_json(r) for r in data.get("records", [])],
+        status=FileStatus(data.get("status", FileStatus.PARSED.value)),
         unused_suppressions=[(int(line), str(comment)) for line, comment in data.get("unused_suppressions", [])],
     )
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
 from torchfix.limits import FileLimits
-from torchfix.pipeline import CheckerFactory, FileResult, process_file
+from torchfix.pipeline import CheckerFactory, FileResult, FileStatus, process_file
 from torchfix.service import CheckService, LocalCheckService
 
 #: how many files may wait in the pool per worker: enough to keep workers busy, few enough that a
@@ -202,7 +202,7 @@ def parallel(
                 for other in rest:
                     queued.append((other, pool.executor.submit(_run_job, other)))
             except Exception as exc:  # noqa: BLE001 - e.g. a result that does not unpickle
-                result = FileResult(job.display, error=f"internal error: {type(exc).__name__}: {exc}", internal=True, status="error")
+                result = FileResult(job.display, error=f"internal error: {type(exc).__name__}: {exc}", internal=True, status=FileStatus.ERROR)
             fill()
             yield result
         finished = True
@@ -215,8 +215,8 @@ def _alone(job: Job, settings: Settings) -> FileResult:
     try:
         return pool.executor.submit(_run_job, job).result()
     except BrokenProcessPool:
-        return FileResult(job.display, error=WORKER_DIED, internal=True, status="error")
+        return FileResult(job.display, error=WORKER_DIED, internal=True, status=FileStatus.ERROR)
     except Exception as exc:  # noqa: BLE001
-        return FileResult(job.display, error=f"internal error: {type(exc).__name__}: {exc}", internal=True, status="error")
+        return FileResult(job.display, error=f"internal error: {type(exc).__name__}: {exc}", internal=True, status=FileStatus.ERROR)
     finally:
         pool.stop()

@@ -13,11 +13,12 @@ overlap a rewrite accepted earlier in the same file, is ``skipped`` without runn
 
 from __future__ import annotations
 
+import enum
 import io
 import re
 import tokenize
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Protocol, Sequence
 
@@ -28,16 +29,23 @@ from torchfix.codemods.analysis import TENSOR_ONLY_ATTRS
 from torchfix.codemods.apply import add_imports, apply_edits, overlaps
 from torchfix.codemods.base import Candidate, Edit, Proposal, Rule
 from torchfix.codemods.syntax import SyntaxIndex, parse_tree
-from torchfix.equivalence.kernel import Kernel, Outcome, Verdict
+from torchfix.equivalence.kernel import CLEARLY_FASTER, CLEARLY_SLOWER, Kernel, Outcome, SpeedClass, Verdict
 from torchfix.limits import Budget, FileLimits
 from torchfix.source import GaveUp, SkippedFile, SourceError, nesting, parse, read_bytes, stdlib_tree
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SUPPRESSION = re.compile(r"#\s*torchfix:\s*ignore(?:\[([A-Za-z0-9, ]*)\])?", re.I)
-OVERLAP_REASON = "overlaps another rewrite in this file; run torchfix again once that one is in"
+OVERLAP_REASON = "overlaps another rewrite in this file; judged again on the rewritten code"
 SUPPRESSED_REASON = "suppressed by a `# torchfix: ignore` comment"
 DECLINED_REASON = "declined interactively"
-SLOWER_REASON = "verified, but measured slower than the original: {speed}; emitted only with --allow-slower"
+SLOWER_REASON = (
+    f"verified, but measured clearly slower than the original (below {CLEARLY_SLOWER:g}x): {{speed}}; "
+    "emitted only with --allow-slower"
+)
+NOT_CLEARLY_FASTER_REASON = (
+    f"verified, but not measured clearly faster (at least {CLEARLY_FASTER:g}x): {{speed}}; this form is not "
+    "faster by construction, so it is emitted only with --allow-slower"
+)
 UNMEASURED_REASON = (
     "verified, but its speed was not measured ({why}): this form is not faster by construction, "
     "so it is emitted only with --allow-slower"
@@ -78,6 +86,25 @@ Chooser = Callable[["RewriteRecord"], bool]
 CheckerFactory = Callable[[], CheckerLike]
 
 
+class FileStatus(str, enum.Enum):
+    """How far a file got through the data path (its ``FileResult.error`` says why it stopped)."""
+
+    PARSED = "parsed"
+    #: the tensor pre-filter (:func:`mentions_tensor_code`) left it unparsed
+    NO_TORCH = "no-torch"
+    #: no rule's ``might_match`` / ``might_match_tree`` admitted it
+    NO_CANDIDATE = "no-candidate"
+    #: unreadable, undecodable or unparsable, or torchfix crashed on it (``FileResult.internal``)
+    ERROR = "error"
+    #: not read: not a regular file, or over the size limit
+    SKIPPED = "skipped"
+    #: its budget ran out (``torchfix.limits``)
+    GAVE_UP = "gave-up"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class RewriteRecord:
     """What became of one proposal (plain data: it crosses process boundaries and goes to JSON)."""
@@ -87,19 +114,23 @@ class RewriteRecord:
     line: int
     column: int
     message: str
-    outcome: str  # an Outcome value: verified / rejected / unverified / unmeasured / skipped
+    outcome: Outcome
     reason: str
     #: the checker's verdict on the deciding candidate; None when nothing was checked
     verdict: Verdict | None = None
-    #: description of the candidate whose edits were applied (None when nothing was applied)
+    #: description of the deciding candidate: the one applied, or the refuted one of a rejection
     candidate: str | None = None
     #: the candidate's edits are in the output (verified, or unverified under ``--unsafe``)
     emitted: bool = False
-    #: the unified diff of this rewrite alone against the original file (text), when emitted
+    #: the unified diff of this rewrite alone against the original file (text): the emitted one,
+    #: or the refuted one of a rejection
     diff: str | None = None
     #: this rewrite alone as one replacement of whole lines: (first line, end line exclusive,
     #: the new text of those lines), 1-based -- what SARIF's ``fixes`` need
     replacement: tuple[int, int, str] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "outcome", Outcome(self.outcome))  # "verified" from JSON or a test
 
     @property
     def counterexample(self) -> str | None:
@@ -121,13 +152,13 @@ class FileResult:
     #: the error is a bug in torchfix (a rule or checker crashed, or the output did not parse)
     internal: bool = False
     records: list[RewriteRecord] = field(default_factory=list)
-    #: how far the file got: "parsed", "no-torch" (the tensor pre-filter skipped it), "no-candidate"
-    #: (no rule's ``might_match`` admitted it), "error" (unreadable, undecodable or unparsable),
-    #: "skipped" (not read: not a regular file, or over the size limit), "gave-up" (its budget ran
-    #: out: ``torchfix.limits``); ``error`` holds the reason of the last three
-    status: str = "parsed"
+    #: how far the file got; ``error`` holds the reason when it stopped short
+    status: FileStatus = FileStatus.PARSED
     #: ``(line, comment)`` of suppression comments that silenced nothing (only when asked for)
     unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.status = FileStatus(self.status)
 
     @property
     def changed(self) -> bool:
@@ -204,68 +235,95 @@ def _suppression_lines(wrapper: MetadataWrapper, lines: Sequence[str], proposal:
     return found
 
 
-def _judge(
-    proposal: Proposal, checker: CheckerFactory, unsafe: bool, allow_slower: bool = False
-) -> tuple[str, str, Candidate | None, Verdict | None]:
-    """Climb the ladder: (outcome, reason, candidate to apply or None, deciding verdict).
+@dataclass(frozen=True)
+class Judgement:
+    """What the climb of one proposal's ladder decided."""
 
-    A verified candidate measured slower than the original (``Verdict.measured_slower``) does not
-    end the climb: a later rung may be both verified and faster. Nor does a verified candidate of
-    a speed-gated form (``Candidate.needs_measurement``) that could not be measured. If no rung is
-    emitted, the first such one decides: ``skipped`` with the measurement as its reason, or
-    ``unmeasured`` -- unless ``allow_slower``.
+    outcome: Outcome
+    reason: str
+    #: the candidate to apply; None when nothing is emitted
+    candidate: Candidate | None
+    #: the checker's verdict on the deciding candidate; None when nothing was checked
+    verdict: Verdict | None
+    #: the candidate a reviewer is shown beside the verdict: the applied one, or the refuted one
+    #: of a rejection (whose diff goes next to its counterexample)
+    shown: Candidate | None = None
+
+
+def _judge(proposal: Proposal, checker: CheckerFactory, unsafe: bool, allow_slower: bool = False) -> Judgement:
+    """Climb the ladder, most idiomatic rung first.
+
+    A verified candidate withheld for its speed (:func:`_withheld_for_speed`) does not end the
+    climb: a later rung may be both verified and faster. If no rung is emitted, the first such one
+    decides: ``skipped`` with the measurement as its reason, or ``unmeasured`` -- unless
+    ``allow_slower``.
     """
-    first_rejection: Verdict | None = None
+    first_rejection: tuple[Candidate, Verdict] | None = None
     unverified: tuple[Candidate, str, Verdict | None] | None = None
-    withheld: tuple[str, str, Verdict] | None = None
+    withheld: Judgement | None = None
     for candidate in proposal.candidates:
         if candidate.unverifiable:  # rests on an opaque callable's behaviour: never checked
             unverified = unverified or (candidate, candidate.unverifiable, None)
             continue
         verdict = checker().check(candidate.kernel)
         if verdict.outcome is Outcome.VERIFIED:
-            if verdict.measured_slower() and not allow_slower:
-                withheld = withheld or (
-                    Outcome.SKIPPED.value, SLOWER_REASON.format(speed=verdict.speed_text()), verdict
-                )
+            held = None if allow_slower else _withheld_for_speed(candidate, verdict)
+            if held is not None:
+                withheld = withheld or held
                 continue
-            if candidate.needs_measurement and not verdict.timings and not allow_slower:
-                why = verdict.timing_note.removeprefix("speed not measured: ") or "timing is off (--no-measure)"
-                withheld = withheld or (Outcome.UNMEASURED.value, UNMEASURED_REASON.format(why=why), verdict)
-                continue
-            return Outcome.VERIFIED.value, verdict.reason, candidate, verdict
+            return Judgement(Outcome.VERIFIED, verdict.reason, candidate, verdict, candidate)
         if verdict.outcome is Outcome.REJECTED:
             # the first refutation explains the climb; one found only on a GPU explains why a
             # rung that holds on the CPU was dropped there, so it is the one worth showing
             on_gpu = verdict.counterexample is not None and verdict.counterexample.device not in ("", "cpu")
-            first_on_gpu = first_rejection is not None and first_rejection.counterexample is not None and (
-                first_rejection.counterexample.device not in ("", "cpu")
+            first_on_gpu = first_rejection is not None and first_rejection[1].counterexample is not None and (
+                first_rejection[1].counterexample.device not in ("", "cpu")
             )
             if first_rejection is None or (on_gpu and not first_on_gpu):
-                first_rejection = verdict
+                first_rejection = (candidate, verdict)
         elif unverified is None:
             unverified = (candidate, verdict.reason, verdict)
     if withheld is not None:
-        outcome, reason, verdict = withheld
-        return outcome, reason, None, verdict
+        return withheld
     if first_rejection is not None:
-        return Outcome.REJECTED.value, first_rejection.reason, None, first_rejection
+        refuted, verdict = first_rejection
+        return Judgement(Outcome.REJECTED, verdict.reason, None, verdict, refuted)
     if unverified is not None:
         candidate, reason, verdict = unverified
         # emitted only on explicit request (--unsafe)
-        return Outcome.UNVERIFIED.value, reason, candidate if unsafe else None, verdict
-    return Outcome.UNVERIFIED.value, "the rule offered no candidate rewrite", None, None
+        return Judgement(Outcome.UNVERIFIED, reason, candidate if unsafe else None, verdict, candidate)
+    return Judgement(Outcome.UNVERIFIED, "the rule offered no candidate rewrite", None, None)
+
+
+def _withheld_for_speed(candidate: Candidate, verdict: Verdict) -> Judgement | None:
+    """Why a verified ``candidate`` is not emitted for its speed, or None: the decision band of
+    ``equivalence.kernel`` (a measurement decides only far from 1.0x), and between its edges the
+    static cost model -- a rewrite that removes a Python-level loop is faster by construction, a
+    speed-gated form (``Candidate.needs_measurement``) is not. So the diff never depends on how
+    loaded the machine was; only the figures in the message do."""
+    speed = verdict.speed_class()
+    if speed is SpeedClass.CLEARLY_SLOWER:
+        return Judgement(Outcome.SKIPPED, SLOWER_REASON.format(speed=verdict.speed_text()), None, verdict, candidate)
+    if not candidate.needs_measurement or speed is SpeedClass.CLEARLY_FASTER:
+        return None
+    if speed is SpeedClass.NOT_MEASURED:
+        why = verdict.timing_note.removeprefix("speed not measured: ") or "timing is off (--no-measure)"
+        return Judgement(Outcome.UNMEASURED, UNMEASURED_REASON.format(why=why), None, verdict, candidate)
+    return Judgement(Outcome.SKIPPED, NOT_CLEARLY_FASTER_REASON.format(speed=verdict.speed_text()), None, verdict, candidate)
 
 
 def _submit_ahead(checker: CheckerFactory, proposals: Sequence[Proposal]) -> None:
     """Hand a service that can work ahead (``torchfix.service.CheckService.submit``) the ladder of
     each proposal the climb below will judge, as the kernels of its checkable rungs in order. The
     service decides how far ahead to go; the verdicts are still asked for one by one, in order."""
-    submit = getattr(checker, "submit", None)
-    if submit is None:
-        return
     ladders = [[c.kernel for c in p.candidates if not c.unverifiable] for p in proposals if not p.skip_reason]
-    submit([ladder for ladder in ladders if ladder])
+    _submit_ahead_kernels(checker, [ladder for ladder in ladders if ladder])
+
+
+def _submit_ahead_kernels(checker: CheckerFactory, ladders: list[list[Kernel]]) -> None:
+    submit = getattr(checker, "submit", None)
+    if submit is not None:
+        submit(ladders)
 
 
 def _overlaps_accepted(proposal: Proposal, accepted: Sequence[Edit], wrapper: MetadataWrapper | None = None) -> bool:
@@ -331,8 +389,66 @@ def process_source(
     file's limits (``torchfix.limits``), checked between stages; GaveUp propagates when one runs
     out. ``details``: give each emitted record its own diff and line replacement (JSON, SARIF,
     the interactive review); each costs a pass over the whole file.
+
+    A round that rewrites something is followed by another over its output (at most
+    :data:`MAX_ROUNDS`), each rewrite verified in its own round, so that rewrites which overlapped
+    one accepted earlier are judged on the code it left: the result is the final text, and a
+    second run over it changes nothing. Records of later rounds point at the original file's lines.
     """
     result = FileResult(path, original=data)
+    active, tensor_code, tree = _admitted(data, rules)
+    if not active:
+        result.status = (
+            FileStatus.NO_TORCH if tensor_code is False and not any(not gated(r) for r in rules) else FileStatus.NO_CANDIDATE
+        )
+        if report_unused:
+            result.unused_suppressions = suppression_comments(data)
+        return result
+    current, seen, used_suppressions = data, set(), set()
+    # a later round meets again every kernel of the code no round changed: it is judged once
+    checker = _RememberingChecker(checker)
+    declined: set[tuple[str, str]] = set()
+    for round_ in range(MAX_ROUNDS):
+        done = _one_round(
+            current, tree, path, active, checker, unsafe, choose, allow_slower, budget, details, declined
+        )
+        lines_back = _line_map(current, data) if round_ else None
+        if round_:
+            # the rounds before this one are re-judged here: a rewrite they left out for overlapping
+            # an accepted one is either proposed again (with its own outcome) or gone with the code
+            result.records = [r for r in result.records if r.reason != OVERLAP_REASON]
+        for key, record in done.records:
+            if key in seen and not record.emitted:
+                continue  # the same finding on code no round changed: said once
+            seen.add(key)
+            if lines_back is not None:
+                # its diff is against the file as the round before left it; a whole-line
+                # replacement of the original file it does not have
+                record = replace(record, line=lines_back(record.line), replacement=None)
+            result.records.append(record)
+        used_suppressions.update(lines_back(n) if lines_back else n for n in done.used_suppressions)
+        if done.error is not None:
+            result.error, result.internal, result.new = done.error, done.internal, None
+            if not done.internal:  # the file itself does not parse
+                result.status = FileStatus.ERROR
+            return result
+        if done.new is None:
+            break
+        # a round that rewrote something runs the rules again on its output, as ruff does, until
+        # none applies: one run gives the final diff, and a second run changes nothing
+        current = result.new = done.new
+        active, _, tree = _admitted(current, rules)
+        if not active:
+            break
+    if report_unused:
+        result.unused_suppressions = [(n, text) for n, text in suppression_comments(data) if n not in used_suppressions]
+    return result
+
+
+def _admitted(data: bytes, rules: Sequence[type[Rule]]) -> tuple[list[type[Rule]], bool | None, object]:
+    """The rules the pre-filters let look at ``data`` (the tensor pre-filter, each rule's
+    ``might_match`` on the bytes, then its ``might_match_tree`` on the stdlib ``ast``); whether the
+    tensor pre-filter passed (None: not asked); the ``ast`` tree, for the LibCST parse to reuse."""
     tensor_code: bool | None = None
     active = []
     for rule in rules:
@@ -343,6 +459,7 @@ def process_source(
                 continue
         if rule.might_match(data):
             active.append(rule)
+    tree = None
     if active:
         # the skeleton of each pattern, on the stdlib ast (codemods/syntax.py): about a tenth of
         # a LibCST parse. A file ast cannot parse goes on to LibCST, which says why.
@@ -350,11 +467,59 @@ def process_source(
         if tree is not None:
             index = SyntaxIndex(tree)
             active = [rule for rule in active if rule.might_match_tree(index)]
-    if not active:
-        result.status = "no-torch" if tensor_code is False and not any(not gated(r) for r in rules) else "no-candidate"
-        if report_unused:
-            result.unused_suppressions = suppression_comments(data)
-        return result
+    return active, tensor_code, tree
+
+
+#: the most rounds of rules one file gets (each round only when the one before rewrote something)
+MAX_ROUNDS = 4
+
+
+@dataclass
+class _Round:
+    """One pass of the rules over one version of the file."""
+
+    #: (what identifies the finding across rounds, the record)
+    records: list[tuple[tuple, RewriteRecord]] = field(default_factory=list)
+    #: the rewritten bytes, None when nothing was accepted
+    new: bytes | None = None
+    error: str | None = None
+    internal: bool = False
+    used_suppressions: set[int] = field(default_factory=set)
+
+
+class _RememberingChecker:
+    """The run's checker, asked once per kernel within one file's rounds."""
+
+    def __init__(self, factory: CheckerFactory) -> None:
+        self.factory = factory
+        self.verdicts: dict[str, Verdict] = {}
+
+    def __call__(self) -> "_RememberingChecker":
+        return self
+
+    def check(self, kernel: Kernel) -> Verdict:
+        key = kernel.key()
+        if key not in self.verdicts:
+            self.verdicts[key] = self.factory().check(kernel)
+        return self.verdicts[key]
+
+    def submit(self, ladders: list[list[Kernel]]) -> None:
+        # only what has not been judged yet goes ahead to a service that works ahead
+        fresh = [[k for k in ladder if k.key() not in self.verdicts] for ladder in ladders]
+        fresh = [ladder for ladder in fresh if ladder]
+        if fresh:
+            _submit_ahead_kernels(self.factory, fresh)
+
+
+def _one_round(
+    data: bytes, tree: object, path: str, rules: Sequence[type[Rule]], checker: CheckerFactory, unsafe: bool,
+    choose: Chooser | None, allow_slower: bool, budget: Budget | None, details: bool,
+    declined: set[tuple[str, str]],
+) -> _Round:
+    """Parse ``data``, let ``rules`` propose, judge each proposal, apply the accepted ones.
+    ``declined``: (rule, code) of the rewrites the interactive review declined in an earlier
+    round; they are not asked about again."""
+    done = _Round()
     try:
         if budget is None:
             module = parse(data, tree)
@@ -363,9 +528,8 @@ def process_source(
     except SourceError as exc:
         if isinstance(exc, GaveUp):
             raise
-        result.error = str(exc)
-        result.status = "error"
-        return result
+        done.error = str(exc)
+        return done
     if budget is not None:
         budget.charge("after parsing")
     # the module was parsed here and is not shared: no need for the wrapper's deep copy
@@ -373,10 +537,9 @@ def process_source(
     # line numbers as LibCST counts them (\n, \r\n, \r); str.splitlines() also splits at \f etc.
     lines = _LINE_BREAK.split(module.code)
     may_suppress = b"torchfix:" in data
-    used_suppressions: set[int] = set()
     accepted: list[Edit] = []
     imports: list[str] = []
-    proposals = [proposal for rule in active for proposal in rule().propose(wrapper)]
+    proposals = [proposal for rule in rules for proposal in rule().propose(wrapper)]
     suppressed_by = [
         _suppressed(lines, _suppression_lines(wrapper, lines, p), p.rule) if may_suppress else None for p in proposals
     ]
@@ -386,54 +549,83 @@ def process_source(
     _submit_ahead(checker, ahead)
     for proposal, by in zip(proposals, suppressed_by):
         base = dict(rule=proposal.rule, path=path, line=proposal.line, column=proposal.column, message=proposal.message)
+
+        def add(record: RewriteRecord) -> None:
+            key = (record.rule, record.outcome, record.reason, wrapper.module.code_for_node(proposal.anchor))
+            done.records.append((key, record))
+
         if by is not None:
-            used_suppressions.add(by)
-            result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=SUPPRESSED_REASON))
+            done.used_suppressions.add(by)
+            add(RewriteRecord(**base, outcome=Outcome.SKIPPED, reason=SUPPRESSED_REASON))
             continue
         if proposal.skip_reason:
-            result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=proposal.skip_reason))
+            add(RewriteRecord(**base, outcome=Outcome.SKIPPED, reason=proposal.skip_reason))
             continue
         # checked before verifying: a check costs seconds, and the loser would be dropped anyway
         if _overlaps_accepted(proposal, accepted, wrapper):
-            result.records.append(RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=OVERLAP_REASON))
+            add(RewriteRecord(**base, outcome=Outcome.SKIPPED, reason=OVERLAP_REASON))
             continue
         if budget is not None:
             budget.candidate()
             budget.charge(f"after {budget.candidates - 1} checked candidate(s)")
-        outcome, reason, candidate, verdict = _judge(proposal, checker, unsafe, allow_slower)
-        diff = replacement = None
+        judged = _judge(proposal, checker, unsafe, allow_slower)
+        candidate, verdict = judged.candidate, judged.verdict
         if candidate is not None:
-            if details:
-                diff, replacement = _alone(wrapper.module, data, path, candidate)
+            diff, replacement = _alone(wrapper.module, data, path, candidate) if details else (None, None)
             record = RewriteRecord(
-                **base, outcome=outcome, reason=reason, verdict=verdict, candidate=candidate.description,
+                **base, outcome=judged.outcome, reason=judged.reason, verdict=verdict, candidate=candidate.description,
                 emitted=True, diff=diff, replacement=replacement,
             )
-            if choose is not None and not choose(record):
-                result.records.append(
-                    RewriteRecord(**base, outcome=Outcome.SKIPPED.value, reason=DECLINED_REASON, verdict=verdict)
-                )
+            asked = (proposal.rule, wrapper.module.code_for_node(proposal.anchor))
+            if choose is not None and (asked in declined or not choose(record)):
+                declined.add(asked)
+                add(RewriteRecord(**base, outcome=Outcome.SKIPPED, reason=DECLINED_REASON, verdict=verdict))
                 continue
             accepted.extend(candidate.edits)
             imports.extend(candidate.imports)
-            result.records.append(record)
+            add(record)
             continue
-        result.records.append(RewriteRecord(**base, outcome=outcome, reason=reason, verdict=verdict))
-    if report_unused:
-        result.unused_suppressions = [(n, text) for n, text in suppression_comments(data) if n not in used_suppressions]
+        # a rejection shows the refuted rewrite (its diff beside the counterexample); nothing else
+        # that is not emitted has a diff a reviewer would act on
+        shown = judged.shown if judged.outcome is Outcome.REJECTED else None
+        diff = _alone(wrapper.module, data, path, shown)[0] if shown is not None and details else None
+        add(
+            RewriteRecord(
+                **base, outcome=judged.outcome, reason=judged.reason, verdict=verdict,
+                candidate=shown.description if shown is not None else None, diff=diff,
+            )
+        )
     if accepted:
         if budget is not None:
             budget.charge("before the rewrite was assembled")
-        new_module = add_imports(apply_edits(wrapper.module, accepted), imports)
-        new = new_module.bytes
+        new = add_imports(apply_edits(wrapper.module, accepted), imports).bytes
         try:
             parse(new, isolate=False)  # the output always parses, or the file is left alone
         except SourceError as exc:
-            result.error = f"internal error: the rewritten file does not parse ({exc}); file left unchanged"
-            result.internal = True
-            return result
-        result.new = new
-    return result
+            done.error = f"internal error: the rewritten file does not parse ({exc}); file left unchanged"
+            done.internal = True
+            return done
+        done.new = new
+    return done
+
+
+def _line_map(current: bytes, original: bytes) -> Callable[[int], int]:
+    """Line ``n`` of ``current`` (a later round's input) as the line of ``original`` it stands
+    for: the same line where the rounds between left it alone, else the first line of the
+    original code it replaced -- so every record points into the file the diff applies to."""
+    import difflib
+
+    old = _LINE_BREAK.split(original.decode("latin-1"))
+    new = _LINE_BREAK.split(current.decode("latin-1"))
+    blocks = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+
+    def back(line: int) -> int:
+        for tag, o1, o2, n1, n2 in blocks:
+            if n1 <= line - 1 < n2 or (n1 == n2 == line - 1):
+                return o1 + (line - 1 - n1 if tag == "equal" else 0) + 1
+        return len(old)
+
+    return back
 
 
 def _describe_crash(exc: BaseException) -> str:
@@ -465,24 +657,24 @@ def process_file(
     try:
         data = read_bytes(Path(path), limits.max_bytes)
     except SkippedFile as exc:
-        return FileResult(name, error=str(exc), status="skipped")
+        return FileResult(name, error=str(exc), status=FileStatus.SKIPPED)
     except SourceError as exc:
-        return FileResult(name, error=str(exc), status="error")
+        return FileResult(name, error=str(exc), status=FileStatus.ERROR)
     try:
         return process_source(
             data, name, rules, checker_factory, unsafe, report_unused, choose, allow_slower, Budget(limits), details
         )
     except GaveUp as exc:
         # what was checked so far is dropped with the file: nothing of it is emitted
-        return FileResult(name, error=str(exc), status="gave-up")
+        return FileResult(name, error=str(exc), status=FileStatus.GAVE_UP)
     except RecursionError as exc:
         # deep code the parse guard let through can still be too deep for a rule's own recursion
         depth = _nesting_of(data)
         if depth is not None and depth > 100:
-            return FileResult(name, error=f"does not parse: nested too deeply for torchfix's rules ({depth} levels)", status="error")
-        return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status="error")
+            return FileResult(name, error=f"does not parse: nested too deeply for torchfix's rules ({depth} levels)", status=FileStatus.ERROR)
+        return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status=FileStatus.ERROR)
     except Exception as exc:  # a bug in a rule, the applier or the checker, not in the user's file
-        return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status="error")
+        return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status=FileStatus.ERROR)
 
 
 def _nesting_of(data: bytes) -> int | None:

@@ -1,24 +1,33 @@
 """Progress of a run over many files, on stderr.
 
 On a terminal: a rich progress bar (per-file lines scroll above it). Elsewhere (CI logs, pipes):
-a plain line at every tenth of the run, ``torchfix: 300/1000 files (30%), 12.3s``. Runs over fewer
-than :data:`MIN_FILES` files show no progress at all, and neither does ``--quiet``.
+a plain line when the run passes a tenth, ``torchfix: 300/1000 files (30%), 12.3s`` -- but at most
+one every :data:`PLAIN_INTERVAL` seconds, so a short run prints none and a long one a line every
+so often, as CI logs expect. Runs over fewer than :data:`MIN_FILES` files show no progress at
+all, and neither does ``--quiet``.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 MIN_FILES = 50
+#: the fewest seconds between two plain progress lines (and before the first)
+PLAIN_INTERVAL = 10.0
 
 
 class Progress:
-    def __init__(self, total: int, stream: TextIO, enabled: bool, color: bool | None = None) -> None:
+    def __init__(
+        self, total: int, stream: TextIO, enabled: bool, color: bool | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.total = total
         self.stream = stream
         self.done = 0
-        self.started = time.perf_counter()
+        self.clock = clock
+        self.started = clock()
+        self._last_line = self.started
         self.enabled = enabled and total >= MIN_FILES
         self._bar: Any = None
         self._task: Any = None
@@ -50,11 +59,14 @@ class Progress:
         if self._bar is not None:
             self._bar.update(self._task, completed=self.done)
             return
-        # plain: one line at each tenth (and none after the last: the summary follows)
+        # plain: a line when a tenth is passed, rate-limited (and none after the last: the summary
+        # follows)
         tenth = self.done * 10 // self.total
-        if tenth >= self._next_report and self.done < self.total:
+        now = self.clock()
+        if tenth >= self._next_report and self.done < self.total and now - self._last_line >= PLAIN_INTERVAL:
             self._next_report = tenth + 1
-            seconds = time.perf_counter() - self.started
+            self._last_line = now
+            seconds = now - self.started
             self.stream.write(f"torchfix: {self.done}/{self.total} files ({self.done * 100 // self.total}%), {seconds:.1f}s\n")
             self.stream.flush()
 

@@ -10,16 +10,22 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import IO, Sequence, TextIO
+from typing import IO, Any, Sequence, TextIO
 
-from torchfix.pipeline import FileResult
+from torchfix.equivalence.kernel import Outcome
+from torchfix.pipeline import FileResult, FileStatus, RewriteRecord
 
-#: every outcome, in the summary table's column order (``Outcome`` values)
-OUTCOMES = ("verified", "rejected", "unverified", "unmeasured", "skipped")
+#: the JSON report's format: 2 since a record's ``verdict`` is the checker's own serialisation
+REPORT_VERSION = 2
+
+#: every outcome, in the summary table's column order
+OUTCOMES = (Outcome.VERIFIED, Outcome.REJECTED, Outcome.UNVERIFIED, Outcome.UNMEASURED, Outcome.SKIPPED)
 
 
-def record_lines(result: FileResult, show_verified: bool = True) -> list[str]:
+def record_lines(result: FileResult, show_verified: bool = True, show_skipped: bool = True) -> list[str]:
     """One line per proposal, plus the counterexample under a rejection, in file order.
+    ``show_skipped``: also the proposals skipped before any check (the default CLI leaves them
+    out: on a real repository they are hundreds of lines nobody acts on; the summary counts them).
 
     ``path: error: reason`` for a file that failed (``path: skipped: reason`` for one that was not
     read, ``path: gave up: reason`` for one that ran out of budget); ``path:line:col: CODE outcome: ...`` for each
@@ -27,11 +33,11 @@ def record_lines(result: FileResult, show_verified: bool = True) -> list[str]:
     """
     lines: list[str] = []
     if result.error:
-        kind = {"skipped": "skipped", "gave-up": "gave up"}.get(result.status, "error")
+        kind = {FileStatus.SKIPPED: "skipped", FileStatus.GAVE_UP: "gave up"}.get(result.status, "error")
         lines.append(f"{result.path}: {kind}: {result.error}")
     for r in result.records:
         where = f"{r.path}:{r.line}:{r.column}: {r.rule}"
-        if r.outcome == "verified":
+        if r.outcome is Outcome.VERIFIED:
             if show_verified:
                 speed = r.verdict.speed_text() if r.verdict is not None else ""
                 lines.append(
@@ -39,11 +45,15 @@ def record_lines(result: FileResult, show_verified: bool = True) -> list[str]:
                     + (f" -- measured {speed}" if speed else "")
                 )
             continue
+        if r.outcome is Outcome.SKIPPED and not show_skipped:
+            continue
         lines.append(f"{where} {r.outcome}: {r.reason}")
-        if r.outcome == "rejected" and r.verdict is not None and r.verdict.counterexample is not None:
+        if r.outcome is Outcome.REJECTED and r.candidate:
+            lines.append(f"  refuted rewrite: {r.candidate}")
+        if r.outcome is Outcome.REJECTED and r.verdict is not None and r.verdict.counterexample is not None:
             lines.append("  counterexample (shrunk):")
             lines.append(r.verdict.counterexample.render(indent="    "))
-        elif r.outcome == "unverified" and r.emitted:
+        elif r.outcome is Outcome.UNVERIFIED and r.emitted:
             lines.append(f"  emitted anyway (--unsafe): {r.candidate}")
     for line, comment in result.unused_suppressions:
         lines.append(f"{result.path}:{line}:1: unused suppression: {comment!r} silenced nothing")
@@ -76,19 +86,21 @@ class Summary:
     devices: set = field(default_factory=set)
     #: said after the table when the checks had no GPU to run on (set by the caller, who knows why)
     gpu_note: str | None = None
+    #: skipped proposals were left out of the per-rewrite lines (set by the caller)
+    skipped_hidden: bool = False
 
     def add(self, result: FileResult) -> None:
         self.scanned += 1
         self.rewritten += result.changed
-        self.skipped += result.status == "skipped"
-        self.gave_up += result.status == "gave-up"
-        self.failed += bool(result.error) and result.status not in ("skipped", "gave-up")
+        self.skipped += result.status is FileStatus.SKIPPED
+        self.gave_up += result.status is FileStatus.GAVE_UP
+        self.failed += bool(result.error) and result.status not in (FileStatus.SKIPPED, FileStatus.GAVE_UP)
         self.internal += result.internal
-        if result.status == "no-torch":
+        if result.status is FileStatus.NO_TORCH:
             self.no_torch += 1
-        elif result.status == "no-candidate":
+        elif result.status is FileStatus.NO_CANDIDATE:
             self.no_candidate += 1
-        elif result.status == "parsed" and not result.error:
+        elif result.status is FileStatus.PARSED and not result.error:
             self.parsed += 1
         self.unused_suppressions += len(result.unused_suppressions)
         for r in result.records:
@@ -97,8 +109,8 @@ class Summary:
                 self.devices.update(r.verdict.devices)
                 if any(note.startswith("not checked on") for note in r.verdict.notes):
                     self.devices.add("cuda")
-            self.unsafe_emitted += r.outcome == "unverified" and r.emitted
-            if r.outcome == "verified" and r.emitted and r.verdict is not None:
+            self.unsafe_emitted += r.outcome is Outcome.UNVERIFIED and r.emitted
+            if r.outcome is Outcome.VERIFIED and r.emitted and r.verdict is not None:
                 for timing in r.verdict.timings:
                     self.speedups.setdefault((timing.device, timing.size), []).append(timing.speedup)
                 self.not_measured += not r.verdict.timings
@@ -117,12 +129,15 @@ class Summary:
         lines.extend(self.speed_lines())
         if self.unsafe_emitted:
             lines.append(f"{self.unsafe_emitted} unverified rewrite(s) emitted (--unsafe): review them, the checker did not verify them")
-        unmeasured = sum(n for (_, outcome), n in self.counts.items() if outcome == "unmeasured")
+        unmeasured = sum(n for (_, outcome), n in self.counts.items() if outcome is Outcome.UNMEASURED)
         if unmeasured:
             lines.append(
                 f"{unmeasured} verified rewrite(s) of a speed-gated form withheld: their speed was not measured "
                 "(emitted with --allow-slower)"
             )
+        skipped = sum(n for (_, outcome), n in self.counts.items() if outcome is Outcome.SKIPPED)
+        if skipped and self.skipped_hidden:
+            lines.append(f"{skipped} skipped proposal(s) not listed above: see each one's reason with --show-skipped (-v)")
         if self.unused_suppressions:
             lines.append(f"{self.unused_suppressions} unused suppression comment(s)")
         if self.gpu_note:
@@ -176,7 +191,7 @@ def summary_text(summary: Summary, seconds: float) -> str:
         lines.append("no rewrites proposed")
     else:
         width = max(6, *(len(rule) for rule, _ in rows))
-        lines.append(f"{'rule':<{width}}  " + "  ".join(f"{o:>10}" for o in OUTCOMES))
+        lines.append(f"{'rule':<{width}}  " + "  ".join(f"{o.value:>10}" for o in OUTCOMES))
         for rule, values in rows:
             lines.append(f"{rule:<{width}}  " + "  ".join(f"{v:>10}" for v in values))
     lines.extend(summary.notes())
@@ -202,7 +217,7 @@ def print_summary(summary: Summary, seconds: float, stream: TextIO, color: bool 
         table = Table(show_edge=False)
         table.add_column("rule")
         for outcome in OUTCOMES:
-            table.add_column(outcome, justify="right")
+            table.add_column(outcome.value, justify="right")
         for rule, values in rows:
             table.add_row(rule, *(str(v) for v in values))
         console.print(table)
@@ -218,56 +233,54 @@ def _isatty(stream: IO) -> bool:
 
 
 def record_json(result: FileResult) -> list[dict]:
-    """The proposals of one file as JSON-ready dicts (stable keys: consumers script against them)."""
-    out = []
-    for rec in result.records:
-        verdict = rec.verdict
-        out.append(
-            {
-                "rule": rec.rule,
-                "path": rec.path,
-                "line": rec.line,
-                "column": rec.column,
-                "message": rec.message,
-                "outcome": rec.outcome,
-                "reason": rec.reason,
-                "fix": rec.candidate,
-                "counterexample": rec.counterexample,
-                "examples": verdict.examples if verdict else 0,
-                "devices": list(verdict.devices) if verdict else [],
-                "emitted": rec.emitted,
-                "verified": rec.outcome == "verified",
-                "speedup": [
-                    {"device": t.device, "n": t.size, "speedup": round(t.speedup, 3)} for t in verdict.timings
-                ] if verdict else [],
-                "diff": rec.diff,
-                "replacement": list(rec.replacement) if rec.replacement else None,
-                "verdict": _verdict_json(verdict),
-            }
-        )
-    return out
+    """The proposals of one file as JSON-ready dicts (:func:`record_to_json`)."""
+    return [record_to_json(rec) for rec in result.records]
 
 
-def _verdict_json(verdict) -> dict | None:  # noqa: ANN001
-    if verdict is None:
-        return None
+def record_to_json(rec: RewriteRecord) -> dict[str, Any]:
+    """One proposal as JSON: the report's entry and the journal's, read back by
+    :func:`record_from_json`. Stable keys (consumers script against them); ``verdict`` is the
+    checker's own serialisation (``equivalence.cache.verdict_to_json``), the keys beside it are
+    conveniences derived from it. ``fix`` and ``diff`` are those of the deciding candidate: the
+    emitted one, or the refuted one of a rejection (what a reviewer reads beside its witness)."""
+    from torchfix.equivalence.cache import verdict_to_json
+
+    verdict = rec.verdict
     return {
-        "outcome": verdict.outcome.value,
-        "reason": verdict.reason,
-        "examples": verdict.examples,
-        "devices": list(verdict.devices),
-        "signatures": list(verdict.signatures),
-        "notes": list(verdict.notes),
-        "counterexample": verdict.counterexample.render() if verdict.counterexample is not None else None,
-        "timings": [
-            {
-                "device": t.device, "n": t.size, "old_seconds": t.old_seconds, "new_seconds": t.new_seconds,
-                "speedup": t.speedup, "runs": t.runs, "signature": t.signature,
-            }
-            for t in verdict.timings
-        ],
-        "timing_note": verdict.timing_note or None,
+        "rule": rec.rule,
+        "path": rec.path,
+        "line": rec.line,
+        "column": rec.column,
+        "message": rec.message,
+        "outcome": rec.outcome.value,
+        "reason": rec.reason,
+        "fix": rec.candidate,
+        "counterexample": rec.counterexample,
+        "examples": verdict.examples if verdict else 0,
+        "devices": list(verdict.devices) if verdict else [],
+        "emitted": rec.emitted,
+        "verified": rec.outcome is Outcome.VERIFIED,
+        "speedup": [
+            {"device": t.device, "n": t.size, "speedup": round(t.speedup, 3)} for t in verdict.timings
+        ] if verdict else [],
+        "diff": rec.diff,
+        "replacement": list(rec.replacement) if rec.replacement else None,
+        "verdict": verdict_to_json(verdict) if verdict is not None else None,
     }
+
+
+def record_from_json(data: dict[str, Any]) -> RewriteRecord:
+    """The record :func:`record_to_json` wrote (the derived keys are not read back)."""
+    from torchfix.equivalence.cache import verdict_from_json
+
+    replacement = data.get("replacement")
+    return RewriteRecord(
+        rule=data["rule"], path=data["path"], line=int(data["line"]), column=int(data["column"]),
+        message=data["message"], outcome=Outcome(data["outcome"]), reason=data["reason"],
+        verdict=verdict_from_json(data["verdict"]) if data.get("verdict") else None,
+        candidate=data.get("fix"), emitted=bool(data.get("emitted")), diff=data.get("diff"),
+        replacement=(int(replacement[0]), int(replacement[1]), str(replacement[2])) if replacement else None,
+    )
 
 
 def unused_json(result: FileResult) -> list[dict]:
@@ -278,15 +291,15 @@ def json_report(
     files: Sequence[dict], rewrites: Sequence[dict], seconds: float,
     summary: Summary | None = None, unused: Sequence[dict] | None = None,
 ) -> dict:
-    report = {"version": 1, "seconds": round(seconds, 3), "files": list(files), "rewrites": list(rewrites)}
+    report = {"version": REPORT_VERSION, "seconds": round(seconds, 3), "files": list(files), "rewrites": list(rewrites)}
     if summary is not None:
         report["summary"] = {
             "scanned": summary.scanned, "parsed": summary.parsed, "skipped_no_torch": summary.no_torch,
             "skipped_no_candidate": summary.no_candidate, "failed": summary.failed, "rewritten": summary.rewritten,
             "skipped_unread": summary.skipped, "gave_up": summary.gave_up, "read_only": summary.read_only,
             "written": summary.written, "unsafe_emitted": summary.unsafe_emitted,
-            "outcomes": {outcome: sum(n for (_, o), n in summary.counts.items() if o == outcome) for outcome in OUTCOMES},
-            "rewrites": {f"{rule}/{outcome}": n for (rule, outcome), n in sorted(summary.counts.items())},
+            "outcomes": {outcome.value: sum(n for (_, o), n in summary.counts.items() if o is outcome) for outcome in OUTCOMES},
+            "rewrites": {f"{rule}/{outcome.value}": n for (rule, outcome), n in sorted(summary.counts.items())},
             "speedups": {f"{device}/n={size}": sorted(values) for (device, size), values in sorted(summary.speedups.items())},
         }
     if unused is not None:
