@@ -544,23 +544,12 @@ class ModuleNodes:
         self.module = module
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self._by_type: dict[type, list[cst.CSTNode]] = {}
-        node_type = cst.CSTNode
         parents, by_type = self.parents, self._by_type
         stack: list[cst.CSTNode] = [module]
         while stack:
             node = stack.pop()
-            kind = type(node)
-            by_type.setdefault(kind, []).append(node)
-            names = _FIELDS.get(kind)
-            if names is None:
-                names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
-            children: list[cst.CSTNode] = []
-            for name in names:
-                value = getattr(node, name)
-                if isinstance(value, node_type):
-                    children.append(value)
-                elif type(value) is tuple or type(value) is list:
-                    children.extend(item for item in value if isinstance(item, node_type))
+            by_type.setdefault(type(node), []).append(node)
+            children = child_nodes(node)
             for child in children:
                 parents[child] = node
             stack.extend(reversed(children))  # pre-order: the first child is walked first
@@ -570,6 +559,25 @@ class ModuleNodes:
         if len(kinds) == 1:
             return list(self._by_type.get(kinds[0], ()))
         return [node for kind in kinds for node in self._by_type.get(kind, ())]
+
+
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The children of ``node`` in source order, read from its dataclass fields: what LibCST's
+    ``node.children`` gives, an order of magnitude faster (that property runs a visitor)."""
+    kind = type(node)
+    names = _FIELDS.get(kind)
+    if names is None:
+        import dataclasses
+
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    children: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            children.append(value)
+        elif type(value) is tuple or type(value) is list:
+            children.extend(item for item in value if isinstance(item, cst.CSTNode))
+    return children
 
 
 _LAST_NODES: ModuleNodes | None = None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import escaping_control_flow, target_names
+from torchfix.codemods.analysis import child_nodes, escaping_control_flow, target_names
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used, same_code
@@ -146,10 +146,14 @@ class LoopFacts:
 
 
 def shape_facts(function: cst.FunctionDef | None, context: ModuleContext) -> ShapeFacts:
-    """Sizes and ranks the function pins, from names it binds exactly once."""
-    facts = ShapeFacts()
+    """Sizes and ranks the function pins, from names it binds exactly once (once per function)."""
     if function is None:
-        return facts
+        return ShapeFacts()
+    return context.once("shape facts", function, lambda: _shape_facts(function))
+
+
+def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
+    facts = ShapeFacts()
     counts: dict[str, int] = {}
     for node in _walk(function.body):
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr)):
@@ -205,7 +209,9 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        for child in current.children:
+        # the children from the node's fields (``child_nodes``): LibCST's ``children`` runs a
+        # visitor per call, which made this walk most of a large file's scan
+        for child in child_nodes(current):
             if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 stack.append(child)
 
@@ -507,7 +513,7 @@ def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> 
     """Names whose value the loop leaves behind may be read: reads outside the loop, except
     reads that see another binding -- inside another loop or comprehension whose target binds
     the name, or before the loop in a function where no enclosing loop runs it again."""
-    inside = {id(n) for n in name_nodes(loop)} | _stored_names(scope)
+    inside = {id(n) for n in _name_nodes(loop)} | context.once("stored names", scope, lambda: _stored_names(scope))
     in_outer_loop = False
     current: cst.CSTNode | None = context.parents.get(loop)
     while current is not None and current is not scope:
@@ -516,7 +522,7 @@ def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> 
         current = context.parents.get(current)
     loop_start = _start_of(loop, context)
     found: set[str] = set()
-    for node in name_nodes(scope):
+    for node in context.once("names", scope, lambda: _name_nodes(scope)):
         if id(node) in inside or node.value in found:
             continue
         if _rebound_around(node, loop, scope, context):
@@ -529,6 +535,22 @@ def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> 
     return frozenset(found)
 
 
+
+
+def _name_nodes(node: cst.CSTNode) -> list[cst.Name]:
+    """The Name nodes ``analysis.name_nodes`` finds (not attribute or keyword names), in no
+    particular order, by a walk of the fields instead of a LibCST visitor."""
+    found: list[cst.Name] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        elif isinstance(current, (cst.Attribute, cst.Arg)):
+            stack.append(current.value)
+        else:
+            stack.extend(child_nodes(current))
+    return found
 
 
 def _start_of(node: cst.CSTNode, context: ModuleContext) -> tuple[int, int] | None:

@@ -10,7 +10,7 @@ body may call. Positions are resolved only when a proposal needs a line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TypeVar
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -20,6 +20,8 @@ from torchfix.codemods.analysis import LazyMetadata, ModuleNodes, dotted, module
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import ScopeEvidence
     from libcst.metadata import MetadataWrapper
+
+T = TypeVar("T")
 
 #: the libraries whose names a rewrite may use and a kernel may bind
 LIBRARY_ROOTS = ("torch", "numpy", "math")
@@ -63,6 +65,16 @@ class ModuleContext:
         self.functions: dict[str, cst.FunctionDef] = {}
         self._read_definitions()
         self._evidence: dict[int, "ScopeEvidence"] = {}
+        self._once: dict[tuple[str, int], object] = {}
+
+    def once(self, what: str, node: cst.CSTNode, compute: "Callable[[], T]") -> "T":
+        """``compute()``, remembered for ``node`` under ``what``: the facts of one function or scope
+        that every loop in it asks for (a function with 40 loops walked 40 times made the scan of a
+        large file quadratic)."""
+        key = (what, id(node))
+        if key not in self._once:
+            self._once[key] = compute()
+        return self._once[key]  # type: ignore[return-value]
 
     def evidence(self, scope: cst.CSTNode) -> "ScopeEvidence":
         """What the code of ``scope`` shows about the kinds of its names (``codemods.evidence``),
