@@ -14,7 +14,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import PositionProvider
 
-from torchfix.codemods.base import ModuleFacts
+from torchfix.codemods.base import Candidate, ModuleFacts, Proposal
 
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
@@ -422,6 +422,22 @@ def enclosing_scope(node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode
     return current
 
 
+def loop_variable_used_outside(name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
+    """Whether ``scope`` uses ``name`` (the variable of ``loop``) outside ``loop``: then the value the
+    loop leaves in it is observable and a rewrite without the loop must not drop it. Uses inside
+    other loops that bind ``name`` as their own variable are not counted (those loops rebind it)."""
+    inside = {id(n) for n in name_nodes(loop)}
+    other_loops: set[int] = set()
+
+    class _Rebinding(cst.CSTVisitor):
+        def visit_For(self, node: cst.For) -> None:
+            if node is not loop and name in names_used(node.target):
+                other_loops.update(id(n) for n in name_nodes(node))
+
+    scope.visit(_Rebinding())
+    return any(n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope))
+
+
 _SCALAR_ANNOTATIONS = {"int": "int", "float": "float", "bool": "bool"}
 
 
@@ -649,10 +665,40 @@ class RuleContext:
             )
         return found
 
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        """(line, column) where ``node`` starts, both 1-based as reports count them."""
+        pos = self.positions[node]
+        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
+
+    def proposal(
+        self,
+        rule: str,
+        node: cst.CSTNode,
+        message: str,
+        candidates: tuple[Candidate, ...] = (),
+        skip_reason: str | None = None,
+    ) -> Proposal:
+        """The proposal of ``rule`` for the statement ``node``: reported where it starts, anchored on
+        it (a ``# torchfix: ignore`` there silences it), with its source as the snippet. With a
+        ``skip_reason`` and no candidates it is a skip."""
+        line, column = self.position(node)
+        return Proposal(rule, message, line, column, node, candidates, skip_reason, statement_code(self.module, node))
+
+    def kernel_modules(self) -> tuple[tuple[str, str], ...]:
+        """The module bindings a kernel runs with: every whitelisted module bound here, plus
+        ``torch`` itself where the module does not bind it (the rewrite imports it then)."""
+        bindings = list(self.facts.bindings)
+        if not self.facts.torch:
+            bindings.append(("torch", "torch"))
+        return tuple(dict.fromkeys(bindings))
+
     @classmethod
-    def from_wrapper(cls, wrapper: "MetadataWrapper", **extra: Any) -> "RuleContext":
+    def from_wrapper(cls, wrapper: "MetadataWrapper", facts: ModuleFacts | None = None, **extra: Any) -> "RuleContext":
+        """The context of ``wrapper``'s module; ``facts``: its :func:`module_facts` where the rule
+        has read them already; ``extra``: a subclass's own fields."""
         module = wrapper.module
-        facts = module_facts(module)
+        if facts is None:
+            facts = module_facts(module)
         fields: dict[str, Any] = dict(
             module=module,
             parents=parent_map(module),

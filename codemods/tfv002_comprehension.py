@@ -407,10 +407,6 @@ class ComprehensionOverTensor(Rule):
 
     # ------------------------------------------------------------------ proposals
 
-    def _position(self, node: cst.CSTNode, ctx: _Context) -> tuple[int, int]:
-        pos = ctx.positions[node]
-        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
-
     def _statement(self, node: cst.CSTNode, ctx: _Context) -> cst.CSTNode:
         current = node
         while current in ctx.parents:
@@ -418,12 +414,6 @@ class ComprehensionOverTensor(Rule):
                 return current
             current = ctx.parents[current]
         return current
-
-    def _modules(self, ctx: _Context) -> tuple[tuple[str, str], ...]:
-        bindings = list(ctx.facts.bindings)
-        if not ctx.facts.torch:
-            bindings.append(("torch", "torch"))
-        return tuple(dict.fromkeys(bindings))
 
     def _propose(self, match: _Match, ctx: _Context) -> Proposal | None:
         comp, shape = match.comp, match.shape
@@ -451,7 +441,7 @@ class ComprehensionOverTensor(Rule):
             "numpy": "an array rebuilt from `.item()` values",
         }.get(match.form, f"`{match.form}` over `.item()` values")
         message = f"{what}, one element at a time: one tensor expression does it"
-        line, col = self._position(match.target, ctx)
+        line, col = ctx.position(match.target)
         anchor = self._statement(match.target, ctx)
         snippet = _code(match.target)
         for name in sorted(indexed):
@@ -740,7 +730,7 @@ class ComprehensionOverTensor(Rule):
             new=new_code,
             inputs=tuple(inputs),
             outputs=("result",),
-            modules=self._modules(ctx),
+            modules=ctx.kernel_modules(),
             reorders_float_reduction=match.form == "sum",
             note="the expression, verbatim, bound to `result`",
         )

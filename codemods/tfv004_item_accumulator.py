@@ -263,10 +263,6 @@ class ItemAccumulator(Rule):
 
     # ------------------------------------------------------------------ helpers
 
-    def _position(self, node: cst.CSTNode, ctx: RuleContext) -> tuple[int, int]:
-        pos = ctx.positions[node]
-        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
-
     def _block_of(self, stmt: cst.CSTNode, ctx: RuleContext) -> list[cst.BaseStatement] | None:
         parent = ctx.parents.get(stmt)
         if isinstance(parent, (cst.IndentedBlock, cst.Module)):
@@ -274,14 +270,7 @@ class ItemAccumulator(Rule):
         return None
 
     def _skip(self, node: cst.CSTNode, ctx: RuleContext, message: str, reason: str) -> Proposal:
-        line, col = self._position(node, ctx)
-        return Proposal(CODE, message, line, col, node, (), reason, statement_code(ctx.module, node))
-
-    def _modules(self, ctx: RuleContext) -> tuple[tuple[str, str], ...]:
-        bindings = list(ctx.facts.bindings)
-        if not ctx.facts.torch:
-            bindings.append(("torch", "torch"))
-        return tuple(dict.fromkeys(bindings))
+        return ctx.proposal(CODE, node, message, skip_reason=reason)
 
     def _free_inputs(self, names: set[str], ctx: RuleContext, exclude: set[str]) -> list[str]:
         return sorted(n for n in names - exclude if n not in BUILTIN_NAMES and n not in ctx.module_names)
@@ -344,8 +333,7 @@ class ItemAccumulator(Rule):
                 candidates.append(
                     self._element_candidate(loop, aug, acc, init, merge, replacement, description, shape, indexed, ctx)
                 )
-        line, col = self._position(loop, ctx)
-        return Proposal(CODE, message, line, col, loop, tuple(candidates), None, statement_code(ctx.module, loop))
+        return ctx.proposal(CODE, loop, message, tuple(candidates))
 
     def _owner_extent(self, loop: cst.For) -> cst.BaseExpression | None:
         """``len(x)`` / ``x.size(0)`` ... as written in ``range(...)``; None for ``for v in x``."""
@@ -507,7 +495,7 @@ class ItemAccumulator(Rule):
             new=new_code,
             inputs=tuple(inputs),
             outputs=(acc,),
-            modules=self._modules(ctx),
+            modules=ctx.kernel_modules(),
             reorders_float_reduction=True,
             note="the loop and its accumulator, verbatim",
         )
@@ -667,20 +655,18 @@ class ItemAccumulator(Rule):
             new=inits + header + new_body + new_posts,
             inputs=tuple(inputs),
             outputs=tuple(p.acc for p in plans),
-            modules=self._modules(ctx),
+            modules=ctx.kernel_modules(),
             note="the accumulations, over per-step values of what they read; the rest of the loop is untouched",
         )
         names = ", ".join(f"`{p.acc}`" for p in plans)
         message = f"{names} accumulate{'s' if len(plans) == 1 else ''} `.item()` once per step: keep on the device, convert once after the loop"
-        line, col = self._position(loop, ctx)
         imports = ctx.imports if any("isinstance" in p.post for p in plans) else ()
         # not faster by construction: two device operations per step replace one sync, which pays
         # only on a busy GPU -- emitted by default only when measured no slower
         candidate = Candidate(
             "device accumulator, one conversion after the loop", (edit,), kernel, imports, needs_measurement=True
         )
-        proposal = Proposal(CODE, message, line, col, loop, (candidate,), None, statement_code(ctx.module, loop))
-        return [proposal, *skips]
+        return [ctx.proposal(CODE, loop, message, (candidate,)), *skips]
 
     def _plan(
         self, aug: cst.AugAssign, acc: str, init: tuple[cst.SimpleStatementLine, cst.BaseExpression, bool],

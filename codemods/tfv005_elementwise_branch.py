@@ -23,6 +23,7 @@ from torchfix.codemods.analysis import (
     find_init,
     infer_dtype_kind,
     loop_shape,
+    loop_variable_used_outside,
     module_nodes,
     name_nodes,
     names_used,
@@ -453,33 +454,8 @@ class ElementwiseBranch(Rule):
 
     # ------------------------------------------------------------------ proposing
 
-    def _position(self, node: cst.CSTNode, ctx: RuleContext) -> tuple[int, int]:
-        pos = ctx.positions[node]
-        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
-
     def _skip(self, mt: _Match, ctx: RuleContext, message: str, reason: str) -> Proposal:
-        line, col = self._position(mt.loop, ctx)
-        return Proposal(CODE, message, line, col, mt.loop, (), reason, statement_code(ctx.module, mt.loop))
-
-    def _modules(self, ctx: RuleContext) -> tuple[tuple[str, str], ...]:
-        bindings = list(ctx.facts.bindings)
-        if not ctx.facts.torch:
-            bindings.append(("torch", "torch"))
-        return tuple(dict.fromkeys(bindings))
-
-    def _used_outside(self, name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
-        inside = {id(n) for n in name_nodes(loop)}
-        other_loops: set[int] = set()
-
-        class _Rebinding(cst.CSTVisitor):
-            def visit_For(self, node: cst.For) -> None:
-                if node is not loop and name in names_used(node.target):
-                    other_loops.update(id(n) for n in name_nodes(node))
-
-        scope.visit(_Rebinding())
-        return any(
-            n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope)
-        )
+        return ctx.proposal(CODE, mt.loop, message, skip_reason=reason)
 
     def _number_init(self, mt: _Match, ctx: RuleContext) -> cst.SimpleStatementLine | None:
         """``count = 0`` before the loop, with nothing in between touching ``count``."""
@@ -527,7 +503,7 @@ class ElementwiseBranch(Rule):
             if not found.tensor:
                 return self._skip(mt, ctx, message, found.missing_tensor(f"a `{ctx.torch}.where` over `{name}`"))
         index = mt.shape.index or ""
-        if self._used_outside(index, mt.loop, scope):
+        if loop_variable_used_outside(index, mt.loop, scope):
             return self._skip(mt, ctx, message, f"the loop variable `{index}` is used outside the loop")
         init: cst.SimpleStatementLine | None = None
         if mt.kind == "accumulate":
@@ -552,8 +528,7 @@ class ElementwiseBranch(Rule):
         candidates = [c for c in candidates if c is not None]
         if not candidates:
             return None
-        line, col = self._position(mt.loop, ctx)
-        return Proposal(CODE, message, line, col, mt.loop, tuple(candidates), None, statement_code(ctx.module, mt.loop))
+        return ctx.proposal(CODE, mt.loop, message, tuple(candidates))
 
     def _forms(self, mt: _Match) -> list[str]:
         if mt.kind == "accumulate":
@@ -760,7 +735,7 @@ class ElementwiseBranch(Rule):
             new=init_code + "".join(statement_code(ctx.module, stmt) for stmt in new_stmts),
             inputs=self._inputs(mt, init, form, ctx),
             outputs=outputs,
-            modules=self._modules(ctx),
+            modules=ctx.kernel_modules(),
             reorders_float_reduction=form == "masked_sum",
             note=note,
         )

@@ -18,8 +18,8 @@ from torchfix.codemods.analysis import (
     enclosing_scope,
     escaping_control_flow,
     loop_shape,
+    loop_variable_used_outside,
     module_nodes,
-    name_nodes,
     names_used,
     statement_code,
 )
@@ -298,19 +298,8 @@ class IndexAccumulation(Rule):
 
     # ------------------------------------------------------------------ proposing
 
-    def _position(self, node: cst.CSTNode, ctx: RuleContext) -> tuple[int, int]:
-        pos = ctx.positions[node]
-        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
-
     def _skip(self, mt: _Match, ctx: RuleContext, message: str, reason: str) -> Proposal:
-        line, col = self._position(mt.loop, ctx)
-        return Proposal(CODE, message, line, col, mt.loop, (), reason, statement_code(ctx.module, mt.loop))
-
-    def _modules(self, ctx: RuleContext) -> tuple[tuple[str, str], ...]:
-        bindings = list(ctx.facts.bindings)
-        if not ctx.facts.torch:
-            bindings.append(("torch", "torch"))
-        return tuple(dict.fromkeys(bindings))
+        return ctx.proposal(CODE, mt.loop, message, skip_reason=reason)
 
     def _propose(self, mt: _Match, ctx: RuleContext) -> Proposal | None:
         loop = mt.loop
@@ -325,29 +314,14 @@ class IndexAccumulation(Rule):
             if not found.tensor:
                 return self._skip(mt, ctx, message, found.missing_tensor("one scatter over it"))
         loop_var = mt.shape.index or mt.shape.element or ""
-        if self._used_outside(loop_var, loop, scope):
+        if loop_variable_used_outside(loop_var, loop, scope):
             return self._skip(mt, ctx, message, f"the loop variable `{loop_var}` is used outside the loop")
         extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]
         candidates: list[Candidate] = []
         for form in self._forms(mt):
             for extent in extents:
                 candidates.append(self._candidate(mt, form, extent, ctx))
-        line, col = self._position(loop, ctx)
-        return Proposal(CODE, message, line, col, loop, tuple(candidates), None, statement_code(ctx.module, loop))
-
-    def _used_outside(self, name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
-        inside = {id(n) for n in name_nodes(loop)}
-        other_loops: set[int] = set()
-
-        class _Rebinding(cst.CSTVisitor):
-            def visit_For(self, node: cst.For) -> None:
-                if node is not loop and name in names_used(node.target):
-                    other_loops.update(id(n) for n in name_nodes(node))
-
-        scope.visit(_Rebinding())
-        return any(
-            n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope)
-        )
+        return ctx.proposal(CODE, loop, message, tuple(candidates))
 
     def _forms(self, mt: _Match) -> list[str]:
         if mt.op == "=":
@@ -424,7 +398,7 @@ class IndexAccumulation(Rule):
             new=statement_code(ctx.module, new_stmt),
             inputs=self._inputs(mt, ctx),
             outputs=(),
-            modules=self._modules(ctx),
+            modules=ctx.kernel_modules(),
             note=(
                 f"the loop, verbatim; `{target}` is compared after the run (it is written in place); "
                 "index tensors are taken as 1-D (one position per step)"
