@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -139,6 +139,59 @@ def contains_node(node: cst.CSTNode, types: tuple[type[cst.CSTNode], ...]) -> bo
 
     node.visit(_Find())
     return found
+
+
+#: binary operators that act element-wise on tensors and numbers alike
+ARITHMETIC_OPERATORS: tuple[type[cst.BaseBinaryOp], ...] = (
+    cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
+)
+
+
+class _ElementwiseCheck(cst.CSTVisitor):
+    """Finds a call, binary operation or comparison a rule does not batch (see ``elementwise_only``)."""
+
+    def __init__(
+        self,
+        call_ok: Callable[[cst.Call], bool],
+        binary_operators: tuple[type[cst.BaseBinaryOp], ...],
+        comparison_operators: tuple[type[cst.BaseCompOp], ...] | None,
+    ) -> None:
+        self.call_ok = call_ok
+        self.binary_operators = binary_operators
+        self.comparison_operators = comparison_operators
+        self.ok = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.call_ok(node):
+            self.ok = False
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, self.binary_operators):
+            self.ok = False
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if self.comparison_operators is not None and not all(
+            isinstance(target.operator, self.comparison_operators) for target in node.comparisons
+        ):
+            self.ok = False
+
+
+def elementwise_only(
+    expr: cst.BaseExpression,
+    call_ok: Callable[[cst.Call], bool],
+    *,
+    binary_operators: tuple[type[cst.BaseBinaryOp], ...] = ARITHMETIC_OPERATORS,
+    comparison_operators: tuple[type[cst.BaseCompOp], ...] | None = None,
+    refused: tuple[type[cst.CSTNode], ...] = (),
+) -> bool:
+    """Whether the per-element expression ``expr`` batches by substituting whole tensors for its
+    elements, as far as a rule allows: every call in it (nested ones too) passes the rule's
+    ``call_ok``, every binary operation uses one of ``binary_operators``, every comparison one of
+    ``comparison_operators`` (any comparison when None), and it holds nothing of ``NOT_BATCHABLE``
+    nor of the rule's own ``refused`` node types."""
+    check = _ElementwiseCheck(call_ok, binary_operators, comparison_operators)
+    expr.visit(check)
+    return check.ok and not contains_node(expr, NOT_BATCHABLE + refused)
 
 
 def names_used(node: cst.CSTNode) -> set[str]:

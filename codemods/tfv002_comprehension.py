@@ -13,14 +13,13 @@ from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
-    NOT_BATCHABLE,
     LoopShape,
     RuleContext,
     assigned_names,
-    contains_node,
     conversion_operand,
     conversions_in,
     dotted,
+    elementwise_only,
     enclosing_scope,
     infer_dtype_kind,
     is_conversion,
@@ -35,11 +34,8 @@ from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV002"
 
-_ELEMENTWISE_METHODS = ELEMENTWISE_METHODS
-_ELEMENTWISE_FUNCTIONAL = ELEMENTWISE_FUNCTIONAL
 #: methods that return their receiver's storage (a view or the tensor itself) for some inputs
 _NON_ALLOCATING = frozenset({"float", "double", "long", "int", "half", "bool", "detach", "cpu", "flatten"})
-_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 _REDUCTIONS = ("sum", "max", "min", "any", "all")
 
 
@@ -56,6 +52,25 @@ def _atom_text(text: str, node: cst.BaseExpression) -> str:
 def _atom(node: cst.BaseExpression) -> str:
     """Code for ``node`` that can take a ``.method()`` suffix: parenthesized unless it is atomic."""
     return _atom_text(_code(node), node)
+
+
+def _elementwise_call(node: cst.Call) -> bool:
+    """A call an element of the comprehension may make: a conversion, one-argument ``abs``, an
+    element-wise tensor method (not a bare ``math`` / ``random`` function of the same name) or an
+    element-wise ``torch.nn.functional`` activation."""
+    if is_conversion(node):
+        return True
+    func = node.func
+    if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
+        return True
+    if isinstance(func, cst.Attribute):
+        name = func.attr.value
+        root = dotted(func.value) or ""
+        if name in ELEMENTWISE_METHODS and not (root and "." not in root and root in ("math", "random")):
+            return True
+        if (root.endswith("functional") or root == "F") and name in ELEMENTWISE_FUNCTIONAL:
+            return True
+    return False
 
 
 def _py_kind(expr: cst.BaseExpression) -> str | None:
@@ -346,32 +361,7 @@ class ComprehensionOverTensor(Rule):
 
     def _elementwise(self, value: cst.BaseExpression) -> bool:
         """Only arithmetic, comparisons, conversions, ``abs`` and element-wise tensor calls."""
-        ok = True
-
-        class _Check(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                nonlocal ok
-                if is_conversion(node):
-                    return
-                func = node.func
-                if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
-                    return
-                if isinstance(func, cst.Attribute):
-                    name = func.attr.value
-                    root = dotted(func.value) or ""
-                    if name in _ELEMENTWISE_METHODS and not (root and "." not in root and root in ("math", "random")):
-                        return
-                    if (root.endswith("functional") or root == "F") and name in _ELEMENTWISE_FUNCTIONAL:
-                        return
-                ok = False
-
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                nonlocal ok
-                if not isinstance(node.operator, _ARITHMETIC):
-                    ok = False
-
-        value.visit(_Check())
-        return ok and not contains_node(value, NOT_BATCHABLE + (cst.BooleanOperation, cst.IfExp))
+        return elementwise_only(value, _elementwise_call, refused=(cst.BooleanOperation, cst.IfExp))
 
     def _yields_numbers(self, elt: cst.BaseExpression, form: str) -> bool:
         """Whether each element is a Python number: the outermost operation works on converted

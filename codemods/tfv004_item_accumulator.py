@@ -13,15 +13,14 @@ from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
-    NOT_BATCHABLE,
     LoopShape,
     RuleContext,
     assigned_names,
     comments_in,
-    contains_node,
     conversion_operand,
     conversions_in,
     dotted,
+    elementwise_only,
     enclosing_scope,
     escaping_control_flow,
     find_init,
@@ -42,9 +41,6 @@ from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV004"
 
-_ELEMENTWISE_METHODS = ELEMENTWISE_METHODS
-_ELEMENTWISE_FUNCTIONAL = ELEMENTWISE_FUNCTIONAL
-_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
 
 def _conversion_kind(conversion: cst.Call) -> str:
@@ -60,6 +56,24 @@ def _parse_expr(code: str) -> cst.BaseExpression:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def _elementwise_call(node: cst.Call) -> bool:
+    """A call a per-element value may make: a conversion, ``abs``, an element-wise tensor method or
+    an element-wise ``torch.nn.functional`` activation."""
+    if is_conversion(node):
+        return True
+    func = node.func
+    if isinstance(func, cst.Name) and func.value == "abs":
+        return True
+    if isinstance(func, cst.Attribute):
+        name = func.attr.value
+        root = dotted(func.value) or ""
+        if name in ELEMENTWISE_METHODS:
+            return True
+        if (root.endswith("functional") or root == "F") and name in ELEMENTWISE_FUNCTIONAL:
+            return True
+    return False
 
 
 def _atom(node: cst.BaseExpression) -> str:
@@ -343,33 +357,7 @@ class ItemAccumulator(Rule):
 
     def _elementwise(self, value: cst.BaseExpression, shape: LoopShape) -> bool:
         """Only arithmetic, comparisons, conversions and element-wise calls."""
-        ok = True
-
-        class _Check(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                nonlocal ok
-                if is_conversion(node):
-                    return
-                func = node.func
-                if isinstance(func, cst.Name) and func.value == "abs":
-                    return
-                if isinstance(func, cst.Attribute):
-                    name = func.attr.value
-                    root = dotted(func.value) or ""
-                    if name in _ELEMENTWISE_METHODS:
-                        return
-                    if root.endswith("functional") or root == "F":
-                        if name in _ELEMENTWISE_FUNCTIONAL:
-                            return
-                ok = False
-
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                nonlocal ok
-                if not isinstance(node.operator, _ARITHMETIC):
-                    ok = False
-
-        value.visit(_Check())
-        return ok and not contains_node(value, NOT_BATCHABLE)
+        return elementwise_only(value, _elementwise_call)
 
     def _vectorized(
         self,

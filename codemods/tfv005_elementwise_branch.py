@@ -10,15 +10,15 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from torchfix.codemods.analysis import (
+    ARITHMETIC_OPERATORS,
     BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
-    NOT_BATCHABLE,
     LoopShape,
     RuleContext,
     comments_in,
-    contains_node,
     dotted,
+    elementwise_only,
     enclosing_scope,
     find_init,
     infer_dtype_kind,
@@ -42,8 +42,6 @@ _ELEMENTWISE_TORCH = frozenset(
      "square", "sign", "floor", "ceil", "round", "trunc", "clamp", "clip", "pow", "isnan", "isinf",
      "isfinite", "maximum", "minimum", "logical_not", "logical_and", "logical_or", "erf", "exp2"}
 )
-_ELEMENTWISE_FUNCTIONAL = ELEMENTWISE_FUNCTIONAL
-_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 _COMPARE = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _AUG_TO_BIN = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
@@ -52,6 +50,21 @@ _AUG_TO_BIN = {
 }
 #: a tensor accumulator's starting value: ``torch.zeros(())``, ``x.new_zeros(())`` ...
 _TENSOR_INIT_METHODS = frozenset({"new_zeros", "new_tensor", "new_full", "new_ones"})
+
+
+def _elementwise_call(node: cst.Call) -> bool:
+    """A call a branch's condition or value may make: one-argument ``abs``, an element-wise
+    ``torch`` / ``torch.nn.functional`` function, or an element-wise tensor method."""
+    func = node.func
+    if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
+        return True
+    if isinstance(func, cst.Attribute):
+        name = func.attr.value
+        root = dotted(func.value)
+        if root in ("torch", "th") or (root is not None and root.endswith(".functional")) or root == "F":
+            return name in _ELEMENTWISE_TORCH or name in ELEMENTWISE_FUNCTIONAL
+        return name in _ELEMENTWISE_METHODS
+    return False
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -414,43 +427,11 @@ class ElementwiseBranch(Rule):
 
     def _elementwise(self, expr: cst.BaseExpression) -> bool:
         """Only arithmetic, comparisons, boolean logic and element-wise calls."""
-        ok = True
-
-        class _Check(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                nonlocal ok
-                func = node.func
-                if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
-                    return
-                if isinstance(func, cst.Attribute):
-                    name = func.attr.value
-                    root = dotted(func.value)
-                    if root in ("torch", "th") or (root is not None and root.endswith(".functional")) or root == "F":
-                        if name in _ELEMENTWISE_TORCH or name in _ELEMENTWISE_FUNCTIONAL:
-                            return
-                        ok = False
-                        return
-                    if name in _ELEMENTWISE_METHODS:
-                        return
-                ok = False
-
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                nonlocal ok
-                if not isinstance(node.operator, _ARITHMETIC + (cst.BitAnd, cst.BitOr)):
-                    ok = False
-
-            def visit_Comparison(self, node: cst.Comparison) -> None:
-                nonlocal ok
-                if not all(isinstance(t.operator, _COMPARE) for t in node.comparisons):
-                    ok = False
-
-            def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-                nonlocal ok
-                if isinstance(node.operator, cst.BitInvert):
-                    ok = False
-
-        expr.visit(_Check())
-        return ok and not contains_node(expr, NOT_BATCHABLE + (cst.IfExp,))
+        # `&` / `|` combine masks; `~` is refused (logical on a bool tensor, bitwise on an integer one)
+        return elementwise_only(
+            expr, _elementwise_call, binary_operators=ARITHMETIC_OPERATORS + (cst.BitAnd, cst.BitOr),
+            comparison_operators=_COMPARE, refused=(cst.IfExp, cst.BitInvert),
+        )
 
     # ------------------------------------------------------------------ proposing
 
