@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 import libcst as cst
 import libcst.matchers as m
@@ -124,6 +124,22 @@ NOT_BATCHABLE = (
     cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.NamedExpr, cst.Await,
     cst.Yield,
 )
+
+
+def sole_statement(body: cst.BaseSuite) -> cst.BaseStatement | None:
+    """The one statement of an indented block; None for several, or for a body written on the
+    header's line (``for x in y: s``)."""
+    if isinstance(body, cst.IndentedBlock) and len(body.body) == 1:
+        return body.body[0]
+    return None
+
+
+def sole_small_statement(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:
+    """The one simple statement (``a += b``) of an indented block that holds nothing else."""
+    statement = sole_statement(body)
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        return statement.body[0]
+    return None
 
 
 def contains_node(node: cst.CSTNode, types: tuple[type[cst.CSTNode], ...]) -> bool:
@@ -592,6 +608,44 @@ def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str
     return found if ok else None
 
 
+class WholeTensorSubstitution(cst.CSTTransformer):
+    """Turns a per-element expression of the loop ``shape`` into one on whole tensors: ``X[i]`` ->
+    ``whole("X")`` (``X[i, j]`` -> ``whole("X")[:, j]``) and, for ``for v in X``, ``v`` ->
+    ``whole("X")``; ``whole`` says how a rule spells a whole (sliced, flattened) tensor. The names
+    it replaces are those :func:`loop_indexed_tensors` reports. A rule subclasses it to rewrite
+    the rest of the expression too (its conversions)."""
+
+    def __init__(self, shape: LoopShape, whole: Callable[[str], str]) -> None:
+        super().__init__()
+        self.shape = shape
+        self.whole = whole
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        first = original.slice[0].slice if original.slice else None
+        if (
+            self.shape.index
+            and isinstance(first, cst.Index)
+            and isinstance(first.value, cst.Name)
+            and first.value.value == self.shape.index
+            and isinstance(original.value, cst.Name)
+        ):
+            base = cst.parse_expression(self.whole(original.value.value))
+            if len(original.slice) == 1:
+                return base
+            rest = [cst.SubscriptElement(cst.Slice(lower=None, upper=None))] + list(updated.slice[1:])
+            return cst.Subscript(value=base, slice=rest)
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        # `X[i].v`: the attribute's name is no variable to replace, even when it is spelled `v`
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if self.shape.element and original.value == self.shape.element and self.shape.owner:
+            return cst.parse_expression(self.whole(self.shape.owner))
+        return updated
+
+
 # ----------------------------------------------------------------------------- rule context
 
 
@@ -763,6 +817,28 @@ class RuleContext:
         )
         fields.update(extra)
         return cls(**fields)
+
+
+#: what a loop rule's matcher found in one loop
+LoopMatch = TypeVar("LoopMatch")
+
+
+def loop_proposals(
+    wrapper: "MetadataWrapper",
+    match: Callable[[cst.For], LoopMatch | None],
+    propose: Callable[[LoopMatch, RuleContext], Proposal | None],
+) -> list[Proposal]:
+    """The proposals of a rule that looks at each ``for`` loop on its own: ``match`` every loop of
+    the module, then ``propose`` on each match, in source order. The context is built only when
+    something matched: its metadata is the expensive part."""
+    loops: list[cst.For] = module_nodes(wrapper.module).of_type(cst.For)  # type: ignore[assignment]
+    matches = [found for found in (match(loop) for loop in loops) if found is not None]
+    if not matches:
+        return []
+    ctx = RuleContext.from_wrapper(wrapper)
+    proposals = [proposal for proposal in (propose(found, ctx) for found in matches) if proposal is not None]
+    proposals.sort(key=lambda p: (p.line, p.column))
+    return proposals
 
 
 # ----------------------------------------------------------------------------- conversions

@@ -15,6 +15,7 @@ from torchfix.codemods.analysis import (
     ELEMENTWISE_METHODS,
     LoopShape,
     RuleContext,
+    WholeTensorSubstitution,
     assigned_names,
     conversion_operand,
     conversions_in,
@@ -476,33 +477,12 @@ class ComprehensionOverTensor(Rule):
             text = f"{name}[:{bound}]" if sliced else name
             return f"{text}.flatten()" if flatten else text
 
-        index_var, element_var = shape.index, shape.element
         # the cast form of torch.tensor(...) casts anyway: float(v) adds nothing to that cast
         drop_float = cast_form
         # a float-valued element is computed in double precision by Python: keep that precision
         item_cast = ".double()" if match.form != "tensor" and _py_kind(match.comp.elt) == "float" else ""
 
-        class _Vectorize(cst.CSTTransformer):
-            def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
-                first = original.slice[0].slice if original.slice else None
-                if (
-                    index_var
-                    and isinstance(first, cst.Index)
-                    and isinstance(first.value, cst.Name)
-                    and first.value.value == index_var
-                    and isinstance(original.value, cst.Name)
-                ):
-                    return cst.parse_expression(whole(original.value.value))
-                return updated
-
-            def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-                return updated.with_changes(attr=original.attr)
-
-            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-                if element_var and original.value == element_var and shape.owner:
-                    return cst.parse_expression(whole(shape.owner))
-                return updated
-
+        class _Vectorize(WholeTensorSubstitution):
             def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
                 if not is_conversion(original):
                     return updated
@@ -514,7 +494,7 @@ class ComprehensionOverTensor(Rule):
                     return cst.parse_expression(f"{_atom(operand)}{item_cast}")
                 return operand
 
-        result = match.comp.elt.visit(_Vectorize())
+        result = match.comp.elt.visit(_Vectorize(shape, whole))
         assert isinstance(result, cst.BaseExpression)
         return result.with_changes(lpar=[], rpar=[]) if isinstance(result, (cst.Name, cst.Call)) else result
 

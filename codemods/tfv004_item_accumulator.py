@@ -15,6 +15,7 @@ from torchfix.codemods.analysis import (
     ELEMENTWISE_METHODS,
     LoopShape,
     RuleContext,
+    WholeTensorSubstitution,
     assigned_names,
     comments_in,
     conversion_operand,
@@ -33,6 +34,7 @@ from torchfix.codemods.analysis import (
     module_nodes,
     name_nodes,
     names_used,
+    sole_small_statement,
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
@@ -293,13 +295,8 @@ class ItemAccumulator(Rule):
 
     def _element_reduction(self, loop: cst.For, ctx: RuleContext) -> Proposal | None:
         shape = loop_shape(loop)
-        if shape is None or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
-            return None
-        stmt = loop.body.body[0]
-        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-            return None
-        aug = stmt.body[0]
-        if not (
+        aug = sole_small_statement(loop.body)
+        if shape is None or not (
             isinstance(aug, cst.AugAssign)
             and isinstance(aug.operator, (cst.AddAssign, cst.SubtractAssign))
             and isinstance(aug.target, cst.Name)
@@ -385,33 +382,7 @@ class ItemAccumulator(Rule):
             text = f"{name}[:{bound}]" if sliced else name
             return f"{text}.flatten()" if flatten else text
 
-        index_var, element_var = shape.index, shape.element
-
-        class _Vectorize(cst.CSTTransformer):
-            def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
-                first = original.slice[0].slice if original.slice else None
-                if (
-                    index_var
-                    and isinstance(first, cst.Index)
-                    and isinstance(first.value, cst.Name)
-                    and first.value.value == index_var
-                    and isinstance(original.value, cst.Name)
-                ):
-                    base = _parse_expr(whole(original.value.value))
-                    if len(original.slice) == 1:
-                        return base
-                    rest = [cst.SubscriptElement(cst.Slice(lower=None, upper=None))] + list(updated.slice[1:])
-                    return cst.Subscript(value=base, slice=rest)
-                return updated
-
-            def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-                return updated.with_changes(attr=original.attr)
-
-            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-                if element_var and original.value == element_var and shape.owner:
-                    return _parse_expr(whole(shape.owner))
-                return updated
-
+        class _Vectorize(WholeTensorSubstitution):
             def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
                 if not is_conversion(original):
                     return updated
@@ -424,7 +395,7 @@ class ItemAccumulator(Rule):
                     return _parse_expr(f"{text}.double()") if not bare else operand
                 return operand
 
-        vector = value.visit(_Vectorize())
+        vector = value.visit(_Vectorize(shape, whole))
         text = _atom(vector)
         if float_result:
             return _parse_expr(f"{text}.sum(dtype={torch}.float64).item()")

@@ -22,11 +22,13 @@ from torchfix.codemods.analysis import (
     enclosing_scope,
     find_init,
     infer_dtype_kind,
+    loop_proposals,
     loop_shape,
     loop_variable_used_outside,
-    module_nodes,
     name_nodes,
     names_used,
+    sole_small_statement,
+    sole_statement,
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
@@ -262,16 +264,7 @@ class ElementwiseBranch(Rule):
         )
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
-        module = wrapper.module
-        loops: list[cst.For] = module_nodes(module).of_type(cst.For)  # type: ignore[assignment]
-        matches = [mt for mt in (self._match(loop) for loop in loops) if mt is not None]
-        if not matches:
-            return []  # metadata is the expensive part: resolve it only where a match is possible
-        ctx = RuleContext.from_wrapper(wrapper)
-        proposals = [self._propose(mt, ctx) for mt in matches]
-        out = [p for p in proposals if p is not None]
-        out.sort(key=lambda p: (p.line, p.column))
-        return out
+        return loop_proposals(wrapper, self._match, self._propose)
 
     # ------------------------------------------------------------------ matching
 
@@ -279,9 +272,7 @@ class ElementwiseBranch(Rule):
         shape = loop_shape(loop)
         if shape is None or shape.index is None:
             return None
-        if not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
-            return None
-        branch = loop.body.body[0]
+        branch = sole_statement(loop.body)
         if not isinstance(branch, cst.If):
             return None
         conditions: list[cst.BaseExpression] = []
@@ -365,11 +356,7 @@ class ElementwiseBranch(Rule):
     def _single(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:
         if isinstance(body, cst.SimpleStatementSuite):
             return body.body[0] if len(body.body) == 1 else None
-        if isinstance(body, cst.IndentedBlock) and len(body.body) == 1:
-            stmt = body.body[0]
-            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-                return stmt.body[0]
-        return None
+        return sole_small_statement(body)
 
     @staticmethod
     def _element_target(target: cst.BaseExpression, index: str) -> str | None:

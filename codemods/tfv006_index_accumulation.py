@@ -17,10 +17,11 @@ from torchfix.codemods.analysis import (
     comments_in,
     enclosing_scope,
     escaping_control_flow,
+    loop_proposals,
     loop_shape,
     loop_variable_used_outside,
-    module_nodes,
     names_used,
+    sole_small_statement,
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
@@ -188,27 +189,15 @@ class IndexAccumulation(Rule):
         return False
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
-        module = wrapper.module
-        loops: list[cst.For] = module_nodes(module).of_type(cst.For)  # type: ignore[assignment]
-        matches = [mt for mt in (self._match(loop) for loop in loops) if mt is not None]
-        if not matches:
-            return []
-        ctx = RuleContext.from_wrapper(wrapper)
-        proposals = [self._propose(mt, ctx) for mt in matches]
-        out = [p for p in proposals if p is not None]
-        out.sort(key=lambda p: (p.line, p.column))
-        return out
+        return loop_proposals(wrapper, self._match, self._propose)
 
     # ------------------------------------------------------------------ matching
 
     def _match(self, loop: cst.For) -> _Match | None:
         shape = loop_shape(loop)
-        if shape is None or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
+        small = sole_small_statement(loop.body)
+        if shape is None or small is None:
             return None
-        stmt = loop.body.body[0]
-        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-            return None
-        small = stmt.body[0]
         if isinstance(small, cst.AugAssign):
             if isinstance(small.operator, cst.AddAssign):
                 op = "+="
