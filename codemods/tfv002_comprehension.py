@@ -235,12 +235,8 @@ class ComprehensionOverTensor(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        """Every match is a comprehension (`for`) with a conversion or an any()/all() call."""
-        return b"for" in source and any(
-            token in source for token in (b".item()", b"float(", b"int(", b"any(", b"all(")
-        )
+    #: every match is a comprehension (`for`) with a conversion or an any()/all() call
+    required_bytes = ((b"for",), (b".item()", b"float(", b"int(", b"any(", b"all("))
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:

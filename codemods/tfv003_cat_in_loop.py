@@ -281,9 +281,7 @@ class CatInLoop(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        return b"cat" in source or b"stack" in source
+    required_bytes = ((b"cat", b"stack"),)
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:

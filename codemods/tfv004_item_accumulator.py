@@ -222,12 +222,8 @@ class ItemAccumulator(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        # every match is an augmented assignment fed by .item(), float(...) or int(...)
-        return (b"+=" in source or b"-=" in source) and (
-            b".item()" in source or b"float(" in source or b"int(" in source
-        )
+    #: every match is an augmented assignment fed by .item(), float(...) or int(...)
+    required_bytes = ((b"+=", b"-="), (b".item()", b"float(", b"int("))
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:

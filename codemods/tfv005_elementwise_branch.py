@@ -251,9 +251,7 @@ class ElementwiseBranch(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        return b"for " in source and b"if " in source and b"range(" in source
+    required_bytes = ((b"for ",), (b"if ",), (b"range(",))
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:

@@ -167,9 +167,7 @@ class IndexAccumulation(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        return b"for " in source and b"[" in source
+    required_bytes = ((b"for ",), (b"[",))
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:
