@@ -666,20 +666,14 @@ class ElementwiseBranch(Rule):
             mask = next(n for n in (f"{target}_mask{k or ''}" for k in range(100)) if n not in names)
             new = f"{mask} = {c[0]}\n{target}.index_fill_(0, {mask}.nonzero().squeeze(1), {_code(value)})"
             description = "index_fill_ at the selected positions (indexes the target only where the branch runs)"
-        elif form == "masked_sum_cast":
+        else:  # "masked_sum", or "masked_sum_cast": the selected values cast to the accumulator's dtype first
             c = cond(mt.conditions[0])[0]
             value = mt.values[0]
             assert value is not None
             v = vec(value)
-            new = f"{target} {mt.op} {_wrap(*v)}[{c}].to({target}.dtype).sum()"
-            description = "masked reduction in the accumulator's dtype"
-        else:
-            c = cond(mt.conditions[0])[0]
-            value = mt.values[0]
-            assert value is not None
-            v = vec(value)
-            new = f"{target} {mt.op} {_wrap(*v)}[{c}].sum()"
-            description = "masked reduction"
+            cast = f".to({target}.dtype)" if form == "masked_sum_cast" else ""
+            new = f"{target} {mt.op} {_wrap(*v)}[{c}]{cast}.sum()"
+            description = "masked reduction in the accumulator's dtype" if cast else "masked reduction"
         if extent == "max0":
             description += ", extent clamped at 0"
         new_module = cst.parse_module(new + "\n", config=ctx.module.config_for_parsing)
