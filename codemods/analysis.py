@@ -88,12 +88,9 @@ def module_facts(module: cst.Module) -> ModuleFacts:
 _NESTED_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 
 
-class _NameCollector(cst.CSTVisitor):
-    """Names used as variables (not attribute names, keyword names or import names)."""
-
-    def __init__(self) -> None:
-        self.names: list[cst.Name] = []
-        self.nested_scopes = False
+class _VariableVisitor(cst.CSTVisitor):
+    """Visits only the names used as variables: not an attribute's name (``x.name``) nor a
+    keyword argument's (``f(name=...)``)."""
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         node.value.visit(self)
@@ -102,6 +99,14 @@ class _NameCollector(cst.CSTVisitor):
     def visit_Arg(self, node: cst.Arg) -> bool:
         node.value.visit(self)
         return False
+
+
+class _NameCollector(_VariableVisitor):
+    """Names used as variables (not attribute names, keyword names or import names)."""
+
+    def __init__(self) -> None:
+        self.names: list[cst.Name] = []
+        self.nested_scopes = False
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.append(node)
@@ -271,59 +276,36 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
     return visitor.names
 
 
+#: statements and expressions that leave the loop body (or rebind outside it) wherever they stand
+_ESCAPES: dict[type[cst.CSTNode], str] = {
+    cst.Return: "return", cst.Raise: "raise", cst.Yield: "yield", cst.Await: "await",
+    cst.Global: "global", cst.Nonlocal: "nonlocal",
+}
+#: statements that leave the loop body only outside a loop nested in it
+_LOOP_EXITS: dict[type[cst.CSTNode], str] = {cst.Break: "break", cst.Continue: "continue"}
+
+
 class _Escapes(cst.CSTVisitor):
-    """Control flow that leaves a loop body early, and scope declarations."""
+    """Control flow that leaves a loop body early, and scope declarations (not looking into the
+    functions, lambdas and classes it defines: their control flow is their own)."""
 
     def __init__(self) -> None:
         self.found: list[str] = []
         self._loop_depth = 0
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(node, (cst.For, cst.While)):
+            self._loop_depth += 1
+        escape = _ESCAPES.get(type(node)) or (_LOOP_EXITS.get(type(node)) if self._loop_depth == 0 else None)
+        if escape is not None:
+            self.found.append(escape)
+        return True
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_For(self, node: cst.For) -> None:
-        self._loop_depth += 1
-
-    def leave_For(self, node: cst.For) -> None:
-        self._loop_depth -= 1
-
-    def visit_While(self, node: cst.While) -> None:
-        self._loop_depth += 1
-
-    def leave_While(self, node: cst.While) -> None:
-        self._loop_depth -= 1
-
-    def visit_Break(self, node: cst.Break) -> None:
-        if self._loop_depth == 0:
-            self.found.append("break")
-
-    def visit_Continue(self, node: cst.Continue) -> None:
-        if self._loop_depth == 0:
-            self.found.append("continue")
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.found.append("return")
-
-    def visit_Raise(self, node: cst.Raise) -> None:
-        self.found.append("raise")
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.found.append("yield")
-
-    def visit_Await(self, node: cst.Await) -> None:
-        self.found.append("await")
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.found.append("global")
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.found.append("nonlocal")
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, (cst.For, cst.While)):
+            self._loop_depth -= 1
 
 
 def escaping_control_flow(body: cst.CSTNode) -> list[str]:
@@ -559,6 +541,21 @@ def is_zero(literal: cst.BaseExpression) -> bool:
     return isinstance(inner, (cst.Integer, cst.Float)) and float(inner.value.replace("_", "")) == 0.0
 
 
+def element_of(node: cst.CSTNode, index: str | None) -> str | None:
+    """``X`` when ``node`` reads one element ``X[index]``: a plain name subscripted by the bare
+    loop index and nothing else; None otherwise."""
+    if (
+        isinstance(node, cst.Subscript)
+        and isinstance(node.value, cst.Name)
+        and len(node.slice) == 1
+        and isinstance(node.slice[0].slice, cst.Index)
+        and isinstance(node.slice[0].slice.value, cst.Name)
+        and node.slice[0].slice.value.value == index
+    ):
+        return node.value.value
+    return None
+
+
 def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str] | None:
     """Names the loop reads element-wise in ``value``: subscripted by the loop index as ``X[i]`` /
     ``X[i, ...]``, or the iterated name for ``for v in X``. None when the loop variable appears any
@@ -567,7 +564,7 @@ def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str
     found: set[str] = set()
     ok = True
 
-    class _Uses(cst.CSTVisitor):
+    class _Uses(_VariableVisitor):
         def visit_Subscript(self, node: cst.Subscript) -> bool:
             nonlocal ok
             first = node.slice[0].slice if node.slice else None
@@ -583,14 +580,6 @@ def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str
                 found.add(node.value.value)
                 return False
             return True
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
-            return False
-
-        def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
-            return False
 
         def visit_Name(self, node: cst.Name) -> None:
             nonlocal ok

@@ -20,6 +20,7 @@ from torchfix.codemods.analysis import (
     conversion_operand,
     conversions_in,
     dotted,
+    element_of,
     elementwise_only,
     enclosing_scope,
     infer_dtype_kind,
@@ -511,14 +512,7 @@ class ComprehensionOverTensor(Rule):
         def is_element(node: cst.BaseExpression) -> bool:
             if shape.element:
                 return isinstance(node, cst.Name) and node.value == shape.element
-            return (
-                isinstance(node, cst.Subscript)
-                and isinstance(node.value, cst.Name)
-                and len(node.slice) == 1
-                and isinstance(node.slice[0].slice, cst.Index)
-                and isinstance(node.slice[0].slice.value, cst.Name)
-                and node.slice[0].slice.value.value == shape.index
-            )
+            return element_of(node, shape.index) is not None
 
         class _Scalar(cst.CSTTransformer):
             def visit_Call(self, node: cst.Call) -> bool:

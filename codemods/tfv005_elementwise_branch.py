@@ -18,6 +18,7 @@ from torchfix.codemods.analysis import (
     RuleContext,
     comments_in,
     dotted,
+    element_of,
     elementwise_only,
     enclosing_scope,
     find_init,
@@ -293,7 +294,7 @@ class ElementwiseBranch(Rule):
         op = "="
         for small in statements:
             if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                name = self._element_target(small.targets[0].target, index)
+                name = element_of(small.targets[0].target, index)
                 if name is None:
                     return None
                 kinds.add("assign")
@@ -307,7 +308,7 @@ class ElementwiseBranch(Rule):
                 op = "+=" if isinstance(small.operator, cst.AddAssign) else "-="
                 values.append(small.value)
             elif isinstance(small, cst.AugAssign) and type(small.operator) in _AUG_TO_BIN:
-                name = self._element_target(small.target, index)
+                name = element_of(small.target, index)
                 if name is None:
                     return None
                 kinds.add("assign")
@@ -356,28 +357,14 @@ class ElementwiseBranch(Rule):
             return body.body[0] if len(body.body) == 1 else None
         return sole_small_statement(body)
 
-    @staticmethod
-    def _element_target(target: cst.BaseExpression, index: str) -> str | None:
-        if (
-            isinstance(target, cst.Subscript)
-            and isinstance(target.value, cst.Name)
-            and len(target.slice) == 1
-            and isinstance(target.slice[0].slice, cst.Index)
-            and isinstance(target.slice[0].slice.value, cst.Name)
-            and target.slice[0].slice.value.value == index
-        ):
-            return target.value.value
-        return None
-
     def _element_reads(self, expr: cst.BaseExpression, index: str, allow_none: bool = False) -> set[str] | None:
         """Names read as ``X[i]``; None when the index appears any other way."""
         found: set[str] = set()
         ok = True
-        outer = self
 
         class _Uses(cst.CSTVisitor):
             def visit_Subscript(self, node: cst.Subscript) -> bool:
-                name = outer._element_target(node, index)
+                name = element_of(node, index)
                 if name is not None:
                     found.add(name)
                     return False
@@ -400,11 +387,10 @@ class ElementwiseBranch(Rule):
     def _free_names(self, expr: cst.BaseExpression, index: str) -> set[str]:
         """Names used outside ``X[i]`` element reads."""
         inside: set[int] = set()
-        outer = self
 
         class _Elements(cst.CSTVisitor):
             def visit_Subscript(self, node: cst.Subscript) -> None:
-                if outer._element_target(node, index) is not None:
+                if element_of(node, index) is not None:
                     inside.update(id(n) for n in name_nodes(node))
 
         expr.visit(_Elements())
@@ -529,7 +515,7 @@ class ElementwiseBranch(Rule):
         last = mt.values[-1]
         if last is None or mt.kind != "assign":
             return None
-        source = self._element_target(last, index) if isinstance(last, cst.Subscript) else None
+        source = element_of(last, index) if isinstance(last, cst.Subscript) else None
         if source is None:
             return None
         lower = upper = None
@@ -538,9 +524,9 @@ class ElementwiseBranch(Rule):
                 return None
             op = cond.comparisons[0].operator
             left, right = cond.left, cond.comparisons[0].comparator
-            if self._element_target(left, index) == source and isinstance(left, cst.Subscript):
+            if element_of(left, index) == source and isinstance(left, cst.Subscript):
                 bound, flipped = right, False
-            elif isinstance(right, cst.Subscript) and self._element_target(right, index) == source:
+            elif isinstance(right, cst.Subscript) and element_of(right, index) == source:
                 bound, flipped = left, True
             else:
                 return None
@@ -582,7 +568,7 @@ class ElementwiseBranch(Rule):
 
         class _Vectorize(cst.CSTTransformer):
             def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
-                name = ElementwiseBranch._element_target(original, index)
+                name = element_of(original, index)
                 if name is not None:
                     return cst.parse_expression(whole(name))
                 return updated
@@ -756,7 +742,7 @@ class ElementwiseBranch(Rule):
             assert value is not None
             text, atomic = vec(value)
             if self._element_reads(value, index):
-                if k > 0 and self._element_target(value, index) is None:
+                if k > 0 and element_of(value, index) is None:
                     # computed before the first write; a plain element read needs no copy: the
                     # masks are disjoint, so the writes before never touch what it reads
                     name = fresh(f"{target}_value{k + 1}" if chain else f"{target}_else")
