@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import PositionProvider
 
-from torchfix.codemods.base import ModuleFacts
+from torchfix.codemods.base import Candidate, ModuleFacts, Proposal
 
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
@@ -88,12 +88,9 @@ def module_facts(module: cst.Module) -> ModuleFacts:
 _NESTED_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 
 
-class _NameCollector(cst.CSTVisitor):
-    """Names used as variables (not attribute names, keyword names or import names)."""
-
-    def __init__(self) -> None:
-        self.names: list[cst.Name] = []
-        self.nested_scopes = False
+class _VariableVisitor(cst.CSTVisitor):
+    """Visits only the names used as variables: not an attribute's name (``x.name``) nor a
+    keyword argument's (``f(name=...)``)."""
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         node.value.visit(self)
@@ -102,6 +99,14 @@ class _NameCollector(cst.CSTVisitor):
     def visit_Arg(self, node: cst.Arg) -> bool:
         node.value.visit(self)
         return False
+
+
+class _NameCollector(_VariableVisitor):
+    """Names used as variables (not attribute names, keyword names or import names)."""
+
+    def __init__(self) -> None:
+        self.names: list[cst.Name] = []
+        self.nested_scopes = False
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.append(node)
@@ -126,6 +131,22 @@ NOT_BATCHABLE = (
 )
 
 
+def sole_statement(body: cst.BaseSuite) -> cst.BaseStatement | None:
+    """The one statement of an indented block; None for several, or for a body written on the
+    header's line (``for x in y: s``)."""
+    if isinstance(body, cst.IndentedBlock) and len(body.body) == 1:
+        return body.body[0]
+    return None
+
+
+def sole_small_statement(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:
+    """The one simple statement (``a += b``) of an indented block that holds nothing else."""
+    statement = sole_statement(body)
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        return statement.body[0]
+    return None
+
+
 def contains_node(node: cst.CSTNode, types: tuple[type[cst.CSTNode], ...]) -> bool:
     """Whether ``node`` has a descendant (or is itself) of one of ``types``."""
     found = False
@@ -139,6 +160,59 @@ def contains_node(node: cst.CSTNode, types: tuple[type[cst.CSTNode], ...]) -> bo
 
     node.visit(_Find())
     return found
+
+
+#: binary operators that act element-wise on tensors and numbers alike
+ARITHMETIC_OPERATORS: tuple[type[cst.BaseBinaryOp], ...] = (
+    cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
+)
+
+
+class _ElementwiseCheck(cst.CSTVisitor):
+    """Finds a call, binary operation or comparison a rule does not batch (see ``elementwise_only``)."""
+
+    def __init__(
+        self,
+        call_ok: Callable[[cst.Call], bool],
+        binary_operators: tuple[type[cst.BaseBinaryOp], ...],
+        comparison_operators: tuple[type[cst.BaseCompOp], ...] | None,
+    ) -> None:
+        self.call_ok = call_ok
+        self.binary_operators = binary_operators
+        self.comparison_operators = comparison_operators
+        self.ok = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.call_ok(node):
+            self.ok = False
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, self.binary_operators):
+            self.ok = False
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if self.comparison_operators is not None and not all(
+            isinstance(target.operator, self.comparison_operators) for target in node.comparisons
+        ):
+            self.ok = False
+
+
+def elementwise_only(
+    expr: cst.BaseExpression,
+    call_ok: Callable[[cst.Call], bool],
+    *,
+    binary_operators: tuple[type[cst.BaseBinaryOp], ...] = ARITHMETIC_OPERATORS,
+    comparison_operators: tuple[type[cst.BaseCompOp], ...] | None = None,
+    refused: tuple[type[cst.CSTNode], ...] = (),
+) -> bool:
+    """Whether the per-element expression ``expr`` batches by substituting whole tensors for its
+    elements, as far as a rule allows: every call in it (nested ones too) passes the rule's
+    ``call_ok``, every binary operation uses one of ``binary_operators``, every comparison one of
+    ``comparison_operators`` (any comparison when None), and it holds nothing of ``NOT_BATCHABLE``
+    nor of the rule's own ``refused`` node types."""
+    check = _ElementwiseCheck(call_ok, binary_operators, comparison_operators)
+    expr.visit(check)
+    return check.ok and not contains_node(expr, NOT_BATCHABLE + refused)
 
 
 def names_used(node: cst.CSTNode) -> set[str]:
@@ -202,59 +276,36 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
     return visitor.names
 
 
+#: statements and expressions that leave the loop body (or rebind outside it) wherever they stand
+_ESCAPES: dict[type[cst.CSTNode], str] = {
+    cst.Return: "return", cst.Raise: "raise", cst.Yield: "yield", cst.Await: "await",
+    cst.Global: "global", cst.Nonlocal: "nonlocal",
+}
+#: statements that leave the loop body only outside a loop nested in it
+_LOOP_EXITS: dict[type[cst.CSTNode], str] = {cst.Break: "break", cst.Continue: "continue"}
+
+
 class _Escapes(cst.CSTVisitor):
-    """Control flow that leaves a loop body early, and scope declarations."""
+    """Control flow that leaves a loop body early, and scope declarations (not looking into the
+    functions, lambdas and classes it defines: their control flow is their own)."""
 
     def __init__(self) -> None:
         self.found: list[str] = []
         self._loop_depth = 0
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(node, (cst.For, cst.While)):
+            self._loop_depth += 1
+        escape = _ESCAPES.get(type(node)) or (_LOOP_EXITS.get(type(node)) if self._loop_depth == 0 else None)
+        if escape is not None:
+            self.found.append(escape)
+        return True
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_For(self, node: cst.For) -> None:
-        self._loop_depth += 1
-
-    def leave_For(self, node: cst.For) -> None:
-        self._loop_depth -= 1
-
-    def visit_While(self, node: cst.While) -> None:
-        self._loop_depth += 1
-
-    def leave_While(self, node: cst.While) -> None:
-        self._loop_depth -= 1
-
-    def visit_Break(self, node: cst.Break) -> None:
-        if self._loop_depth == 0:
-            self.found.append("break")
-
-    def visit_Continue(self, node: cst.Continue) -> None:
-        if self._loop_depth == 0:
-            self.found.append("continue")
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.found.append("return")
-
-    def visit_Raise(self, node: cst.Raise) -> None:
-        self.found.append("raise")
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.found.append("yield")
-
-    def visit_Await(self, node: cst.Await) -> None:
-        self.found.append("await")
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.found.append("global")
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.found.append("nonlocal")
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, (cst.For, cst.While)):
+            self._loop_depth -= 1
 
 
 def escaping_control_flow(body: cst.CSTNode) -> list[str]:
@@ -422,6 +473,22 @@ def enclosing_scope(node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode
     return current
 
 
+def loop_variable_used_outside(name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
+    """Whether ``scope`` uses ``name`` (the variable of ``loop``) outside ``loop``: then the value the
+    loop leaves in it is observable and a rewrite without the loop must not drop it. Uses inside
+    other loops that bind ``name`` as their own variable are not counted (those loops rebind it)."""
+    inside = {id(n) for n in name_nodes(loop)}
+    other_loops: set[int] = set()
+
+    class _Rebinding(cst.CSTVisitor):
+        def visit_For(self, node: cst.For) -> None:
+            if node is not loop and name in names_used(node.target):
+                other_loops.update(id(n) for n in name_nodes(node))
+
+    scope.visit(_Rebinding())
+    return any(n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope))
+
+
 _SCALAR_ANNOTATIONS = {"int": "int", "float": "float", "bool": "bool"}
 
 
@@ -474,6 +541,21 @@ def is_zero(literal: cst.BaseExpression) -> bool:
     return isinstance(inner, (cst.Integer, cst.Float)) and float(inner.value.replace("_", "")) == 0.0
 
 
+def element_of(node: cst.CSTNode, index: str | None) -> str | None:
+    """``X`` when ``node`` reads one element ``X[index]``: a plain name subscripted by the bare
+    loop index and nothing else; None otherwise."""
+    if (
+        isinstance(node, cst.Subscript)
+        and isinstance(node.value, cst.Name)
+        and len(node.slice) == 1
+        and isinstance(node.slice[0].slice, cst.Index)
+        and isinstance(node.slice[0].slice.value, cst.Name)
+        and node.slice[0].slice.value.value == index
+    ):
+        return node.value.value
+    return None
+
+
 def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str] | None:
     """Names the loop reads element-wise in ``value``: subscripted by the loop index as ``X[i]`` /
     ``X[i, ...]``, or the iterated name for ``for v in X``. None when the loop variable appears any
@@ -482,7 +564,7 @@ def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str
     found: set[str] = set()
     ok = True
 
-    class _Uses(cst.CSTVisitor):
+    class _Uses(_VariableVisitor):
         def visit_Subscript(self, node: cst.Subscript) -> bool:
             nonlocal ok
             first = node.slice[0].slice if node.slice else None
@@ -499,14 +581,6 @@ def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str
                 return False
             return True
 
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
-            return False
-
-        def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
-            return False
-
         def visit_Name(self, node: cst.Name) -> None:
             nonlocal ok
             if node.value == loop_var:
@@ -521,6 +595,44 @@ def loop_indexed_tensors(value: cst.BaseExpression, shape: LoopShape) -> set[str
         if found:
             found = {shape.owner or ""}
     return found if ok else None
+
+
+class WholeTensorSubstitution(cst.CSTTransformer):
+    """Turns a per-element expression of the loop ``shape`` into one on whole tensors: ``X[i]`` ->
+    ``whole("X")`` (``X[i, j]`` -> ``whole("X")[:, j]``) and, for ``for v in X``, ``v`` ->
+    ``whole("X")``; ``whole`` says how a rule spells a whole (sliced, flattened) tensor. The names
+    it replaces are those :func:`loop_indexed_tensors` reports. A rule subclasses it to rewrite
+    the rest of the expression too (its conversions)."""
+
+    def __init__(self, shape: LoopShape, whole: Callable[[str], str]) -> None:
+        super().__init__()
+        self.shape = shape
+        self.whole = whole
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        first = original.slice[0].slice if original.slice else None
+        if (
+            self.shape.index
+            and isinstance(first, cst.Index)
+            and isinstance(first.value, cst.Name)
+            and first.value.value == self.shape.index
+            and isinstance(original.value, cst.Name)
+        ):
+            base = cst.parse_expression(self.whole(original.value.value))
+            if len(original.slice) == 1:
+                return base
+            rest = [cst.SubscriptElement(cst.Slice(lower=None, upper=None))] + list(updated.slice[1:])
+            return cst.Subscript(value=base, slice=rest)
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        # `X[i].v`: the attribute's name is no variable to replace, even when it is spelled `v`
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if self.shape.element and original.value == self.shape.element and self.shape.owner:
+            return cst.parse_expression(self.whole(self.shape.owner))
+        return updated
 
 
 # ----------------------------------------------------------------------------- rule context
@@ -657,10 +769,40 @@ class RuleContext:
             )
         return found
 
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        """(line, column) where ``node`` starts, both 1-based as reports count them."""
+        pos = self.positions[node]
+        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
+
+    def proposal(
+        self,
+        rule: str,
+        node: cst.CSTNode,
+        message: str,
+        candidates: tuple[Candidate, ...] = (),
+        skip_reason: str | None = None,
+    ) -> Proposal:
+        """The proposal of ``rule`` for the statement ``node``: reported where it starts, anchored on
+        it (a ``# torchfix: ignore`` there silences it), with its source as the snippet. With a
+        ``skip_reason`` and no candidates it is a skip."""
+        line, column = self.position(node)
+        return Proposal(rule, message, line, column, node, candidates, skip_reason, statement_code(self.module, node))
+
+    def kernel_modules(self) -> tuple[tuple[str, str], ...]:
+        """The module bindings a kernel runs with: every whitelisted module bound here, plus
+        ``torch`` itself where the module does not bind it (the rewrite imports it then)."""
+        bindings = list(self.facts.bindings)
+        if not self.facts.torch:
+            bindings.append(("torch", "torch"))
+        return tuple(dict.fromkeys(bindings))
+
     @classmethod
-    def from_wrapper(cls, wrapper: "MetadataWrapper", **extra: Any) -> "RuleContext":
+    def from_wrapper(cls, wrapper: "MetadataWrapper", facts: ModuleFacts | None = None, **extra: Any) -> "RuleContext":
+        """The context of ``wrapper``'s module; ``facts``: its :func:`module_facts` where the rule
+        has read them already; ``extra``: a subclass's own fields."""
         module = wrapper.module
-        facts = module_facts(module)
+        if facts is None:
+            facts = module_facts(module)
         fields: dict[str, Any] = dict(
             module=module,
             parents=parent_map(module),
@@ -672,6 +814,28 @@ class RuleContext:
         )
         fields.update(extra)
         return cls(**fields)
+
+
+#: what a loop rule's matcher found in one loop
+LoopMatch = TypeVar("LoopMatch")
+
+
+def loop_proposals(
+    wrapper: "MetadataWrapper",
+    match: Callable[[cst.For], LoopMatch | None],
+    propose: Callable[[LoopMatch, RuleContext], Proposal | None],
+) -> list[Proposal]:
+    """The proposals of a rule that looks at each ``for`` loop on its own: ``match`` every loop of
+    the module, then ``propose`` on each match, in source order. The context is built only when
+    something matched: its metadata is the expensive part."""
+    loops: list[cst.For] = module_nodes(wrapper.module).of_type(cst.For)  # type: ignore[assignment]
+    matches = [found for found in (match(loop) for loop in loops) if found is not None]
+    if not matches:
+        return []
+    ctx = RuleContext.from_wrapper(wrapper)
+    proposals = [proposal for proposal in (propose(found, ctx) for found in matches) if proposal is not None]
+    proposals.sort(key=lambda p: (p.line, p.column))
+    return proposals
 
 
 # ----------------------------------------------------------------------------- conversions

@@ -98,6 +98,10 @@ class Rule:
     #: ``Tensor`` annotation, ``.item()``, a tensor-only method), so the pipeline's cheap byte
     #: pre-filter (``torchfix.pipeline.mentions_tensor_code``) may keep files from it unparsed
     tensor_code_only: ClassVar[bool] = False
+    #: what ``might_match`` looks for in the raw bytes: each group must have one of its strings
+    #: in the file (``((b"for",), (b".item()", b"float("))``: a ``for`` and a conversion); with
+    #: no groups every file passes
+    required_bytes: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         raise NotImplementedError
@@ -106,7 +110,7 @@ class Rule:
     def might_match(cls, source: bytes) -> bool:
         """A cheap test on the raw bytes: False means the rule cannot match this file, so the
         pipeline need not parse it for this rule. Must never say False for a file it matches."""
-        return True
+        return all(any(token in source for token in group) for group in cls.required_bytes)
 
     @classmethod
     def might_match_tree(cls, index: "SyntaxIndex") -> bool:

@@ -35,7 +35,7 @@ expression (is ``n * ratios[i]`` a tensor?).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Collection, Iterable, Mapping
+from typing import Any, Collection, Iterable, Mapping
 
 import libcst as cst
 import libcst.matchers as m
@@ -1150,42 +1150,22 @@ def _evidence(name: str, value: _Value, keys: tuple[str, ...]) -> Evidence:
 # ----------------------------------------------------------------------------- the interface
 
 
-def name_kinds(
-    name: str,
-    scope: cst.CSTNode,
-    torch_names: Collection[str] = ("torch",),
-    numpy_names: Collection[str] = ("np", "numpy"),
-    *,
-    at: cst.CSTNode | None = None,
-    parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None,
-    module: cst.Module | None = None,
-    functional_names: Collection[str] = ("F",),
-    tensor_annotations: Collection[str] = (),
-) -> Evidence:
+def name_kinds(name: str, scope: cst.CSTNode, *, at: cst.CSTNode | None = None, **options: Any) -> Evidence:
     """The kinds ``name`` may hold in ``scope`` (a FunctionDef or the Module), and why.
 
     ``at``: the node the question is about (the loop being rewritten); with ``parents``, bindings
-    that cannot reach it are left out (see the module docstring). ``module``: where to look for a
-    name the function does not bind.
+    that cannot reach it are left out (see the module docstring). ``options``: the keyword
+    arguments of :class:`ScopeEvidence` (``torch_names``, ``numpy_names``, ``functional_names``,
+    ``tensor_annotations``, ``parents``; ``module``: where to look for a name the function does
+    not bind). A rule that asks about several names builds one ScopeEvidence and asks it.
     """
-    return ScopeEvidence(scope, torch_names, numpy_names, functional_names, tensor_annotations, parents, module).name(name, at)
+    return ScopeEvidence(scope, **options).name(name, at)
 
 
-def expression_kinds(
-    expr: cst.BaseExpression,
-    scope: cst.CSTNode,
-    torch_names: Collection[str] = ("torch",),
-    numpy_names: Collection[str] = ("np", "numpy"),
-    *,
-    at: cst.CSTNode | None = None,
-    parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None,
-    module: cst.Module | None = None,
-    functional_names: Collection[str] = ("F",),
-    tensor_annotations: Collection[str] = (),
-) -> Evidence:
+def expression_kinds(expr: cst.BaseExpression, scope: cst.CSTNode, *, at: cst.CSTNode | None = None, **options: Any) -> Evidence:
     """The kinds ``expr`` may evaluate to in ``scope``: ``.tensor`` is positive tensor evidence
-    (what ``int(expr)`` needs to be a device sync)."""
-    return ScopeEvidence(scope, torch_names, numpy_names, functional_names, tensor_annotations, parents, module).expression(expr, at)
+    (what ``int(expr)`` needs to be a device sync). ``at`` and ``options`` as for :func:`name_kinds`."""
+    return ScopeEvidence(scope, **options).expression(expr, at)
 
 
 __all__ = [

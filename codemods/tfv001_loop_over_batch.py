@@ -153,9 +153,7 @@ class LoopOverBatch(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        return b"for " in source
+    required_bytes = ((b"for ",),)
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:

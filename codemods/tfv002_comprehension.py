@@ -13,14 +13,15 @@ from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
-    NOT_BATCHABLE,
     LoopShape,
     RuleContext,
+    WholeTensorSubstitution,
     assigned_names,
-    contains_node,
     conversion_operand,
     conversions_in,
     dotted,
+    element_of,
+    elementwise_only,
     enclosing_scope,
     infer_dtype_kind,
     is_conversion,
@@ -35,11 +36,8 @@ from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV002"
 
-_ELEMENTWISE_METHODS = ELEMENTWISE_METHODS
-_ELEMENTWISE_FUNCTIONAL = ELEMENTWISE_FUNCTIONAL
 #: methods that return their receiver's storage (a view or the tensor itself) for some inputs
 _NON_ALLOCATING = frozenset({"float", "double", "long", "int", "half", "bool", "detach", "cpu", "flatten"})
-_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 _REDUCTIONS = ("sum", "max", "min", "any", "all")
 
 
@@ -56,6 +54,25 @@ def _atom_text(text: str, node: cst.BaseExpression) -> str:
 def _atom(node: cst.BaseExpression) -> str:
     """Code for ``node`` that can take a ``.method()`` suffix: parenthesized unless it is atomic."""
     return _atom_text(_code(node), node)
+
+
+def _elementwise_call(node: cst.Call) -> bool:
+    """A call an element of the comprehension may make: a conversion, one-argument ``abs``, an
+    element-wise tensor method (not a bare ``math`` / ``random`` function of the same name) or an
+    element-wise ``torch.nn.functional`` activation."""
+    if is_conversion(node):
+        return True
+    func = node.func
+    if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
+        return True
+    if isinstance(func, cst.Attribute):
+        name = func.attr.value
+        root = dotted(func.value) or ""
+        if name in ELEMENTWISE_METHODS and not (root and "." not in root and root in ("math", "random")):
+            return True
+        if (root.endswith("functional") or root == "F") and name in ELEMENTWISE_FUNCTIONAL:
+            return True
+    return False
 
 
 def _py_kind(expr: cst.BaseExpression) -> str | None:
@@ -219,12 +236,8 @@ class ComprehensionOverTensor(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        """Every match is a comprehension (`for`) with a conversion or an any()/all() call."""
-        return b"for" in source and any(
-            token in source for token in (b".item()", b"float(", b"int(", b"any(", b"all(")
-        )
+    #: every match is a comprehension (`for`) with a conversion or an any()/all() call
+    required_bytes = ((b"for",), (b".item()", b"float(", b"int(", b"any(", b"all("))
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:
@@ -346,32 +359,7 @@ class ComprehensionOverTensor(Rule):
 
     def _elementwise(self, value: cst.BaseExpression) -> bool:
         """Only arithmetic, comparisons, conversions, ``abs`` and element-wise tensor calls."""
-        ok = True
-
-        class _Check(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                nonlocal ok
-                if is_conversion(node):
-                    return
-                func = node.func
-                if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
-                    return
-                if isinstance(func, cst.Attribute):
-                    name = func.attr.value
-                    root = dotted(func.value) or ""
-                    if name in _ELEMENTWISE_METHODS and not (root and "." not in root and root in ("math", "random")):
-                        return
-                    if (root.endswith("functional") or root == "F") and name in _ELEMENTWISE_FUNCTIONAL:
-                        return
-                ok = False
-
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                nonlocal ok
-                if not isinstance(node.operator, _ARITHMETIC):
-                    ok = False
-
-        value.visit(_Check())
-        return ok and not contains_node(value, NOT_BATCHABLE + (cst.BooleanOperation, cst.IfExp))
+        return elementwise_only(value, _elementwise_call, refused=(cst.BooleanOperation, cst.IfExp))
 
     def _yields_numbers(self, elt: cst.BaseExpression, form: str) -> bool:
         """Whether each element is a Python number: the outermost operation works on converted
@@ -407,10 +395,6 @@ class ComprehensionOverTensor(Rule):
 
     # ------------------------------------------------------------------ proposals
 
-    def _position(self, node: cst.CSTNode, ctx: _Context) -> tuple[int, int]:
-        pos = ctx.positions[node]
-        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
-
     def _statement(self, node: cst.CSTNode, ctx: _Context) -> cst.CSTNode:
         current = node
         while current in ctx.parents:
@@ -418,12 +402,6 @@ class ComprehensionOverTensor(Rule):
                 return current
             current = ctx.parents[current]
         return current
-
-    def _modules(self, ctx: _Context) -> tuple[tuple[str, str], ...]:
-        bindings = list(ctx.facts.bindings)
-        if not ctx.facts.torch:
-            bindings.append(("torch", "torch"))
-        return tuple(dict.fromkeys(bindings))
 
     def _propose(self, match: _Match, ctx: _Context) -> Proposal | None:
         comp, shape = match.comp, match.shape
@@ -451,7 +429,7 @@ class ComprehensionOverTensor(Rule):
             "numpy": "an array rebuilt from `.item()` values",
         }.get(match.form, f"`{match.form}` over `.item()` values")
         message = f"{what}, one element at a time: one tensor expression does it"
-        line, col = self._position(match.target, ctx)
+        line, col = ctx.position(match.target)
         anchor = self._statement(match.target, ctx)
         snippet = _code(match.target)
         for name in sorted(indexed):
@@ -496,33 +474,12 @@ class ComprehensionOverTensor(Rule):
             text = f"{name}[:{bound}]" if sliced else name
             return f"{text}.flatten()" if flatten else text
 
-        index_var, element_var = shape.index, shape.element
         # the cast form of torch.tensor(...) casts anyway: float(v) adds nothing to that cast
         drop_float = cast_form
         # a float-valued element is computed in double precision by Python: keep that precision
         item_cast = ".double()" if match.form != "tensor" and _py_kind(match.comp.elt) == "float" else ""
 
-        class _Vectorize(cst.CSTTransformer):
-            def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
-                first = original.slice[0].slice if original.slice else None
-                if (
-                    index_var
-                    and isinstance(first, cst.Index)
-                    and isinstance(first.value, cst.Name)
-                    and first.value.value == index_var
-                    and isinstance(original.value, cst.Name)
-                ):
-                    return cst.parse_expression(whole(original.value.value))
-                return updated
-
-            def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-                return updated.with_changes(attr=original.attr)
-
-            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-                if element_var and original.value == element_var and shape.owner:
-                    return cst.parse_expression(whole(shape.owner))
-                return updated
-
+        class _Vectorize(WholeTensorSubstitution):
             def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
                 if not is_conversion(original):
                     return updated
@@ -534,7 +491,7 @@ class ComprehensionOverTensor(Rule):
                     return cst.parse_expression(f"{_atom(operand)}{item_cast}")
                 return operand
 
-        result = match.comp.elt.visit(_Vectorize())
+        result = match.comp.elt.visit(_Vectorize(shape, whole))
         assert isinstance(result, cst.BaseExpression)
         return result.with_changes(lpar=[], rpar=[]) if isinstance(result, (cst.Name, cst.Call)) else result
 
@@ -555,14 +512,7 @@ class ComprehensionOverTensor(Rule):
         def is_element(node: cst.BaseExpression) -> bool:
             if shape.element:
                 return isinstance(node, cst.Name) and node.value == shape.element
-            return (
-                isinstance(node, cst.Subscript)
-                and isinstance(node.value, cst.Name)
-                and len(node.slice) == 1
-                and isinstance(node.slice[0].slice, cst.Index)
-                and isinstance(node.slice[0].slice.value, cst.Name)
-                and node.slice[0].slice.value.value == shape.index
-            )
+            return element_of(node, shape.index) is not None
 
         class _Scalar(cst.CSTTransformer):
             def visit_Call(self, node: cst.Call) -> bool:
@@ -740,7 +690,7 @@ class ComprehensionOverTensor(Rule):
             new=new_code,
             inputs=tuple(inputs),
             outputs=("result",),
-            modules=self._modules(ctx),
+            modules=ctx.kernel_modules(),
             reorders_float_reduction=match.form == "sum",
             note="the expression, verbatim, bound to `result`",
         )

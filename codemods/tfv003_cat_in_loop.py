@@ -5,15 +5,15 @@ from __future__ import annotations
 import ast
 import textwrap
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
-    LazyMetadata,
+    RuleContext,
     assigned_names,
     comments_in,
     dotted,
@@ -23,10 +23,9 @@ from torchfix.codemods.analysis import (
     module_nodes,
     name_nodes,
     names_used,
-    parent_map,
     statement_code,
 )
-from torchfix.codemods.base import Candidate, Edit, Example, ModuleFacts, Proposal, Rule
+from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.evidence import ScopeEvidence
 from torchfix.codemods.syntax import SyntaxIndex
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
@@ -163,13 +162,9 @@ class _Plan:
 
 
 @dataclass
-class _Context:
-    module: cst.Module
-    parents: Mapping[cst.CSTNode, cst.CSTNode]
-    positions: Mapping[cst.CSTNode, object]
-    facts: ModuleFacts
-    bindings: dict[str, str]
-    module_names: set[str] = field(default_factory=set)
+class _Context(RuleContext):
+    #: what each module-level name is bound to (the first binding of a name wins)
+    bindings: dict[str, str] = field(default_factory=dict)
     #: names taken in a scope (by id): the parts list must not clash with any of them
     taken: dict[int, set[str]] = field(default_factory=dict)
 
@@ -286,9 +281,7 @@ class CatInLoop(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        return b"cat" in source or b"stack" in source
+    required_bytes = ((b"cat", b"stack"),)
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:
@@ -330,14 +323,7 @@ class CatInLoop(Rule):
         ]
         if not assigns:
             return []
-        ctx = _Context(
-            module=module,
-            parents=parent_map(module),
-            positions=LazyMetadata(wrapper, PositionProvider),
-            facts=facts,
-            bindings=bindings,
-            module_names=set(bindings),
-        )
+        ctx = _Context.from_wrapper(wrapper, facts, bindings=bindings)
         proposals: list[Proposal] = []
         groups: dict[int, list[_Plan]] = {}
         for stmt in assigns:
@@ -356,13 +342,8 @@ class CatInLoop(Rule):
 
     # ------------------------------------------------------------------ helpers
 
-    def _position(self, node: cst.CSTNode, ctx: _Context) -> tuple[int, int]:
-        pos = ctx.positions[node]
-        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
-
     def _skip(self, node: cst.CSTNode, ctx: _Context, message: str, reason: str) -> Proposal:
-        line, col = self._position(node, ctx)
-        return Proposal(CODE, message, line, col, node, (), reason, statement_code(ctx.module, node))
+        return ctx.proposal(CODE, node, message, skip_reason=reason)
 
     def _resolve(self, func: cst.BaseExpression, ctx: _Context) -> str | None:
         name = dotted(func)
@@ -667,7 +648,7 @@ class CatInLoop(Rule):
 
     def _proposal(self, plans: list[_Plan], ctx: _Context) -> Proposal:
         loop = plans[0].loop
-        plans.sort(key=lambda p: self._position(p.match.unit, ctx))
+        plans.sort(key=lambda p: ctx.position(p.match.unit))
         config = ctx.module.config_for_parsing
         for plan in plans:
             plan.parts_name = self._fresh(f"{plan.match.name}_parts", enclosing_scope(loop, ctx.parents), ctx)
@@ -705,8 +686,7 @@ class CatInLoop(Rule):
             f"{names} grow by concatenation once per step: O(n^2) copying; collect the pieces in lists and "
             f"concatenate once after the loop"
         )
-        line, col = self._position(loop, ctx)
-        return Proposal(CODE, message, line, col, loop, (candidate,), None, statement_code(ctx.module, loop))
+        return ctx.proposal(CODE, loop, message, (candidate,))
 
     # ------------------------------------------------------------------ the proof obligation
 

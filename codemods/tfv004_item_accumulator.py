@@ -13,15 +13,15 @@ from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
-    NOT_BATCHABLE,
     LoopShape,
     RuleContext,
+    WholeTensorSubstitution,
     assigned_names,
     comments_in,
-    contains_node,
     conversion_operand,
     conversions_in,
     dotted,
+    elementwise_only,
     enclosing_scope,
     escaping_control_flow,
     find_init,
@@ -34,6 +34,7 @@ from torchfix.codemods.analysis import (
     module_nodes,
     name_nodes,
     names_used,
+    sole_small_statement,
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
@@ -42,9 +43,6 @@ from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV004"
 
-_ELEMENTWISE_METHODS = ELEMENTWISE_METHODS
-_ELEMENTWISE_FUNCTIONAL = ELEMENTWISE_FUNCTIONAL
-_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
 
 def _conversion_kind(conversion: cst.Call) -> str:
@@ -60,6 +58,24 @@ def _parse_expr(code: str) -> cst.BaseExpression:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def _elementwise_call(node: cst.Call) -> bool:
+    """A call a per-element value may make: a conversion, ``abs``, an element-wise tensor method or
+    an element-wise ``torch.nn.functional`` activation."""
+    if is_conversion(node):
+        return True
+    func = node.func
+    if isinstance(func, cst.Name) and func.value == "abs":
+        return True
+    if isinstance(func, cst.Attribute):
+        name = func.attr.value
+        root = dotted(func.value) or ""
+        if name in ELEMENTWISE_METHODS:
+            return True
+        if (root.endswith("functional") or root == "F") and name in ELEMENTWISE_FUNCTIONAL:
+            return True
+    return False
 
 
 def _atom(node: cst.BaseExpression) -> str:
@@ -206,12 +222,8 @@ class ItemAccumulator(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        # every match is an augmented assignment fed by .item(), float(...) or int(...)
-        return (b"+=" in source or b"-=" in source) and (
-            b".item()" in source or b"float(" in source or b"int(" in source
-        )
+    #: every match is an augmented assignment fed by .item(), float(...) or int(...)
+    required_bytes = ((b"+=", b"-="), (b".item()", b"float(", b"int("))
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:
@@ -263,10 +275,6 @@ class ItemAccumulator(Rule):
 
     # ------------------------------------------------------------------ helpers
 
-    def _position(self, node: cst.CSTNode, ctx: RuleContext) -> tuple[int, int]:
-        pos = ctx.positions[node]
-        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
-
     def _block_of(self, stmt: cst.CSTNode, ctx: RuleContext) -> list[cst.BaseStatement] | None:
         parent = ctx.parents.get(stmt)
         if isinstance(parent, (cst.IndentedBlock, cst.Module)):
@@ -274,14 +282,7 @@ class ItemAccumulator(Rule):
         return None
 
     def _skip(self, node: cst.CSTNode, ctx: RuleContext, message: str, reason: str) -> Proposal:
-        line, col = self._position(node, ctx)
-        return Proposal(CODE, message, line, col, node, (), reason, statement_code(ctx.module, node))
-
-    def _modules(self, ctx: RuleContext) -> tuple[tuple[str, str], ...]:
-        bindings = list(ctx.facts.bindings)
-        if not ctx.facts.torch:
-            bindings.append(("torch", "torch"))
-        return tuple(dict.fromkeys(bindings))
+        return ctx.proposal(CODE, node, message, skip_reason=reason)
 
     def _free_inputs(self, names: set[str], ctx: RuleContext, exclude: set[str]) -> list[str]:
         return sorted(n for n in names - exclude if n not in BUILTIN_NAMES and n not in ctx.module_names)
@@ -290,13 +291,8 @@ class ItemAccumulator(Rule):
 
     def _element_reduction(self, loop: cst.For, ctx: RuleContext) -> Proposal | None:
         shape = loop_shape(loop)
-        if shape is None or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
-            return None
-        stmt = loop.body.body[0]
-        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-            return None
-        aug = stmt.body[0]
-        if not (
+        aug = sole_small_statement(loop.body)
+        if shape is None or not (
             isinstance(aug, cst.AugAssign)
             and isinstance(aug.operator, (cst.AddAssign, cst.SubtractAssign))
             and isinstance(aug.target, cst.Name)
@@ -344,8 +340,7 @@ class ItemAccumulator(Rule):
                 candidates.append(
                     self._element_candidate(loop, aug, acc, init, merge, replacement, description, shape, indexed, ctx)
                 )
-        line, col = self._position(loop, ctx)
-        return Proposal(CODE, message, line, col, loop, tuple(candidates), None, statement_code(ctx.module, loop))
+        return ctx.proposal(CODE, loop, message, tuple(candidates))
 
     def _owner_extent(self, loop: cst.For) -> cst.BaseExpression | None:
         """``len(x)`` / ``x.size(0)`` ... as written in ``range(...)``; None for ``for v in x``."""
@@ -355,33 +350,7 @@ class ItemAccumulator(Rule):
 
     def _elementwise(self, value: cst.BaseExpression, shape: LoopShape) -> bool:
         """Only arithmetic, comparisons, conversions and element-wise calls."""
-        ok = True
-
-        class _Check(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                nonlocal ok
-                if is_conversion(node):
-                    return
-                func = node.func
-                if isinstance(func, cst.Name) and func.value == "abs":
-                    return
-                if isinstance(func, cst.Attribute):
-                    name = func.attr.value
-                    root = dotted(func.value) or ""
-                    if name in _ELEMENTWISE_METHODS:
-                        return
-                    if root.endswith("functional") or root == "F":
-                        if name in _ELEMENTWISE_FUNCTIONAL:
-                            return
-                ok = False
-
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                nonlocal ok
-                if not isinstance(node.operator, _ARITHMETIC):
-                    ok = False
-
-        value.visit(_Check())
-        return ok and not contains_node(value, NOT_BATCHABLE)
+        return elementwise_only(value, _elementwise_call)
 
     def _vectorized(
         self,
@@ -409,33 +378,7 @@ class ItemAccumulator(Rule):
             text = f"{name}[:{bound}]" if sliced else name
             return f"{text}.flatten()" if flatten else text
 
-        index_var, element_var = shape.index, shape.element
-
-        class _Vectorize(cst.CSTTransformer):
-            def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
-                first = original.slice[0].slice if original.slice else None
-                if (
-                    index_var
-                    and isinstance(first, cst.Index)
-                    and isinstance(first.value, cst.Name)
-                    and first.value.value == index_var
-                    and isinstance(original.value, cst.Name)
-                ):
-                    base = _parse_expr(whole(original.value.value))
-                    if len(original.slice) == 1:
-                        return base
-                    rest = [cst.SubscriptElement(cst.Slice(lower=None, upper=None))] + list(updated.slice[1:])
-                    return cst.Subscript(value=base, slice=rest)
-                return updated
-
-            def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-                return updated.with_changes(attr=original.attr)
-
-            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-                if element_var and original.value == element_var and shape.owner:
-                    return _parse_expr(whole(shape.owner))
-                return updated
-
+        class _Vectorize(WholeTensorSubstitution):
             def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
                 if not is_conversion(original):
                     return updated
@@ -448,7 +391,7 @@ class ItemAccumulator(Rule):
                     return _parse_expr(f"{text}.double()") if not bare else operand
                 return operand
 
-        vector = value.visit(_Vectorize())
+        vector = value.visit(_Vectorize(shape, whole))
         text = _atom(vector)
         if float_result:
             return _parse_expr(f"{text}.sum(dtype={torch}.float64).item()")
@@ -507,7 +450,7 @@ class ItemAccumulator(Rule):
             new=new_code,
             inputs=tuple(inputs),
             outputs=(acc,),
-            modules=self._modules(ctx),
+            modules=ctx.kernel_modules(),
             reorders_float_reduction=True,
             note="the loop and its accumulator, verbatim",
         )
@@ -667,20 +610,18 @@ class ItemAccumulator(Rule):
             new=inits + header + new_body + new_posts,
             inputs=tuple(inputs),
             outputs=tuple(p.acc for p in plans),
-            modules=self._modules(ctx),
+            modules=ctx.kernel_modules(),
             note="the accumulations, over per-step values of what they read; the rest of the loop is untouched",
         )
         names = ", ".join(f"`{p.acc}`" for p in plans)
         message = f"{names} accumulate{'s' if len(plans) == 1 else ''} `.item()` once per step: keep on the device, convert once after the loop"
-        line, col = self._position(loop, ctx)
         imports = ctx.imports if any("isinstance" in p.post for p in plans) else ()
         # not faster by construction: two device operations per step replace one sync, which pays
         # only on a busy GPU -- emitted by default only when measured no slower
         candidate = Candidate(
             "device accumulator, one conversion after the loop", (edit,), kernel, imports, needs_measurement=True
         )
-        proposal = Proposal(CODE, message, line, col, loop, (candidate,), None, statement_code(ctx.module, loop))
-        return [proposal, *skips]
+        return [ctx.proposal(CODE, loop, message, (candidate,)), *skips]
 
     def _plan(
         self, aug: cst.AugAssign, acc: str, init: tuple[cst.SimpleStatementLine, cst.BaseExpression, bool],

@@ -10,22 +10,26 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from torchfix.codemods.analysis import (
+    ARITHMETIC_OPERATORS,
     BUILTIN_NAMES,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
-    NOT_BATCHABLE,
     LoopShape,
     RuleContext,
     comments_in,
-    contains_node,
     dotted,
+    element_of,
+    elementwise_only,
     enclosing_scope,
     find_init,
     infer_dtype_kind,
+    loop_proposals,
     loop_shape,
-    module_nodes,
+    loop_variable_used_outside,
     name_nodes,
     names_used,
+    sole_small_statement,
+    sole_statement,
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
@@ -41,8 +45,6 @@ _ELEMENTWISE_TORCH = frozenset(
      "square", "sign", "floor", "ceil", "round", "trunc", "clamp", "clip", "pow", "isnan", "isinf",
      "isfinite", "maximum", "minimum", "logical_not", "logical_and", "logical_or", "erf", "exp2"}
 )
-_ELEMENTWISE_FUNCTIONAL = ELEMENTWISE_FUNCTIONAL
-_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 _COMPARE = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _AUG_TO_BIN = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
@@ -51,6 +53,21 @@ _AUG_TO_BIN = {
 }
 #: a tensor accumulator's starting value: ``torch.zeros(())``, ``x.new_zeros(())`` ...
 _TENSOR_INIT_METHODS = frozenset({"new_zeros", "new_tensor", "new_full", "new_ones"})
+
+
+def _elementwise_call(node: cst.Call) -> bool:
+    """A call a branch's condition or value may make: one-argument ``abs``, an element-wise
+    ``torch`` / ``torch.nn.functional`` function, or an element-wise tensor method."""
+    func = node.func
+    if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
+        return True
+    if isinstance(func, cst.Attribute):
+        name = func.attr.value
+        root = dotted(func.value)
+        if root in ("torch", "th") or (root is not None and root.endswith(".functional")) or root == "F":
+            return name in _ELEMENTWISE_TORCH or name in ELEMENTWISE_FUNCTIONAL
+        return name in _ELEMENTWISE_METHODS
+    return False
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -235,9 +252,7 @@ class ElementwiseBranch(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        return b"for " in source and b"if " in source and b"range(" in source
+    required_bytes = ((b"for ",), (b"if ",), (b"range(",))
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:
@@ -248,16 +263,7 @@ class ElementwiseBranch(Rule):
         )
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
-        module = wrapper.module
-        loops: list[cst.For] = module_nodes(module).of_type(cst.For)  # type: ignore[assignment]
-        matches = [mt for mt in (self._match(loop) for loop in loops) if mt is not None]
-        if not matches:
-            return []  # metadata is the expensive part: resolve it only where a match is possible
-        ctx = RuleContext.from_wrapper(wrapper)
-        proposals = [self._propose(mt, ctx) for mt in matches]
-        out = [p for p in proposals if p is not None]
-        out.sort(key=lambda p: (p.line, p.column))
-        return out
+        return loop_proposals(wrapper, self._match, self._propose)
 
     # ------------------------------------------------------------------ matching
 
@@ -265,9 +271,7 @@ class ElementwiseBranch(Rule):
         shape = loop_shape(loop)
         if shape is None or shape.index is None:
             return None
-        if not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
-            return None
-        branch = loop.body.body[0]
+        branch = sole_statement(loop.body)
         if not isinstance(branch, cst.If):
             return None
         conditions: list[cst.BaseExpression] = []
@@ -290,7 +294,7 @@ class ElementwiseBranch(Rule):
         op = "="
         for small in statements:
             if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                name = self._element_target(small.targets[0].target, index)
+                name = element_of(small.targets[0].target, index)
                 if name is None:
                     return None
                 kinds.add("assign")
@@ -304,7 +308,7 @@ class ElementwiseBranch(Rule):
                 op = "+=" if isinstance(small.operator, cst.AddAssign) else "-="
                 values.append(small.value)
             elif isinstance(small, cst.AugAssign) and type(small.operator) in _AUG_TO_BIN:
-                name = self._element_target(small.target, index)
+                name = element_of(small.target, index)
                 if name is None:
                     return None
                 kinds.add("assign")
@@ -351,34 +355,16 @@ class ElementwiseBranch(Rule):
     def _single(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:
         if isinstance(body, cst.SimpleStatementSuite):
             return body.body[0] if len(body.body) == 1 else None
-        if isinstance(body, cst.IndentedBlock) and len(body.body) == 1:
-            stmt = body.body[0]
-            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-                return stmt.body[0]
-        return None
-
-    @staticmethod
-    def _element_target(target: cst.BaseExpression, index: str) -> str | None:
-        if (
-            isinstance(target, cst.Subscript)
-            and isinstance(target.value, cst.Name)
-            and len(target.slice) == 1
-            and isinstance(target.slice[0].slice, cst.Index)
-            and isinstance(target.slice[0].slice.value, cst.Name)
-            and target.slice[0].slice.value.value == index
-        ):
-            return target.value.value
-        return None
+        return sole_small_statement(body)
 
     def _element_reads(self, expr: cst.BaseExpression, index: str, allow_none: bool = False) -> set[str] | None:
         """Names read as ``X[i]``; None when the index appears any other way."""
         found: set[str] = set()
         ok = True
-        outer = self
 
         class _Uses(cst.CSTVisitor):
             def visit_Subscript(self, node: cst.Subscript) -> bool:
-                name = outer._element_target(node, index)
+                name = element_of(node, index)
                 if name is not None:
                     found.add(name)
                     return False
@@ -401,11 +387,10 @@ class ElementwiseBranch(Rule):
     def _free_names(self, expr: cst.BaseExpression, index: str) -> set[str]:
         """Names used outside ``X[i]`` element reads."""
         inside: set[int] = set()
-        outer = self
 
         class _Elements(cst.CSTVisitor):
             def visit_Subscript(self, node: cst.Subscript) -> None:
-                if outer._element_target(node, index) is not None:
+                if element_of(node, index) is not None:
                     inside.update(id(n) for n in name_nodes(node))
 
         expr.visit(_Elements())
@@ -413,73 +398,16 @@ class ElementwiseBranch(Rule):
 
     def _elementwise(self, expr: cst.BaseExpression) -> bool:
         """Only arithmetic, comparisons, boolean logic and element-wise calls."""
-        ok = True
-
-        class _Check(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                nonlocal ok
-                func = node.func
-                if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
-                    return
-                if isinstance(func, cst.Attribute):
-                    name = func.attr.value
-                    root = dotted(func.value)
-                    if root in ("torch", "th") or (root is not None and root.endswith(".functional")) or root == "F":
-                        if name in _ELEMENTWISE_TORCH or name in _ELEMENTWISE_FUNCTIONAL:
-                            return
-                        ok = False
-                        return
-                    if name in _ELEMENTWISE_METHODS:
-                        return
-                ok = False
-
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                nonlocal ok
-                if not isinstance(node.operator, _ARITHMETIC + (cst.BitAnd, cst.BitOr)):
-                    ok = False
-
-            def visit_Comparison(self, node: cst.Comparison) -> None:
-                nonlocal ok
-                if not all(isinstance(t.operator, _COMPARE) for t in node.comparisons):
-                    ok = False
-
-            def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-                nonlocal ok
-                if isinstance(node.operator, cst.BitInvert):
-                    ok = False
-
-        expr.visit(_Check())
-        return ok and not contains_node(expr, NOT_BATCHABLE + (cst.IfExp,))
+        # `&` / `|` combine masks; `~` is refused (logical on a bool tensor, bitwise on an integer one)
+        return elementwise_only(
+            expr, _elementwise_call, binary_operators=ARITHMETIC_OPERATORS + (cst.BitAnd, cst.BitOr),
+            comparison_operators=_COMPARE, refused=(cst.IfExp, cst.BitInvert),
+        )
 
     # ------------------------------------------------------------------ proposing
 
-    def _position(self, node: cst.CSTNode, ctx: RuleContext) -> tuple[int, int]:
-        pos = ctx.positions[node]
-        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
-
     def _skip(self, mt: _Match, ctx: RuleContext, message: str, reason: str) -> Proposal:
-        line, col = self._position(mt.loop, ctx)
-        return Proposal(CODE, message, line, col, mt.loop, (), reason, statement_code(ctx.module, mt.loop))
-
-    def _modules(self, ctx: RuleContext) -> tuple[tuple[str, str], ...]:
-        bindings = list(ctx.facts.bindings)
-        if not ctx.facts.torch:
-            bindings.append(("torch", "torch"))
-        return tuple(dict.fromkeys(bindings))
-
-    def _used_outside(self, name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
-        inside = {id(n) for n in name_nodes(loop)}
-        other_loops: set[int] = set()
-
-        class _Rebinding(cst.CSTVisitor):
-            def visit_For(self, node: cst.For) -> None:
-                if node is not loop and name in names_used(node.target):
-                    other_loops.update(id(n) for n in name_nodes(node))
-
-        scope.visit(_Rebinding())
-        return any(
-            n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope)
-        )
+        return ctx.proposal(CODE, mt.loop, message, skip_reason=reason)
 
     def _number_init(self, mt: _Match, ctx: RuleContext) -> cst.SimpleStatementLine | None:
         """``count = 0`` before the loop, with nothing in between touching ``count``."""
@@ -527,7 +455,7 @@ class ElementwiseBranch(Rule):
             if not found.tensor:
                 return self._skip(mt, ctx, message, found.missing_tensor(f"a `{ctx.torch}.where` over `{name}`"))
         index = mt.shape.index or ""
-        if self._used_outside(index, mt.loop, scope):
+        if loop_variable_used_outside(index, mt.loop, scope):
             return self._skip(mt, ctx, message, f"the loop variable `{index}` is used outside the loop")
         init: cst.SimpleStatementLine | None = None
         if mt.kind == "accumulate":
@@ -552,8 +480,7 @@ class ElementwiseBranch(Rule):
         candidates = [c for c in candidates if c is not None]
         if not candidates:
             return None
-        line, col = self._position(mt.loop, ctx)
-        return Proposal(CODE, message, line, col, mt.loop, tuple(candidates), None, statement_code(ctx.module, mt.loop))
+        return ctx.proposal(CODE, mt.loop, message, tuple(candidates))
 
     def _forms(self, mt: _Match) -> list[str]:
         if mt.kind == "accumulate":
@@ -588,7 +515,7 @@ class ElementwiseBranch(Rule):
         last = mt.values[-1]
         if last is None or mt.kind != "assign":
             return None
-        source = self._element_target(last, index) if isinstance(last, cst.Subscript) else None
+        source = element_of(last, index) if isinstance(last, cst.Subscript) else None
         if source is None:
             return None
         lower = upper = None
@@ -597,9 +524,9 @@ class ElementwiseBranch(Rule):
                 return None
             op = cond.comparisons[0].operator
             left, right = cond.left, cond.comparisons[0].comparator
-            if self._element_target(left, index) == source and isinstance(left, cst.Subscript):
+            if element_of(left, index) == source and isinstance(left, cst.Subscript):
                 bound, flipped = right, False
-            elif isinstance(right, cst.Subscript) and self._element_target(right, index) == source:
+            elif isinstance(right, cst.Subscript) and element_of(right, index) == source:
                 bound, flipped = left, True
             else:
                 return None
@@ -641,7 +568,7 @@ class ElementwiseBranch(Rule):
 
         class _Vectorize(cst.CSTTransformer):
             def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
-                name = ElementwiseBranch._element_target(original, index)
+                name = element_of(original, index)
                 if name is not None:
                     return cst.parse_expression(whole(name))
                 return updated
@@ -725,20 +652,14 @@ class ElementwiseBranch(Rule):
             mask = next(n for n in (f"{target}_mask{k or ''}" for k in range(100)) if n not in names)
             new = f"{mask} = {c[0]}\n{target}.index_fill_(0, {mask}.nonzero().squeeze(1), {_code(value)})"
             description = "index_fill_ at the selected positions (indexes the target only where the branch runs)"
-        elif form == "masked_sum_cast":
+        else:  # "masked_sum", or "masked_sum_cast": the selected values cast to the accumulator's dtype first
             c = cond(mt.conditions[0])[0]
             value = mt.values[0]
             assert value is not None
             v = vec(value)
-            new = f"{target} {mt.op} {_wrap(*v)}[{c}].to({target}.dtype).sum()"
-            description = "masked reduction in the accumulator's dtype"
-        else:
-            c = cond(mt.conditions[0])[0]
-            value = mt.values[0]
-            assert value is not None
-            v = vec(value)
-            new = f"{target} {mt.op} {_wrap(*v)}[{c}].sum()"
-            description = "masked reduction"
+            cast = f".to({target}.dtype)" if form == "masked_sum_cast" else ""
+            new = f"{target} {mt.op} {_wrap(*v)}[{c}]{cast}.sum()"
+            description = "masked reduction in the accumulator's dtype" if cast else "masked reduction"
         if extent == "max0":
             description += ", extent clamped at 0"
         new_module = cst.parse_module(new + "\n", config=ctx.module.config_for_parsing)
@@ -760,7 +681,7 @@ class ElementwiseBranch(Rule):
             new=init_code + "".join(statement_code(ctx.module, stmt) for stmt in new_stmts),
             inputs=self._inputs(mt, init, form, ctx),
             outputs=outputs,
-            modules=self._modules(ctx),
+            modules=ctx.kernel_modules(),
             reorders_float_reduction=form == "masked_sum",
             note=note,
         )
@@ -821,7 +742,7 @@ class ElementwiseBranch(Rule):
             assert value is not None
             text, atomic = vec(value)
             if self._element_reads(value, index):
-                if k > 0 and self._element_target(value, index) is None:
+                if k > 0 and element_of(value, index) is None:
                     # computed before the first write; a plain element read needs no copy: the
                     # masks are disjoint, so the writes before never touch what it reads
                     name = fresh(f"{target}_value{k + 1}" if chain else f"{target}_else")

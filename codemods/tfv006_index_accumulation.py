@@ -17,10 +17,11 @@ from torchfix.codemods.analysis import (
     comments_in,
     enclosing_scope,
     escaping_control_flow,
+    loop_proposals,
     loop_shape,
-    module_nodes,
-    name_nodes,
+    loop_variable_used_outside,
     names_used,
+    sole_small_statement,
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
@@ -166,9 +167,7 @@ class IndexAccumulation(Rule):
         ),
     )
 
-    @classmethod
-    def might_match(cls, source: bytes) -> bool:
-        return b"for " in source and b"[" in source
+    required_bytes = ((b"for ",), (b"[",))
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:
@@ -188,27 +187,15 @@ class IndexAccumulation(Rule):
         return False
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
-        module = wrapper.module
-        loops: list[cst.For] = module_nodes(module).of_type(cst.For)  # type: ignore[assignment]
-        matches = [mt for mt in (self._match(loop) for loop in loops) if mt is not None]
-        if not matches:
-            return []
-        ctx = RuleContext.from_wrapper(wrapper)
-        proposals = [self._propose(mt, ctx) for mt in matches]
-        out = [p for p in proposals if p is not None]
-        out.sort(key=lambda p: (p.line, p.column))
-        return out
+        return loop_proposals(wrapper, self._match, self._propose)
 
     # ------------------------------------------------------------------ matching
 
     def _match(self, loop: cst.For) -> _Match | None:
         shape = loop_shape(loop)
-        if shape is None or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
+        small = sole_small_statement(loop.body)
+        if shape is None or small is None:
             return None
-        stmt = loop.body.body[0]
-        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-            return None
-        small = stmt.body[0]
         if isinstance(small, cst.AugAssign):
             if isinstance(small.operator, cst.AddAssign):
                 op = "+="
@@ -298,19 +285,8 @@ class IndexAccumulation(Rule):
 
     # ------------------------------------------------------------------ proposing
 
-    def _position(self, node: cst.CSTNode, ctx: RuleContext) -> tuple[int, int]:
-        pos = ctx.positions[node]
-        return pos.start.line, pos.start.column + 1  # type: ignore[attr-defined]
-
     def _skip(self, mt: _Match, ctx: RuleContext, message: str, reason: str) -> Proposal:
-        line, col = self._position(mt.loop, ctx)
-        return Proposal(CODE, message, line, col, mt.loop, (), reason, statement_code(ctx.module, mt.loop))
-
-    def _modules(self, ctx: RuleContext) -> tuple[tuple[str, str], ...]:
-        bindings = list(ctx.facts.bindings)
-        if not ctx.facts.torch:
-            bindings.append(("torch", "torch"))
-        return tuple(dict.fromkeys(bindings))
+        return ctx.proposal(CODE, mt.loop, message, skip_reason=reason)
 
     def _propose(self, mt: _Match, ctx: RuleContext) -> Proposal | None:
         loop = mt.loop
@@ -325,29 +301,14 @@ class IndexAccumulation(Rule):
             if not found.tensor:
                 return self._skip(mt, ctx, message, found.missing_tensor("one scatter over it"))
         loop_var = mt.shape.index or mt.shape.element or ""
-        if self._used_outside(loop_var, loop, scope):
+        if loop_variable_used_outside(loop_var, loop, scope):
             return self._skip(mt, ctx, message, f"the loop variable `{loop_var}` is used outside the loop")
         extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]
         candidates: list[Candidate] = []
         for form in self._forms(mt):
             for extent in extents:
                 candidates.append(self._candidate(mt, form, extent, ctx))
-        line, col = self._position(loop, ctx)
-        return Proposal(CODE, message, line, col, loop, tuple(candidates), None, statement_code(ctx.module, loop))
-
-    def _used_outside(self, name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
-        inside = {id(n) for n in name_nodes(loop)}
-        other_loops: set[int] = set()
-
-        class _Rebinding(cst.CSTVisitor):
-            def visit_For(self, node: cst.For) -> None:
-                if node is not loop and name in names_used(node.target):
-                    other_loops.update(id(n) for n in name_nodes(node))
-
-        scope.visit(_Rebinding())
-        return any(
-            n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope)
-        )
+        return ctx.proposal(CODE, loop, message, tuple(candidates))
 
     def _forms(self, mt: _Match) -> list[str]:
         if mt.op == "=":
@@ -424,7 +385,7 @@ class IndexAccumulation(Rule):
             new=statement_code(ctx.module, new_stmt),
             inputs=self._inputs(mt, ctx),
             outputs=(),
-            modules=self._modules(ctx),
+            modules=ctx.kernel_modules(),
             note=(
                 f"the loop, verbatim; `{target}` is compared after the run (it is written in place); "
                 "index tensors are taken as 1-D (one position per step)"

@@ -21,7 +21,7 @@ against a sample (no more dimensions than one sample), and that assumption is re
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Sequence
+from typing import Callable, ClassVar, Mapping, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -227,22 +227,9 @@ class Lifter:
     def _lift(self, node: cst.BaseExpression) -> Lifted:
         if not self.depends(node):
             return Lifted(node, False, self._invariant_rank(node), kind=_literal_kind(node))
-        if isinstance(node, cst.Name):
-            return self._name(node)
-        if isinstance(node, cst.Subscript):
-            return self._subscript(node)
-        if isinstance(node, cst.Attribute):
-            return self._attribute(node)
-        if isinstance(node, cst.Call):
-            return self._call(node)
-        if isinstance(node, cst.BinaryOperation):
-            return self._binary(node)
-        if isinstance(node, cst.UnaryOperation):
-            return self._unary(node)
-        if isinstance(node, cst.Comparison):
-            return self._comparison(node)
-        if isinstance(node, cst.IfExp):
-            return self._if_expression(node)
+        for kind, lift in self._LIFTERS.items():  # (the table stands at the end of the class)
+            if isinstance(node, kind):
+                return lift(self, node)
         raise CannotLift(f"`{short(node)}` is not an expression torchfix can batch")
 
     # ------------------------------------------------------------------ names and indexing
@@ -918,6 +905,21 @@ class Lifter:
         if not value.batched or value.scalar:
             raise CannotLift(f"`{short(node)}`")
         return Lifted(node.with_changes(args=[a.with_changes(value=value.node)]), True, None, keepdim=value.keepdim)
+
+    # ------------------------------------------------------------------ dispatch table
+
+    #: the method that lifts each kind of loop-dependent expression, for ``_lift`` (here, after
+    #: the methods it names); an expression of another kind does not lift
+    _LIFTERS: ClassVar[dict[type[cst.BaseExpression], Callable[..., Lifted]]] = {
+        cst.Name: _name,
+        cst.Subscript: _subscript,
+        cst.Attribute: _attribute,
+        cst.Call: _call,
+        cst.BinaryOperation: _binary,
+        cst.UnaryOperation: _unary,
+        cst.Comparison: _comparison,
+        cst.IfExp: _if_expression,
+    }
 
 
 # ----------------------------------------------------------------------------- small helpers
