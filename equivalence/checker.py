@@ -19,6 +19,8 @@ costs a second or two, and a run with nothing to check should not pay it.
 
 from __future__ import annotations
 
+import os
+
 import socket
 import sys
 from dataclasses import dataclass, replace
@@ -46,8 +48,16 @@ class CheckSettings:
     measure_timeout: float = 30.0
 
 
+#: what a GPU driver leaves on a machine (NVIDIA, WSL's GPU bridge, ROCm): without any of them
+#: ``torch.cuda.is_available()`` is False, and importing torch to learn that costs 1.5 s
+_GPU_DRIVER_PATHS = ("/proc/driver/nvidia", "/dev/nvidia0", "/dev/nvidiactl", "/dev/dxg", "/dev/kfd")
+
+
 def available_devices() -> tuple[str, ...]:
-    """cpu, plus cuda when a GPU is present (imports torch: call only when a check will run)."""
+    """cpu, plus cuda when a GPU is present. Imports torch only where a GPU driver is installed
+    (call only when a check will run)."""
+    if not any(os.path.exists(path) for path in _GPU_DRIVER_PATHS):
+        return ("cpu",)
     import torch
 
     return ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)

@@ -220,3 +220,15 @@ def test_a_gpu_leg_where_the_old_code_never_runs_does_not_veto_the_cpu_verdict()
     assert merge_verdicts([cpu, refuted]) is refuted
     timed_out = Verdict(Outcome.UNVERIFIED, "the check timed out after 30s", devices=("cuda",))
     assert merge_verdicts([cpu, timed_out]) is timed_out
+
+
+def test_available_devices_asks_torch_only_where_a_gpu_driver_is_installed(tmp_path, monkeypatch):
+    import torch
+
+    from torchfix.equivalence import checker
+
+    monkeypatch.setattr(checker, "_GPU_DRIVER_PATHS", (str(tmp_path / "no-driver"),))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # would say cuda if it were asked
+    assert checker.available_devices() == ("cpu",)
+    monkeypatch.setattr(checker, "_GPU_DRIVER_PATHS", (str(tmp_path),))
+    assert checker.available_devices() == ("cpu", "cuda")
