@@ -201,6 +201,24 @@ def _refutation(cex: Counterexample, kinds: str) -> str:
     return f"counterexample: {cex.where} differs" + (f" (on {kinds})" if kinds else "")
 
 
+def _new_code_raised(where: str, error: BaseException, detail: str = "") -> Difference:
+    """The difference when the new code raised ``error`` (in its run ``where``) on an input the
+    old code ran on."""
+    return Difference(where, "ran without error", f"raised {error_site(error)}", detail)
+
+
+def _rejected(refuted: _Refuted, stats: _Stats, device: str) -> Verdict:
+    """The verdict of a kernel that ``refuted`` refutes, with what the search saw before it."""
+    return Verdict(
+        Outcome.REJECTED,
+        _refutation(refuted.counterexample, refuted.kinds),
+        refuted.counterexample,
+        stats.compared,
+        (device,),
+        tuple(sorted(stats.signatures_seen)),
+    )
+
+
 # ----------------------------------------------------------------------------- gradients
 
 
@@ -280,10 +298,8 @@ def _gradient_leg(
             return None
     new = run_snippet(new_code, kernel, base, g_inputs)
     if new.error is not None:
-        return Difference(
-            "the new code's run on inputs that require grad",
-            "ran without error",
-            f"raised {error_site(new.error)}",
+        return _new_code_raised(
+            "the new code's run on inputs that require grad", new.error,
             "the old code accepts inputs that require grad, the new code raises",
         )
     diff = compare_runs(kernel, old, new, g_inputs, tol)
@@ -397,12 +413,7 @@ def judge_example(
         return _OLD_RAISED
     new = run_snippet(new_code, kernel, base, inputs)
     if new.error is not None:
-        return Difference(
-            "the new code's run",
-            "ran without error",
-            f"raised {error_site(new.error)}",
-            "the old code accepts this input, the new code raises",
-        )
+        return _new_code_raised("the new code's run", new.error, "the old code accepts this input, the new code raises")
     tol = _tolerance(kernel, inputs)
     diff = compare_runs(kernel, old, new, inputs, tol)
     if diff is None and config.rerun_deterministic() and (
@@ -422,11 +433,7 @@ def judge_example(
                 if note not in stats.notes:
                     stats.notes.append(note)
             else:
-                return Difference(
-                    "the new code's run under torch.use_deterministic_algorithms(True)",
-                    "ran without error",
-                    f"raised {error_site(det.error)}",
-                )
+                return _new_code_raised("the new code's run under torch.use_deterministic_algorithms(True)", det.error)
         else:
             diff = compare_runs(kernel, old, det, inputs, tol)
             if diff is not None:
@@ -640,6 +647,25 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             "outside its domain): " + "; ".join(outside)
         )
 
+    def refute(raw: dict[str, Any], signature: Signature) -> _Refuted | None:
+        """Run the old and the new code on one input of ``signature`` (counted in ``stats``): the
+        refutation when they differ; None when they agree, or when the old code raises on it (an
+        input outside its domain proves nothing)."""
+        if _old_raises_on_cpu(old_code, kernel, base, raw, config.device):
+            stats.old_raised += 1
+            return None
+        inputs = _to_device(raw, config.device)
+        result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
+        if result is _OLD_RAISED:
+            stats.old_raised += 1
+            return None
+        kinds = describe(signature, spec_by_name)
+        stats.signatures_seen.add(kinds)
+        if result is not None:
+            return _Refuted(_counterexample(inputs, result, config.seed, config.device, kinds), kinds)
+        stats.compared += 1
+        return None
+
     # a deterministic sweep of the usual breaking points first (equivalence.edges): the same
     # inputs whatever hypothesis's version or luck
     # every shape x fill combination at least once per signature, more when the budget allows
@@ -650,27 +676,9 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         budget = per_signature if is_primary(signature) else min(per_signature, KIND_EDGES)
         sweep = itertools.islice(edge_inputs(specs, signature), budget)
         for edge in itertools.chain(sweep, bound_inputs(specs, signature)):
-            if _old_raises_on_cpu(old_code, kernel, base, edge, config.device):
-                stats.old_raised += 1
-                continue
-            inputs = _to_device(edge, config.device)
-            result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
-            if result is _OLD_RAISED:
-                stats.old_raised += 1
-                continue
-            kinds = describe(signature, spec_by_name)
-            stats.signatures_seen.add(kinds)
-            if result is not None:
-                cex = _counterexample(inputs, result, config.seed, config.device, kinds)
-                return Verdict(
-                    Outcome.REJECTED,
-                    _refutation(cex, kinds),
-                    cex,
-                    stats.compared,
-                    (config.device,),
-                    tuple(sorted(stats.signatures_seen)),
-                )
-            stats.compared += 1
+            refuted = refute(edge, signature)
+            if refuted is not None:
+                return _rejected(refuted, stats, config.device)
 
     @settings(
         max_examples=config.examples,
@@ -686,31 +694,14 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     def explore(data: st.DataObject) -> None:
         signature = data.draw(st.sampled_from(admitted), label="signature")
         raw = data.draw(inputs_strategy(specs, signature), label="inputs")
-        if _old_raises_on_cpu(old_code, kernel, base, raw, config.device):
-            stats.old_raised += 1
-            return
-        inputs = _to_device(raw, config.device)
-        result = judge_example(kernel, old_code, new_code, base, inputs, config, stats)
-        if result is _OLD_RAISED:
-            stats.old_raised += 1
-            return
-        kinds = describe(signature, spec_by_name)
-        stats.signatures_seen.add(kinds)
-        if result is not None:
-            raise _Refuted(_counterexample(inputs, result, config.seed, config.device, kinds), kinds)
-        stats.compared += 1
+        refuted = refute(raw, signature)
+        if refuted is not None:
+            raise refuted
 
     try:
         explore()
     except _Refuted as refuted:
-        return Verdict(
-            Outcome.REJECTED,
-            _refutation(refuted.counterexample, refuted.kinds),
-            refuted.counterexample,
-            stats.compared,
-            (config.device,),
-            tuple(sorted(stats.signatures_seen)),
-        )
+        return _rejected(refuted, stats, config.device)
     except HypothesisException as exc:  # pragma: no cover - defensive
         return Verdict(Outcome.UNVERIFIED, f"checker error ({type(exc).__name__})", devices=(config.device,))
 
