@@ -114,6 +114,19 @@ def test_a_later_round_reports_what_no_round_changed_once_and_checks_it_once():
     assert [k.new for k in checker.checked] == ["x = 2", "y = 2", "x = 3"]
 
 
+def test_a_later_round_does_not_spend_the_candidate_budget_on_what_it_judged_before():
+    from torchfix.limits import Budget, FileLimits
+
+    # round 1 checks 6 candidates: `x = 1` is rewritten, the five `yN = 1` are refuted; round 2
+    # checks 1 new one (AssignTwo on `x = 2`) and meets the five refuted findings again, already
+    # judged: 7 candidates in all, within --max-candidates 7
+    src = b"def f():\n    x = 1\n" + b"".join(b"    y%d = 1\n" % i for i in range(5))
+    checker = FakeChecker(by_new_code({f"y{i} = 2": rejected() for i in range(5)}))
+    result = process_source(src, "m.py", [AssignOne, AssignTwo], lambda: checker, budget=Budget(FileLimits(max_candidates=7)))
+    assert result.status == "parsed" and result.new.count(b"x = 3") == 1
+    assert [r.outcome for r in result.records].count("rejected") == 5 and len(checker.checked) == 7
+
+
 def test_rounds_are_bounded():
     from torchfix.pipeline import MAX_ROUNDS
 

@@ -503,6 +503,10 @@ class _RememberingChecker:
             self.verdicts[key] = self.factory().check(kernel)
         return self.verdicts[key]
 
+    def judged(self, proposal: Proposal) -> bool:
+        """Whether every checkable rung of ``proposal`` already has its verdict."""
+        return all(c.kernel.key() in self.verdicts for c in proposal.candidates if not c.unverifiable)
+
     def submit(self, ladders: list[list[Kernel]]) -> None:
         # only what has not been judged yet goes ahead to a service that works ahead
         fresh = [[k for k in ladder if k.key() not in self.verdicts] for ladder in ladders]
@@ -565,7 +569,9 @@ def _one_round(
         if _overlaps_accepted(proposal, accepted, wrapper):
             add(RewriteRecord(**base, outcome=Outcome.SKIPPED, reason=OVERLAP_REASON))
             continue
-        if budget is not None:
+        # a proposal an earlier round judged costs nothing again: it does not count against
+        # --max-candidates (a file with many findings and one rewrite would give up in round 2)
+        if budget is not None and not (isinstance(checker, _RememberingChecker) and checker.judged(proposal)):
             budget.candidate()
             budget.charge(f"after {budget.candidates - 1} checked candidate(s)")
         judged = _judge(proposal, checker, unsafe, allow_slower)
