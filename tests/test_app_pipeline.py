@@ -127,6 +127,69 @@ def test_a_later_round_does_not_spend_the_candidate_budget_on_what_it_judged_bef
     assert [r.outcome for r in result.records].count("rejected") == 5 and len(checker.checked) == 7
 
 
+TWO_FUNCTIONS = b"def f():\n    x = 1\n    return x\n\n\ndef g():\n    x = 1\n    return x\n"
+
+
+def test_the_same_finding_at_two_places_is_reported_at_both():
+    for rule, checker in ((AssignOne, FakeChecker(lambda kernel: rejected())), (variant(AssignOne, skip_reason="no"), FakeChecker())):
+        result = run(TWO_FUNCTIONS, [rule], checker)
+        assert [(r.line, r.outcome) for r in result.records] in ([(2, "rejected"), (7, "rejected")], [(2, "skipped"), (7, "skipped")])
+
+
+def test_declining_one_rewrite_interactively_does_not_decline_its_twin():
+    asked = []
+
+    def choose(record):  # noqa: ANN001, ANN202 - decline the first, accept the second
+        asked.append(record.line)
+        return record.line != 2
+
+    result = run(TWO_FUNCTIONS, [AssignOne], choose=choose)
+    assert asked == [2, 7] and result.new == TWO_FUNCTIONS.replace(b"x = 1", b"x = 2").replace(b"x = 2", b"x = 1", 1)
+    assert [(r.line, r.outcome, r.emitted) for r in result.records] == [(2, "skipped", False), (7, "verified", True)]
+
+
+class _RemoveFive(AssignOne):
+    """Deletes every `NAME = 5` line (a rewrite that removes lines, as TFV004's does)."""
+
+    code = "TFV908"
+    value = "5"
+
+    def propose(self, wrapper):  # noqa: ANN001, ANN201
+        for proposal in super().propose(wrapper):
+            (candidate,) = proposal.candidates
+            (edit,) = candidate.edits
+            gone = dataclasses.replace(edit, replacement=cst.RemovalSentinel.REMOVE)
+            yield dataclasses.replace(proposal, candidates=(dataclasses.replace(candidate, edits=(gone,)),))
+
+
+def test_a_later_round_points_at_the_original_line_after_a_deletion_and_keeps_its_suppression():
+    # round 1 deletes line 2; round 2's TFV904 finding is on what was line 3 and is silenced by
+    # the comment written there: the record says line 3, and the comment counts as used
+    src = b"def f():\n    z = 5\n    x = 1  # torchfix: ignore[TFV904]\n    return x\n"
+    result = run(src, [_RemoveFive, AssignOne, AssignTwo], report_unused=True)
+    assert [(r.rule, r.line, r.outcome) for r in result.records] == [
+        ("TFV908", 2, "verified"), ("TFV901", 3, "verified"), ("TFV904", 3, "skipped"),
+    ]
+    assert result.unused_suppressions == []
+    from torchfix.pipeline import _line_map
+
+    back = _line_map(b"a\nd\ne\n", b"a\nb\nc\nd\ne\n")
+    assert [back(n) for n in (1, 2, 3)] == [1, 4, 5]
+
+
+def test_a_budget_that_runs_out_in_a_later_round_keeps_the_earlier_rounds():
+    from torchfix.limits import Budget, FileLimits
+
+    result = run(SRC, [AssignOne, AssignTwo], budget=Budget(FileLimits(max_candidates=1)))
+    assert result.new == SRC.replace(b"x = 1", b"x = 2") and [r.rule for r in result.records] == ["TFV901"]
+
+
+def test_a_rewrite_that_changes_nothing_ends_the_rounds():
+    checker = FakeChecker()
+    result = run(SRC, [variant(AssignOne, ladder=("1",))], checker)
+    assert not result.changed and len(result.records) == 1 and len(checker.checked) == 1
+
+
 def test_rounds_are_bounded():
     from torchfix.pipeline import MAX_ROUNDS
 

@@ -152,6 +152,10 @@ def test_a_rewrite_measured_slower_is_not_emitted_by_default() -> None:
     assert record.outcome == "skipped" and not record.emitted
     assert "measured clearly slower" in record.reason and "0.40x at n=256" in record.reason and "--allow-slower" in record.reason
     assert record.verdict is not None and record.verdict.timings, "the measurement goes to the report"
+    from torchfix.report import record_lines
+
+    # checked, then withheld: a reviewer sees it without -v (only unchecked skips are hidden)
+    assert any("measured clearly slower" in line for line in record_lines(result, show_skipped=False))
 
 
 def test_allow_slower_emits_it() -> None:

@@ -407,32 +407,41 @@ def process_source(
     current, seen, used_suppressions = data, set(), set()
     # a later round meets again every kernel of the code no round changed: it is judged once
     checker = _RememberingChecker(checker)
-    declined: set[tuple[str, str]] = set()
+    declined: set[tuple[str, int, str]] = set()
     for round_ in range(MAX_ROUNDS):
-        done = _one_round(
-            current, tree, path, active, checker, unsafe, choose, allow_slower, budget, details, declined
-        )
         lines_back = _line_map(current, data) if round_ else None
+        try:
+            done = _one_round(
+                current, tree, path, active, checker, unsafe, choose, allow_slower, budget, details, declined, lines_back
+            )
+        except GaveUp:
+            if not round_:
+                raise
+            break  # the budget ran out in a later round: the earlier rounds' verified output stands
+        if done.error is not None:
+            # nothing of the file is applied, whatever round failed (a later one failing is a rule's bug)
+            result.records = [replace(r, emitted=False) if r.emitted else r for r in result.records]
+            result.records += [replace(r, emitted=False) if r.emitted else r for _, r in done.records]
+            result.error, result.internal, result.new = done.error, done.internal, None
+            if not done.internal:  # the file itself does not parse
+                result.status = FileStatus.ERROR
+            return result
         if round_:
             # the rounds before this one are re-judged here: a rewrite they left out for overlapping
             # an accepted one is either proposed again (with its own outcome) or gone with the code
             result.records = [r for r in result.records if r.reason != OVERLAP_REASON]
         for key, record in done.records:
-            if key in seen and not record.emitted:
-                continue  # the same finding on code no round changed: said once
+            if round_ and key in seen:
+                continue  # the same finding at the same place, on code no round changed: said once
             seen.add(key)
-            if lines_back is not None:
-                # its diff is against the file as the round before left it; a whole-line
-                # replacement of the original file it does not have
-                record = replace(record, line=lines_back(record.line), replacement=None)
+            if round_:
+                # what an earlier round said of this place without acting on it is superseded
+                result.records = [
+                    r for r in result.records if r.emitted or (r.rule, r.line) != (record.rule, record.line)
+                ]
             result.records.append(record)
-        used_suppressions.update(lines_back(n) if lines_back else n for n in done.used_suppressions)
-        if done.error is not None:
-            result.error, result.internal, result.new = done.error, done.internal, None
-            if not done.internal:  # the file itself does not parse
-                result.status = FileStatus.ERROR
-            return result
-        if done.new is None:
+        used_suppressions.update(done.used_suppressions)
+        if done.new is None or done.new == current:
             break
         # a round that rewrote something runs the rules again on its output, as ruff does, until
         # none applies: one run gives the final diff, and a second run changes nothing
@@ -518,11 +527,12 @@ class _RememberingChecker:
 def _one_round(
     data: bytes, tree: object, path: str, rules: Sequence[type[Rule]], checker: CheckerFactory, unsafe: bool,
     choose: Chooser | None, allow_slower: bool, budget: Budget | None, details: bool,
-    declined: set[tuple[str, str]],
+    declined: set[tuple[str, int, str]], lines_back: Callable[[int], int] | None = None,
 ) -> _Round:
     """Parse ``data``, let ``rules`` propose, judge each proposal, apply the accepted ones.
-    ``declined``: (rule, code) of the rewrites the interactive review declined in an earlier
-    round; they are not asked about again."""
+    ``declined``: (rule, line, code) of the rewrites the interactive review declined in an
+    earlier round; they are not asked about again. ``lines_back``: a later round's map from the
+    lines of ``data`` to the original file's, which every record and suppression reports."""
     done = _Round()
     try:
         if budget is None:
@@ -552,14 +562,19 @@ def _one_round(
         ahead = ahead[: budget.limits.max_candidates]  # the file gives up past them anyway
     _submit_ahead(checker, ahead)
     for proposal, by in zip(proposals, suppressed_by):
-        base = dict(rule=proposal.rule, path=path, line=proposal.line, column=proposal.column, message=proposal.message)
+        line = lines_back(proposal.line) if lines_back else proposal.line
+        base = dict(rule=proposal.rule, path=path, line=line, column=proposal.column, message=proposal.message)
+        code = wrapper.module.code_for_node(proposal.anchor)
 
         def add(record: RewriteRecord) -> None:
-            key = (record.rule, record.outcome, record.reason, wrapper.module.code_for_node(proposal.anchor))
-            done.records.append((key, record))
+            if lines_back is not None:
+                # its diff is against the file as the round before left it; a whole-line
+                # replacement of the original file it does not have
+                record = replace(record, replacement=None)
+            done.records.append(((record.rule, record.outcome, record.reason, record.line, code), record))
 
         if by is not None:
-            done.used_suppressions.add(by)
+            done.used_suppressions.add(lines_back(by) if lines_back else by)
             add(RewriteRecord(**base, outcome=Outcome.SKIPPED, reason=SUPPRESSED_REASON))
             continue
         if proposal.skip_reason:
@@ -582,7 +597,7 @@ def _one_round(
                 **base, outcome=judged.outcome, reason=judged.reason, verdict=verdict, candidate=candidate.description,
                 emitted=True, diff=diff, replacement=replacement,
             )
-            asked = (proposal.rule, wrapper.module.code_for_node(proposal.anchor))
+            asked = (proposal.rule, line, code)
             if choose is not None and (asked in declined or not choose(record)):
                 declined.add(asked)
                 add(RewriteRecord(**base, outcome=Outcome.SKIPPED, reason=DECLINED_REASON, verdict=verdict))
@@ -626,9 +641,18 @@ def _line_map(current: bytes, original: bytes) -> Callable[[int], int]:
     blocks = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
 
     def back(line: int) -> int:
+        index = line - 1
         for tag, o1, o2, n1, n2 in blocks:
-            if n1 <= line - 1 < n2 or (n1 == n2 == line - 1):
-                return o1 + (line - 1 - n1 if tag == "equal" else 0) + 1
+            if not n1 <= index < n2:
+                continue  # (a deleted block holds no line of ``current``)
+            if tag == "equal":
+                return o1 + (index - n1) + 1
+            # a changed block: the original line of the block most like this one (the same text,
+            # or the line whose value a rewrite changed and whose comment it kept), else where
+            # the block starts
+            scored = [(difflib.SequenceMatcher(None, old[j], new[index]).ratio(), -j) for j in range(o1, o2)]
+            best = max(scored, default=(0.0, -o1))
+            return -best[1] + 1 if best[0] >= 0.6 else o1 + 1
         return len(old)
 
     return back

@@ -45,8 +45,8 @@ def record_lines(result: FileResult, show_verified: bool = True, show_skipped: b
                     + (f" -- measured {speed}" if speed else "")
                 )
             continue
-        if r.outcome is Outcome.SKIPPED and not show_skipped:
-            continue
+        if r.outcome is Outcome.SKIPPED and r.verdict is None and not show_skipped:
+            continue  # skipped before any check; one the checker verified (then withheld) is shown
         lines.append(f"{where} {r.outcome}: {r.reason}")
         if r.outcome is Outcome.REJECTED and r.candidate:
             lines.append(f"  refuted rewrite: {r.candidate}")
@@ -88,6 +88,8 @@ class Summary:
     gpu_note: str | None = None
     #: skipped proposals were left out of the per-rewrite lines (set by the caller)
     skipped_hidden: bool = False
+    #: proposals skipped before any check (what ``skipped_hidden`` leaves out)
+    skipped_unchecked: int = 0
 
     def add(self, result: FileResult) -> None:
         self.scanned += 1
@@ -105,6 +107,7 @@ class Summary:
         self.unused_suppressions += len(result.unused_suppressions)
         for r in result.records:
             self.counts[(r.rule, r.outcome)] += 1
+            self.skipped_unchecked += r.outcome is Outcome.SKIPPED and r.verdict is None
             if r.verdict is not None:
                 self.devices.update(r.verdict.devices)
                 if any(note.startswith("not checked on") for note in r.verdict.notes):
@@ -135,8 +138,8 @@ class Summary:
                 f"{unmeasured} verified rewrite(s) of a speed-gated form withheld: their speed was not measured "
                 "(emitted with --allow-slower)"
             )
-        skipped = sum(n for (_, outcome), n in self.counts.items() if outcome is Outcome.SKIPPED)
-        if skipped and self.skipped_hidden:
+        if self.skipped_unchecked and self.skipped_hidden:
+            skipped = self.skipped_unchecked
             lines.append(f"{skipped} skipped proposal(s) not listed above: see each one's reason with --show-skipped (-v)")
         if self.unused_suppressions:
             lines.append(f"{self.unused_suppressions} unused suppression comment(s)")
