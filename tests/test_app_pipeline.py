@@ -190,6 +190,12 @@ def test_a_rewrite_that_changes_nothing_ends_the_rounds():
     assert not result.changed and len(result.records) == 1 and len(checker.checked) == 1
 
 
+def test_a_file_with_lone_cr_line_endings_keeps_its_last_one():
+    src = b"import os\rdef f():\r    x = 1\r    return x\r"
+    assert run(src, [AssignOne]).new == src.replace(b"x = 1", b"x = 2")
+    assert run(src, [variant(AssignOne, imports=("numpy",))]).new.endswith(b"    return x\r")
+
+
 def test_rounds_are_bounded():
     from torchfix.pipeline import MAX_ROUNDS
 

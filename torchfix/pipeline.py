@@ -202,7 +202,7 @@ def _alone(module: cst.Module, data: bytes, path: str, candidate: Candidate) -> 
     from torchfix.diff import split_lines, unified_diff
     from torchfix.source import declared_encoding
 
-    new = add_imports(apply_edits(module, candidate.edits), candidate.imports).bytes
+    new = _final_newline_kept(data, add_imports(apply_edits(module, candidate.edits), candidate.imports).bytes)
     encoding = declared_encoding(data)
     encoding = "utf-8" if encoding == "utf-8-sig" else encoding
     diff = unified_diff(data, new, path).decode(encoding)
@@ -619,7 +619,7 @@ def _one_round(
     if accepted:
         if budget is not None:
             budget.charge("before the rewrite was assembled")
-        new = add_imports(apply_edits(wrapper.module, accepted), imports).bytes
+        new = _final_newline_kept(data, add_imports(apply_edits(wrapper.module, accepted), imports).bytes)
         try:
             parse(new, isolate=False)  # the output always parses, or the file is left alone
         except SourceError as exc:
@@ -628,6 +628,14 @@ def _one_round(
             return done
         done.new = new
     return done
+
+
+def _final_newline_kept(original: bytes, new: bytes) -> bytes:
+    """``new``, ending as ``original`` did: LibCST drops the last ``\r`` of a file whose lines end
+    in a lone CR (old Mac line endings), a byte change no rewrite asked for."""
+    if original.endswith(b"\r") and not new.endswith((b"\r", b"\n")):
+        return new + b"\r"
+    return new
 
 
 def _line_map(current: bytes, original: bytes) -> Callable[[int], int]:
