@@ -164,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     from torchfix.equivalence.checker import Checker, CheckSettings
     from torchfix.equivalence.sandbox import SandboxUnavailable
 
-    settings = CheckSettings(examples=args.examples, timeout=args.timeout, seed=args.seed, devices=devices)
+    # the report says nothing of speed: timing old vs new would only cost the wait
+    settings = CheckSettings(examples=args.examples, timeout=args.timeout, seed=args.seed, devices=devices, measure=False)
     cache = None if args.no_cache or args.replay else ...
     with Checker(settings, **({} if cache is ... else {"cache_dir": None})) as checker:
         try:
