@@ -651,8 +651,6 @@ class ModuleNodes:
     """
 
     def __init__(self, module: cst.Module) -> None:
-        import dataclasses
-
         self.module = module
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self._by_type: dict[type, list[cst.CSTNode]] = {}

@@ -24,7 +24,7 @@ from torchfix.equivalence.edges import bound_inputs, edge_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
 from torchfix.equivalence.execute import base_namespace, error_site, run_snippet
-from torchfix.equivalence.kernel import Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
+from torchfix.equivalence.kernel import NO_DOMAIN, Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
     OneShot,
     Signature,
@@ -636,7 +636,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             why = f"; the old code raised {common}"
         return Verdict(
             Outcome.UNVERIFIED,
-            "found no input on which the old code runs (it may depend on names the checker cannot build)" + why,
+            f"{NO_DOMAIN} (it may depend on names the checker cannot build)" + why,
             devices=(config.device,),
         )
 

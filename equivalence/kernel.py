@@ -314,10 +314,6 @@ class Verdict:
             return SpeedClass.CLEARLY_FASTER
         return SpeedClass.IN_BAND
 
-    def measured_slower(self) -> bool:
-        """Clearly slower than the old code at every size measured on the deciding device."""
-        return self.speed_class() is SpeedClass.CLEARLY_SLOWER
-
     def speed_text(self) -> str:
         """``37x at n=256, 112x at n=4096 (cpu)``; empty when nothing was measured."""
         by_device: dict[str, list[Timing]] = {}

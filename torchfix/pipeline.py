@@ -133,6 +133,12 @@ class RewriteRecord:
         object.__setattr__(self, "outcome", Outcome(self.outcome))  # "verified" from JSON or a test
 
     @property
+    def skipped_unchecked(self) -> bool:
+        """Skipped before any check (a precondition, a suppression, an overlap): nothing a
+        reviewer acts on, so the default output counts these rather than listing them."""
+        return self.outcome is Outcome.SKIPPED and self.verdict is None
+
+    @property
     def counterexample(self) -> str | None:
         if self.verdict is None or self.verdict.counterexample is None:
             return None
@@ -525,7 +531,7 @@ class _RememberingChecker:
 
 
 def _one_round(
-    data: bytes, tree: object, path: str, rules: Sequence[type[Rule]], checker: CheckerFactory, unsafe: bool,
+    data: bytes, tree: object, path: str, rules: Sequence[type[Rule]], checker: "_RememberingChecker", unsafe: bool,
     choose: Chooser | None, allow_slower: bool, budget: Budget | None, details: bool,
     declined: set[tuple[str, int, str]], lines_back: Callable[[int], int] | None = None,
 ) -> _Round:
@@ -586,7 +592,7 @@ def _one_round(
             continue
         # a proposal an earlier round judged costs nothing again: it does not count against
         # --max-candidates (a file with many findings and one rewrite would give up in round 2)
-        if budget is not None and not (isinstance(checker, _RememberingChecker) and checker.judged(proposal)):
+        if budget is not None and not checker.judged(proposal):
             budget.candidate()
             budget.charge(f"after {budget.candidates - 1} checked candidate(s)")
         judged = _judge(proposal, checker, unsafe, allow_slower)
@@ -640,8 +646,9 @@ def _final_newline_kept(original: bytes, new: bytes) -> bytes:
 
 def _line_map(current: bytes, original: bytes) -> Callable[[int], int]:
     """Line ``n`` of ``current`` (a later round's input) as the line of ``original`` it stands
-    for: the same line where the rounds between left it alone, else the first line of the
-    original code it replaced -- so every record points into the file the diff applies to."""
+    for: the same line where the rounds between left it alone; in code they changed, the most
+    similar line of the original code replaced, else its first line -- so every record points
+    into the file the diff applies to."""
     import difflib
 
     old = _LINE_BREAK.split(original.decode("latin-1"))

@@ -45,8 +45,8 @@ def record_lines(result: FileResult, show_verified: bool = True, show_skipped: b
                     + (f" -- measured {speed}" if speed else "")
                 )
             continue
-        if r.outcome is Outcome.SKIPPED and r.verdict is None and not show_skipped:
-            continue  # skipped before any check; one the checker verified (then withheld) is shown
+        if r.skipped_unchecked and not show_skipped:
+            continue  # one the checker verified and the speed decision withheld is still shown
         lines.append(f"{where} {r.outcome}: {r.reason}")
         if r.outcome is Outcome.REJECTED and r.candidate:
             lines.append(f"  refuted rewrite: {r.candidate}")
@@ -107,7 +107,7 @@ class Summary:
         self.unused_suppressions += len(result.unused_suppressions)
         for r in result.records:
             self.counts[(r.rule, r.outcome)] += 1
-            self.skipped_unchecked += r.outcome is Outcome.SKIPPED and r.verdict is None
+            self.skipped_unchecked += r.skipped_unchecked
             if r.verdict is not None:
                 self.devices.update(r.verdict.devices)
                 if any(note.startswith("not checked on") for note in r.verdict.notes):
@@ -139,8 +139,7 @@ class Summary:
                 "(emitted with --allow-slower)"
             )
         if self.skipped_unchecked and self.skipped_hidden:
-            skipped = self.skipped_unchecked
-            lines.append(f"{skipped} skipped proposal(s) not listed above: see each one's reason with --show-skipped (-v)")
+            lines.append(f"{self.skipped_unchecked} skipped proposal(s) not listed above: see each one's reason with --show-skipped (-v)")
         if self.unused_suppressions:
             lines.append(f"{self.unused_suppressions} unused suppression comment(s)")
         if self.gpu_note:
