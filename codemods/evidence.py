@@ -50,6 +50,10 @@ NUMBERS = frozenset({I, FL, B})
 ARRAYS = frozenset({T, ND, NS})
 #: what ``x[k]`` may be applied to (a NumPy scalar takes ``x[()]``)
 SUBSCRIPTABLE = frozenset({T, ND, LST, D, NS})
+#: what ``x[a, b]`` (several indices at once) may be applied to: an array. A list raises on a
+#: tuple index and a NumPy scalar has no such dimensions; a dict keyed by tuples joins the objects
+#: with a ``__getitem__`` of their own, which are outside the kinds the checker builds anyway
+MULTI_INDEXABLE = frozenset({T, ND})
 #: what ``len(x)`` accepts
 SIZED = frozenset({T, ND, LST, D})
 #: what ``for v in x`` accepts
@@ -156,6 +160,14 @@ _NOT_TENSOR_CLASSES = frozenset(
      "collections.abc.Sequence", "collections.Mapping", "collections.abc.Mapping", "abc.Sequence", "Sequence",
      "Mapping", "np.ndarray", "numpy.ndarray", "np.generic", "numpy.generic", "np.number", "numpy.number"}
 )
+#: what ``isinstance(x, C)`` being true shows ``x`` holds, among the kinds the checker builds
+#: (a tuple, a set, a string: none of them). The test outranks every use elsewhere in the
+#: function: those may sit in the branch for another kind (``x[:, t]`` under a tensor test)
+_CLASS_KINDS: dict[str, frozenset[Kind]] = {
+    "list": frozenset({LST}), "tuple": frozenset(), "set": frozenset(), "str": frozenset(), "bytes": frozenset(),
+    "dict": frozenset({D}), "int": frozenset({I, B}), "float": frozenset({FL}), "bool": frozenset({B}),
+    "complex": frozenset(), "np.ndarray": frozenset({ND}), "numpy.ndarray": frozenset({ND}),
+}
 _TENSOR_ANNOTATIONS = frozenset(
     {"Tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.DoubleTensor", "torch.IntTensor",
      "torch.BoolTensor", "torch.HalfTensor", "torch.ByteTensor", "torch.cuda.FloatTensor", "torch.cuda.LongTensor"}
@@ -469,6 +481,8 @@ class _Collector(cst.CSTVisitor):
             if key is not None:
                 self._use(name, _Use(node, frozenset({D}), f"subscripted with the key {key!r}", dict_like=True, key=key))
                 self._elements_keyed(name, key)
+            elif len(parent.slice) > 1:
+                self._use(name, _Use(node, MULTI_INDEXABLE, "indexed with several indices at once (only arrays take them)"))
             else:
                 self._use(name, _Use(node, SUBSCRIPTABLE, "subscripted"))
             return
@@ -660,6 +674,9 @@ class ScopeEvidence:
             generic = [c in {"Tensor", *(f"{t}.Tensor" for t in self.torch_names)} for c in names]
             if holds and all(tensor_class):
                 narrowed = kinds & {T} or {T}
+            elif holds and all(c in _CLASS_KINDS for c in names):
+                narrowed = set().union(*(_CLASS_KINDS[c] for c in names))  # type: ignore[arg-type]
+                return _Value(frozenset(narrowed), value.found + (said,), value.elements, value.parts)
             elif holds and all(c in _NOT_TENSOR_CLASSES for c in names):
                 narrowed = kinds - {T}
             elif not holds and any(generic):

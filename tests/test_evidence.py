@@ -417,3 +417,27 @@ def test_a_sequence_whose_elements_take_string_keys_holds_no_tensor():
     assert "annotate" not in found.missing_tensor("batching its samples")
     # an integer index says nothing of the sort
     assert T in _function("def f(outputs):\n    return [x[0] for x in outputs]\n")[0].name("outputs").kinds
+
+
+def test_several_indices_at_once_show_an_array():
+    # a list raises on `x[i, j]` and a NumPy scalar has no such dimensions; `x[i][j]` says less
+    source = "def f(x, i):\n    return x[i, 0] + x[:, i].sum()\n"
+    assert set(kinds(source, "x")) == {T, ND}
+    assert LST in kinds("def f(x, i):\n    return x[i][0]\n", "x")
+
+
+def test_an_isinstance_branch_outranks_uses_in_the_other_branches():
+    # `x[:, t]` sits in the tensor branch; in the list branch, `x` is a list, whatever it says
+    source = """
+    import torch
+    def f(x, t: int):
+        if isinstance(x, torch.Tensor):
+            out = x[:, t]
+        elif isinstance(x, (list, tuple)):
+            out = [None] * len(x)
+            for i in range(len(x)):
+                out[i] = x[i][t]
+        return out
+    """
+    assert _at_loop(source, "x").kinds == (LST,)
+    assert _at_loop(source.replace("(list, tuple)", "np.ndarray"), "x").kinds == (ND,)
