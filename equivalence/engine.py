@@ -24,7 +24,7 @@ from torchfix.equivalence.edges import bound_inputs, edge_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
 from torchfix.equivalence.execute import base_namespace, error_site, run_snippet
-from torchfix.equivalence.kernel import NO_DOMAIN, Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
+from torchfix.equivalence.kernel import FLOAT_DTYPES, NO_DOMAIN, Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
     OneShot,
     Signature,
@@ -356,14 +356,19 @@ def _zero_extent(kernel: Kernel, inputs: dict[str, Any]) -> bool:
         if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
             if value.shape[spec.batch_dim] <= spec.batch_start:
                 return True
+        elif spec.batch_dim == 0 and isinstance(value, (list, np.ndarray)) and len(value) <= spec.batch_start:
+            return True
         elif spec.count and isinstance(value, int) and not isinstance(value, bool) and value <= 0:
             return True
     return False
 
 
-def _with_extent(kernel: Kernel, inputs: dict[str, Any], extent: int, rng: random.Random) -> dict[str, Any]:
+def _with_extent(kernel: Kernel, inputs: dict[str, Any], extent: int, rng: random.Random,
+                 element: Callable[[random.Random], Any] | None = None) -> dict[str, Any]:
     """The example with every empty walked dimension grown to ``extent`` (fresh values along it,
-    drawn like the rest) and every loop count of at most 0 set to ``extent``."""
+    drawn like the rest; an empty walked list gets ``element``-s) and every loop count of at
+    most 0 set to ``extent``."""
+    element = element or _LIST_ELEMENTS["int"]
     grown = dict(inputs)
     for spec in kernel.inputs:
         value = inputs.get(spec.name)
@@ -381,9 +386,36 @@ def _with_extent(kernel: Kernel, inputs: dict[str, Any], extent: int, rng: rando
                 low = 0 if (spec.index or spec.nonnegative) else -3
                 fresh = torch.randint(low, 4, shape, generator=gen).to(value.dtype)
             grown[spec.name] = fresh.to(value.device)
+        elif spec.batch_dim == 0 and isinstance(value, np.ndarray) and value.ndim > 0 and len(value) <= spec.batch_start:
+            tensor = _with_extent(kernel, {spec.name: torch.from_numpy(value.copy())}, extent, rng)[spec.name]
+            grown[spec.name] = tensor.numpy()
+        elif spec.batch_dim == 0 and isinstance(value, list) and len(value) <= spec.batch_start:
+            # an empty list shows no element type: the caller tries each one
+            grown[spec.name] = [element(rng) for _ in range(spec.batch_start + extent)]
         elif spec.count and isinstance(value, int) and not isinstance(value, bool) and value <= 0:
             grown[spec.name] = extent
     return grown
+
+
+#: the elements an empty walked list is grown with, by element type: small integers (some
+#: negative, as indices), floats, bools -- the element types of the lists the checker builds
+_LIST_ELEMENTS: dict[str, Callable[[random.Random], Any]] = {
+    "int": lambda rng: rng.randrange(-3, 4),
+    "float": lambda rng: rng.uniform(-3.0, 3.0),
+    "bool": lambda rng: rng.random() < 0.5,
+}
+
+
+def _list_elements(kernel: Kernel, inputs: dict[str, Any]) -> list[Callable[[random.Random], Any]]:
+    """One grower per element type the empty walked lists of ``inputs`` may hold (their specs'
+    dtypes), each tried in turn: an empty list shows no element type, and the example is in the
+    domain if the old code runs with any of them. One grower when no list is empty."""
+    kinds: set[str] = set()
+    for spec in kernel.inputs:
+        if isinstance(inputs.get(spec.name), list) and not inputs[spec.name]:
+            for dtype in spec.allowed_dtypes():
+                kinds.add("bool" if dtype == "bool" else "float" if dtype in FLOAT_DTYPES else "int")
+    return [_LIST_ELEMENTS[k] for k in ("int", "float", "bool") if k in kinds] or [_LIST_ELEMENTS["int"]]
 
 
 def _outside_nonempty_domain(kernel: Kernel, old_code: Any, base: dict[str, Any], inputs: dict[str, Any], seed_value: int) -> bool:
@@ -395,9 +427,10 @@ def _outside_nonempty_domain(kernel: Kernel, old_code: Any, base: dict[str, Any]
         return False
     rng = random.Random(seed_value)
     for extent in (1, 2, 3):
-        for _ in range(2):
-            if run_snippet(old_code, kernel, base, _with_extent(kernel, inputs, extent, rng)).error is None:
-                return False
+        for element in _list_elements(kernel, inputs):
+            for _ in range(2):
+                if run_snippet(old_code, kernel, base, _with_extent(kernel, inputs, extent, rng, element)).error is None:
+                    return False
     return True
 
 

@@ -33,3 +33,41 @@ def test_a_loop_from_one_runs_zero_times_on_a_single_row_and_the_rewrite_must_ag
     assert "IndexError" in verdict.counterexample.render()
     guarded = Kernel(old, "if w.size(0) > 1:\n    w[1:] = w[0]\n", (spec,), ("w",), modules=TORCH)
     assert check_kernel(guarded, FAST).outcome is Outcome.VERIFIED
+
+
+def _picked_sum(index_dtypes: tuple[str, ...]) -> Kernel:
+    """``acc + x[i, idx[i]]`` over a list ``idx`` against a rewrite that needs a 2-D ``x``."""
+    old = "acc = 0\nfor i in range(len(idx)):\n    acc = acc + x[i, idx[i]]\n"
+    new = "assert x.dim() >= 2\nacc = 0\nif len(idx) > 0:\n    acc = acc + x[torch.arange(len(idx)), torch.tensor(idx)].sum(0)\n"
+    inputs = (InputSpec("idx", kinds=(Kind.LIST,), ranks=(1,), dtypes=index_dtypes, index=True, batch_dim=0),
+              InputSpec("x", Kind.TENSOR, ranks=(1, 2), dtypes=("float32",), batch_dim=0))
+    return Kernel(old, new, inputs, ("acc",), modules=TORCH)
+
+
+def test_an_empty_walked_list_makes_a_zero_extent_and_is_grown_like_the_arrays():
+    import random
+
+    import numpy as np
+    import torch
+
+    from torchfix.equivalence import engine
+
+    kernel = _picked_sum(("int64",))
+    empty = {"idx": [], "x": torch.zeros(3, 2)}
+    assert engine._zero_extent(kernel, empty)
+    assert not engine._zero_extent(kernel, {"idx": [0], "x": torch.zeros(3, 2)})
+    grown = engine._with_extent(kernel, empty, 2, random.Random(0))
+    assert len(grown["idx"]) == 2 and all(type(v) is int for v in grown["idx"])
+    # one grower per element type the spec allows: an empty list shows none
+    assert len(engine._list_elements(kernel, empty)) == 1
+    assert len(engine._list_elements(_picked_sum(("int64", "float32", "bool")), empty)) == 3
+    array = {"idx": np.zeros((0,), dtype=np.int64), "x": torch.zeros(3, 2)}
+    assert engine._zero_extent(kernel, array)
+    assert engine._with_extent(kernel, array, 3, random.Random(0))["idx"].shape == (3,)
+
+
+def test_an_empty_walked_list_is_grown_with_every_element_type_it_may_hold():
+    # with bools allowed, x[i, True] runs on a 1-D x: the empty example is in the domain, and so
+    # are the non-empty bool ones, where the rewrite takes the bools as integers
+    verdict = check_kernel(_picked_sum(("int64", "bool")), FAST)
+    assert verdict.outcome is Outcome.REJECTED
