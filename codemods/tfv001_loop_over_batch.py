@@ -37,7 +37,11 @@ class LoopOverBatch(Rule):
       filled all of it;
     - an accumulation `acc += e` becomes one reduction over the samples;
     - `items.append(e)` followed by `torch.stack(items)` / `torch.cat(items)` /
-      `torch.tensor(items)` becomes the batched `e`;
+      `torch.tensor(items)` becomes the batched `e`; for NumPy loops, `np.stack` /
+      `np.concatenate` / `np.vstack`, and `np.array(items)` / `np.float32(items)` (one number
+      per sample) become the same call on the batched `e`. The consumer may rebind the list's
+      name (`items = np.float32(items)`), and may follow the `with torch.no_grad():` that holds
+      a NumPy loop (never a torch one: the batch would be computed outside the grad mode);
     - `if c: continue`, and a trailing `if c:` block of stores (no `else`), become a mask:
       `keep = c_batched` (`and` / `or` / `not` as `&` / `|` / `~`), then the stores write the
       rows of `keep` only (`out[keep] = e[keep].to(out.dtype)`); where the block evaluates
@@ -55,15 +59,20 @@ class LoopOverBatch(Rule):
 
     Loops over NumPy arrays (a walked name the code shows to be an ndarray, not a tensor) are
     batched with numpy spellings (`axis=`, `keepdims=`, `np.moveaxis`). A walked name that may
-    be a tensor or an ndarray (`.shape` is used on it, and nothing says which) is tried as both
-    by the checker; one that may be a list is not batched.
+    be a tensor or an ndarray (`.shape` is used on it, or several indices at once: `x[i, j]`)
+    is tried as both by the checker; one that may be a list is not batched -- except a sequence
+    read only as per-sample positions (`p[i, labels[i]]` -> `p[torch.arange(n), labels]`), which
+    indexes alike as a tensor, an ndarray or a list of integers: the checker tries each kind the
+    code allows, bools included (which is why an unproven `labels` is usually refuted).
 
     A sample may be read as `x[i]`, `x[i, ...]`, `x[:, i]`, `x[i + 1]` or `x[i:i + 1]`. The body
     may use arithmetic, comparisons, `torch` / `torch.nn.functional` functions and tensor methods
     from torchfix's table of known callees (element-wise ops, reductions with or without `dim`,
     softmax-style ops, matrix products, reshapes, `.item()` / `float()` conversions), and layers
     the class builds in `__init__` that treat samples independently (`self.fc = nn.Linear(...)`,
-    convolutions, activations, `LayerNorm`).
+    convolutions, activations, `LayerNorm`). A whole-sample reduction of a sample whose rank
+    nothing pins but whose subscript needs dimensions (`x[:, c, :, :].mean()`) reduces each
+    flattened sample (`.flatten(1).mean(1)`), right for every rank the subscript allows.
 
     It stays silent, or says why in a skip, when a step depends on the previous one (a
     temporary read before it is assigned, a row read at another position than the one written),

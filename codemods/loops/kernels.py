@@ -197,6 +197,10 @@ def input_specs(
             # other kinds the evidence leaves -- NumPy scalars, numbers -- raise on `x[i]`)
             specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
                                    batch_start=_start(facts, input_name, dim)))
+        elif dim == 0 and Kind.LIST in found.kinds and not (set(found.kinds) - {Kind.TENSOR, Kind.NDARRAY, Kind.LIST}):
+            # a walked sequence that may be a list (of numbers: what the checker builds), walked
+            # along its only dimension -- the rewrite reads it only as per-sample positions
+            specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim))
         else:
             specs.append(found.spec())
     return tuple(specs)

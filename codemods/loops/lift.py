@@ -84,6 +84,9 @@ class Lifted:
     #: for a reduction over a whole sample: the same reduction with ``keepdim=True``, the
     #: idiomatic way to broadcast it back against samples
     keep: cst.BaseExpression | None = None
+    #: where ``rank`` is unknown: the fewest dimensions a sample can have (``x[:, i, :, :]``
+    #: has at least 3, or the subscript raises)
+    min_rank: int = 0
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,9 @@ class Lifter:
     #: batch -- an assumption no check can discharge; the callees are recorded
     opaque_calls: bool = False
     opaque_callees: list[str] = field(default_factory=list)
+    #: walked names read as ``x[i]`` where the read is itself a per-sample position
+    #: (``p[i, labels[i]]``), counted per read: a list of numbers indexes the same way
+    position_reads: dict[str, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ entry points
 
@@ -352,6 +358,7 @@ class Lifter:
             raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
         if position.kind not in ("int", None):
             raise CannotLift(f"`{short(node)}`: the per-sample index is not an integer")
+        self._count_position_read(node.slice[0].slice.value)
         if not isinstance(inner.node, (cst.Name, cst.Attribute)) and not (isinstance(inner.node, cst.Subscript) and isinstance(inner.node.value, cst.Name)):
             raise CannotLift(f"`{short(node)}`: the indexed value is an expression (name it first)")
         rows = self.library.arange(self.spell, call(name("len"), inner.node), like=inner.node)
@@ -367,11 +374,31 @@ class Lifter:
         position = self._lift(node.slice[1].slice.value)
         if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
             raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
+        if position.kind not in ("int", None):
+            raise CannotLift(f"`{short(node)}`: the per-sample index is not an integer")
+        self._count_position_read(node.slice[1].slice.value)
         base = rows_value.node
         rows = self.library.arange(self.spell, call(name("len"), base), like=base)
+        leading = base.slice[0].slice if isinstance(base, cst.Subscript) and len(base.slice) == 1 else None
+        if (
+            self.row_filter is None and isinstance(leading, cst.Slice) and isinstance(base.value, cst.Name)  # type: ignore[union-attr]
+            and leading.lower is None and leading.step is None and leading.upper is not None
+        ):
+            # x[:n][arange(len(x[:n])), p] is x[arange(n), p]: both raise where n passes x's rows
+            base = base.value  # type: ignore[union-attr]
+            rows = self.library.arange(self.spell, leading.upper, like=base)
         batched = subscript(base, [index_of(rows), index_of(position.node)])
         rank = None if rows_value.rank is None else rows_value.rank - 1
         return Lifted(batched, True, rank, kind=rows_value.kind, sources=rows_value.sources)
+
+    def _count_position_read(self, position: cst.BaseExpression) -> None:
+        """Record ``labels`` when the per-sample position is ``labels[i]`` itself."""
+        if (
+            isinstance(position, cst.Subscript) and isinstance(position.value, cst.Name) and len(position.slice) == 1
+            and self.index_form(position.slice[0]) == ("index", 0)
+        ):
+            base = position.value.value
+            self.position_reads[base] = self.position_reads.get(base, 0) + 1
 
     def _gather(self, node: cst.Subscript) -> Lifted:
         """``X[..., i, ...]`` with an invariant ``X``: the samples are a slice of ``X``."""
@@ -414,7 +441,8 @@ class Lifter:
         if keep and sample_rank is not None:
             sample_rank += 1
         sources = frozenset({base_name}) if base_name is not None and base_rank is None else frozenset()
-        return Lifted(batched, True, sample_rank, keepdim=keep, sources=sources)
+        return Lifted(batched, True, sample_rank, keepdim=keep, sources=sources,
+                      min_rank=_fewest_sample_dims(node.slice, position) + (1 if keep else 0))
 
     def _attribute(self, node: cst.Attribute) -> Lifted:
         inner = self._lift(node.value)
@@ -745,6 +773,9 @@ class Lifter:
             raise CannotLift(f"`{short(node)}` reduces a whole `x[i:i + 1]` sample")
         if any(a.keyword is None for a in new_args[start:]):
             raise CannotLift(f"`{short(node)}`: a whole-sample reduction with more arguments")
+        flat = self._flat_reduction(node, new_args, first, short_name, row, receiver_node)
+        if flat is not None:
+            return flat
         rank = self._need(first, f"`{short(node)}` reduces a whole sample: its rank says over which dimensions")
         if rank == 0:
             raise CannotLift(f"`{short(node)}` reduces a sample that is a single number")
@@ -767,6 +798,25 @@ class Lifter:
         if reducer not in ("argmax", "argmin"):
             keep = self._rebuild(renamed[0], new_args + [arg(dims, keyword), arg(name("True"), self.library.keepdim_keyword)], first, renamed[1])
         return Lifted(plain, True, 0, kind=kind, sources=first.sources, keep=keep)
+
+    #: whole-sample reductions that equal the same reduction of the flattened sample
+    _FLAT_REDUCERS = {"sum": "sum", "mean": "mean", "std": "std", "var": "var", "prod": "prod",
+                      "max": "amax", "min": "amin", "amax": "amax", "amin": "amin"}
+
+    def _flat_reduction(self, node: cst.Call, new_args: list[cst.Arg], first: Lifted, short_name: str, row: Callee,
+                        receiver_node: cst.Attribute | None) -> Lifted | None:
+        """``x[:, i, :, :].mean()`` whose sample rank nothing pins, but which has at least one
+        dimension: the reduction of each flattened sample, ``....flatten(1).mean(1)`` -- right
+        for every rank the subscript allows (torch only: NumPy cannot reshape an empty batch to
+        ``(0, -1)``)."""
+        reducer = self._FLAT_REDUCERS.get(short_name)
+        if first.rank is not None or first.min_rank < 1 or reducer is None or self.library.is_numpy or receiver_node is None:
+            return None
+        flattened = method(first.node, "flatten", integer(1))
+        built = cst.Call(func=attribute(flattened, reducer), args=_commas([arg(integer(1)), *new_args]))
+        kind = row.result or ("int" if reducer in ("sum", "prod") and first.kind in ("int", "bool") else first.kind)
+        self._assume(f"a sample of `{short(receiver_node.value)}` has at least {first.min_rank} dimension(s), as its subscript requires")
+        return Lifted(built, True, 0, kind=kind)
 
     @staticmethod
     def _renamed(node: cst.Call, receiver_node: cst.Attribute | None, reducer: str) -> tuple[cst.Call, cst.Attribute | None]:
@@ -971,6 +1021,16 @@ def element_effect(element: cst.SubscriptElement) -> str | None:
     if m.matches(piece.value, m.Ellipsis()):
         return None
     return "remove"
+
+
+def _fewest_sample_dims(elements: Sequence[cst.SubscriptElement], position: int) -> int:
+    """The fewest dimensions the sample ``x[..., i, ...]`` has: every element but ``None``
+    takes a dimension of ``x``, so ``x`` has at least that many; the sample keeps those a slice
+    takes and gains one per ``None``. 0 where ``...`` makes it unknowable."""
+    effects = [element_effect(e) for k, e in enumerate(elements) if k != position]
+    if None in effects or any(isinstance(e.slice, cst.Index) and m.matches(e.slice.value, m.Ellipsis()) for e in elements):
+        return 0
+    return effects.count("keep") + effects.count("add")
 
 
 def _is_plain_slice(element: cst.SubscriptElement) -> bool:

@@ -115,8 +115,13 @@ class _Consumer:
 
     statement: cst.SimpleStatementLine
     call: cst.Call
-    form: str  # stack / cat / tensor / array
+    form: str  # stack / cat / vstack / tensor / array
     dim: int
+    #: a NumPy function (``np.stack``): it consumes the batch of a NumPy lift only
+    numpy: bool = False
+    #: the consumer follows the ``with torch.no_grad():`` that holds the loop: the batched value
+    #: is computed outside the grad mode, which is the same only for NumPy
+    after_grad_mode: bool = False
 
 
 @dataclass
@@ -261,8 +266,12 @@ def _integer(element: cst.SubscriptElement) -> bool:
 _CONSUMER_FORMS = {
     "torch.stack": "stack", "torch.cat": "cat", "torch.concat": "cat", "torch.concatenate": "cat",
     "torch.tensor": "tensor", "numpy.array": "array", "numpy.stack": "stack", "numpy.concatenate": "cat",
-    "numpy.asarray": "array", "torch.as_tensor": "tensor",
+    "numpy.asarray": "array", "torch.as_tensor": "tensor", "numpy.vstack": "vstack",
+    # a NumPy scalar type called on a list makes an array of that dtype, as on an array
+    **{f"numpy.{t}": "array" for t in ("float16", "float32", "float64", "int32", "int64", "uint8", "bool_")},
 }
+#: consumers whose extra arguments go with the batched value unchanged (``np.array(items, dtype=...)``)
+_PASS_THROUGH_FORMS = frozenset({"array"})
 
 
 def _consumer_call(facts: LoopFacts, found: cst.Call, statement: cst.CSTNode) -> _Consumer:
@@ -271,8 +280,12 @@ def _consumer_call(facts: LoopFacts, found: cst.Call, statement: cst.CSTNode) ->
     form = _CONSUMER_FORMS.get(qualified)
     if form is None:
         raise CannotRewrite(f"`{_short(found)}` is not a consumer torchfix knows (stack, cat, tensor)", statement)
+    if found.args[0].star:
+        raise CannotRewrite(f"`{_short(found)}` unpacks its argument", statement)
     dim = 0
     for position, a in enumerate(found.args[1:], start=1):
+        if form in _PASS_THROUGH_FORMS and a.keyword is not None and a.keyword.value in ("dtype", "copy"):
+            continue
         if (a.keyword is None and position == 1 and form in ("stack", "cat")) or (a.keyword is not None and a.keyword.value in ("dim", "axis")):
             literal = int_literal(a.value)
             if literal is None:
@@ -280,9 +293,7 @@ def _consumer_call(facts: LoopFacts, found: cst.Call, statement: cst.CSTNode) ->
             dim = literal
         else:
             raise CannotRewrite(f"`{_short(found)}` passes arguments torchfix does not batch", statement)
-    if qualified.startswith("numpy"):
-        raise CannotRewrite(f"`{_short(found)}`: NumPy consumers are not lifted yet", statement)
-    return _Consumer(statement, found, form, dim)  # type: ignore[arg-type]
+    return _Consumer(statement, found, form, dim, qualified.startswith("numpy"))  # type: ignore[arg-type]
 
 
 def _comprehension_consumer(facts: LoopFacts) -> _Consumer:
@@ -301,15 +312,48 @@ def _consumer(facts: LoopFacts, list_name: str) -> _Consumer:
     if located is None:
         raise CannotRewrite(f"`{list_name}` is not consumed right after the loop")
     block, index = located
+    after_with = False
     if index + 1 >= len(block):
-        raise CannotRewrite(f"nothing after the loop turns `{list_name}` into a tensor")
+        # `with torch.no_grad(): items = []; for ...: items.append(...)` and the consumer after
+        # the `with`: a grad mode changes nothing NumPy computes (checked where the lift's library
+        # is known)
+        outer = _grad_mode_block(facts, block)
+        if outer is None:
+            raise CannotRewrite(f"nothing after the loop turns `{list_name}` into a tensor")
+        block, index = outer
+        after_with = True
+        if index + 1 >= len(block):
+            raise CannotRewrite(f"nothing after the loop turns `{list_name}` into a tensor")
     statement = block[index + 1]
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         raise CannotRewrite(f"the statement after the loop is not a simple use of `{list_name}`", statement)
     calls = [n for n in _calls_of(statement) if n.args and m.matches(n.args[0].value, m.Name(list_name))]
     if len(calls) != 1:
         raise CannotRewrite(f"`{list_name}` is used after the loop other than as `torch.stack({list_name})`", statement)
-    return _consumer_call(facts, calls[0], statement)
+    consumer = _consumer_call(facts, calls[0], statement)
+    return replace(consumer, after_grad_mode=True) if after_with else consumer
+
+
+#: context managers that change autograd only (what NumPy code inside them computes is the same)
+_GRAD_MODES = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled",
+                         "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
+
+
+def _grad_mode_block(facts: LoopFacts, body: Sequence[cst.BaseStatement]) -> tuple[Sequence[cst.BaseStatement], int] | None:
+    """When ``body`` is the block of a ``with torch.no_grad():`` (grad modes only, no ``as``):
+    the statement list holding that ``with`` and its index."""
+    context = facts.context
+    owner = context.parents.get(body[0]) if body else None
+    statement = context.parents.get(owner) if isinstance(owner, cst.IndentedBlock) else None
+    if not isinstance(statement, cst.With) or not statement.items:
+        return None
+    for item in statement.items:
+        expression = item.item
+        if item.asname is not None or not isinstance(expression, cst.Call):
+            return None
+        if (context.qualified(expression.func) or "") not in _GRAD_MODES:
+            return None
+    return context.block_of(statement)
 
 
 def _calls_of(node: cst.CSTNode) -> list[cst.Call]:
@@ -325,6 +369,26 @@ def _calls_of(node: cst.CSTNode) -> list[cst.Call]:
 
 def _uses(facts: LoopFacts, name_: str) -> int:
     return sum(1 for n in name_nodes(facts.scope) if n.value == name_)
+
+
+def _uses_of_list(facts: LoopFacts, items: str, consumer: _Consumer) -> int:
+    """The reads and writes of the collected list ``items`` (its ``items = []``, its append and
+    the consumer's argument make 3). A consumer that rebinds the name (``items = np.stack(items)``)
+    ends the list: what reads ``items`` after it reads the consumer's value, which the rewrite
+    keeps, so those uses (and the rebinding target) are not the list's."""
+    line = consumer.statement.body[0]
+    rebinds = (
+        isinstance(line, cst.Assign) and len(line.targets) == 1 and m.matches(line.targets[0].target, m.Name(items))
+        and sum(1 for n in name_nodes(line) if n.value == items) == 2
+    )
+    if not rebinds:
+        return _uses(facts, items)
+    end = facts.context.position(consumer.statement)
+    count = 1  # the consumer's argument
+    for node in name_nodes(facts.scope):
+        if node.value == items and facts.context.position(node) < end:
+            count += 1
+    return count
 
 
 def _speller(context: ModuleContext) -> tuple[Callable[[str], cst.BaseExpression], set[str]]:
@@ -501,7 +565,10 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
         gradients=True,
         walked={**dict(facts.inner_walked), **lifter.walked_dims},
     )
-    walked_inputs = [s.name for s in kernel.inputs if s.name in {**dict(facts.inner_walked), **lifter.walked_dims}]
+    walked_inputs = [
+        s.name for s in kernel.inputs
+        if s.name in {**dict(facts.inner_walked), **lifter.walked_dims} and not _only_positions(facts, lifter, s.name)
+    ]
     array_kind = Kind.NDARRAY if lifter.library.is_numpy else Kind.TENSOR
     for spec in kernel.inputs:
         if spec.name in walked_inputs and spec.allowed_kinds() != (array_kind,) and not (
@@ -523,6 +590,15 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
     return LoopRewrite(facts, description, edits, kernel, tuple(sorted(imports)), tuple(lifter.assumptions), anchor, statements,
                        tuple(sorted(walked.items())), tuple(sorted(lifter.assumed_invariants)),
                        tuple(dict.fromkeys(lifter.opaque_callees)))
+
+
+def _only_positions(facts: LoopFacts, lifter: Lifter, walked: str) -> bool:
+    """Whether every read of ``walked`` in the loop is a per-sample position (``p[i, labels[i]]``):
+    then ``labels`` sliced to the loop's samples indexes the batch the same way whether it is a
+    tensor, an ndarray or a list of integers, and the checker tries each kind the code allows."""
+    reads = lifter.position_reads.get(walked, 0)
+    body = facts.loop.body if isinstance(facts.loop, cst.For) else facts.loop
+    return reads > 0 and reads == sum(1 for n in name_nodes(body) if n.value == walked)
 
 
 def _layers_in_scope(facts: LoopFacts) -> dict[str, str]:
@@ -809,9 +885,10 @@ def _collected(facts: LoopFacts, step: Step) -> tuple[str, Definition | None, _C
     definition = facts.definition(items)
     if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block or definition.between:
         raise CannotRewrite(f"`{items}` is not a list created empty right before the loop", step.statement)
-    if _uses(facts, items) != 3:
+    consumer = _consumer(facts, items)
+    if _uses_of_list(facts, items, consumer) != 3:
         raise CannotRewrite(f"`{items}` is used elsewhere: it must stay a list", step.statement)
-    return items, definition, _consumer(facts, items)
+    return items, definition, consumer
 
 
 def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) -> None:  # noqa: ANN001
@@ -823,7 +900,24 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) ->
     if not lifted.batched:
         raise CannotRewrite(f"`{items}` collects a loop-invariant value", step.statement)
     value = lifted.node
-    if consumer.form == "stack":
+    if consumer.numpy and not lifter.library.is_numpy:
+        raise CannotRewrite(f"`{_short(consumer.call)}` makes a NumPy array of what the loop computes with torch", consumer.statement, arrays=True)
+    if consumer.after_grad_mode and not lifter.library.is_numpy:
+        raise CannotRewrite(f"`{items}` is turned into a tensor outside the grad mode the loop runs in", consumer.statement)
+    if consumer.form == "vstack":
+        # np.vstack stacks 1-D samples as rows and concatenates samples of more dimensions
+        rank = lifter._need(lifted, f"`{_short(consumer.call)}` of samples of unknown rank")  # noqa: SLF001
+        if lifted.keepdim or rank == 0:
+            raise CannotRewrite(f"`{_short(consumer.call)}` of one-number samples is not lifted", consumer.statement)
+        value = value if rank == 1 else lifter.library.merge_first_two(value)
+    elif consumer.form == "array":
+        # np.array(items, dtype=...) of the samples is np.array(batch, dtype=...): same dtype
+        # rules for NumPy scalars and arrays, and it still makes a copy. Only for one-number
+        # samples: an empty list of rows would lose the rows' shape (np.array([]) is 1-D)
+        if lifter._need(lifted, f"`{_short(consumer.call)}` of samples of unknown rank") != 0:  # noqa: SLF001
+            raise CannotRewrite(f"`{_short(consumer.call)}` of samples with dimensions is not lifted", consumer.statement)
+        value = consumer.call.with_changes(args=[consumer.call.args[0].with_changes(value=value), *consumer.call.args[1:]])
+    elif consumer.form == "stack":
         if lifted.scalar:
             raise CannotRewrite(f"`{items}` collects Python numbers: `torch.stack` of them raises", step.statement)
         if lifted.keepdim:
@@ -1024,7 +1118,9 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
                                  + (", guarded against an empty batch" if options.guard_empty else ""))
     else:
         items, definition, consumer = _collected(facts, result)
-        if consumer.form != "stack" or consumer.dim != 0:
+        if consumer.after_grad_mode:
+            raise CannotRewrite(f"`{items}` is turned into a tensor outside the grad mode the loop runs in", consumer.statement)
+        if consumer.form != "stack" or consumer.dim != 0 or consumer.numpy:
             raise CannotRewrite("torch.vmap is offered for `torch.stack(items)` only", consumer.statement)
         if options.guard_empty:
             raise CannotRewrite("a stacked result has no guarded form", result.statement)

@@ -5,6 +5,5 @@ import numpy as np
 
 def masked_volume(volume, mask):
     planes = np.zeros(volume.shape)
-    if volume.shape[0] > 0:
-        planes[:volume.shape[0], :, :] = mask
+    planes[:volume.shape[0], :, :] = mask
     return np.multiply(planes, volume)
