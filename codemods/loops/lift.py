@@ -353,12 +353,7 @@ class Lifter:
         positions as the per-sample index does."""
         if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or inner.keepdim:
             raise CannotLift(f"`{short(node)}` indexes a per-sample value at a per-sample position")
-        position = self._lift(node.slice[0].slice.value)
-        if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
-            raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
-        if position.kind not in ("int", None):
-            raise CannotLift(f"`{short(node)}`: the per-sample index is not an integer")
-        self._count_position_read(node.slice[0].slice.value)
+        position = self._position(node, node.slice[0].slice.value)
         if not isinstance(inner.node, (cst.Name, cst.Attribute)) and not (isinstance(inner.node, cst.Subscript) and isinstance(inner.node.value, cst.Name)):
             raise CannotLift(f"`{short(node)}`: the indexed value is an expression (name it first)")
         rows = self.library.arange(self.spell, call(name("len"), inner.node), like=inner.node)
@@ -371,12 +366,7 @@ class Lifter:
         covers only part of ``x``); the other indices must be invariant."""
         if len(node.slice) != 2 or not isinstance(node.slice[1].slice, cst.Index):
             raise CannotLift(f"`{short(node)}` uses the loop index other than as one index")
-        position = self._lift(node.slice[1].slice.value)
-        if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
-            raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
-        if position.kind not in ("int", None):
-            raise CannotLift(f"`{short(node)}`: the per-sample index is not an integer")
-        self._count_position_read(node.slice[1].slice.value)
+        position = self._position(node, node.slice[1].slice.value)
         base = rows_value.node
         rows = self.library.arange(self.spell, call(name("len"), base), like=base)
         leading = base.slice[0].slice if isinstance(base, cst.Subscript) and len(base.slice) == 1 else None
@@ -391,14 +381,22 @@ class Lifter:
         rank = None if rows_value.rank is None else rows_value.rank - 1
         return Lifted(batched, True, rank, kind=rows_value.kind, sources=rows_value.sources)
 
-    def _count_position_read(self, position: cst.BaseExpression) -> None:
-        """Record ``labels`` when the per-sample position is ``labels[i]`` itself."""
+    def _position(self, node: cst.Subscript, expression: cst.BaseExpression) -> Lifted:
+        """The lift of ``expression``, a per-sample position in ``node`` (``labels[i]`` in
+        ``p[i, labels[i]]``): one integer per sample, or the lift fails. A position that is
+        ``labels[i]`` itself is counted in :attr:`position_reads`."""
+        position = self._lift(expression)
+        if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
+            raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
+        if position.kind not in ("int", None):
+            raise CannotLift(f"`{short(node)}`: the per-sample index is not an integer")
         if (
-            isinstance(position, cst.Subscript) and isinstance(position.value, cst.Name) and len(position.slice) == 1
-            and self.index_form(position.slice[0]) == ("index", 0)
+            isinstance(expression, cst.Subscript) and isinstance(expression.value, cst.Name) and len(expression.slice) == 1
+            and self.index_form(expression.slice[0]) == ("index", 0)
         ):
-            base = position.value.value
+            base = expression.value.value
             self.position_reads[base] = self.position_reads.get(base, 0) + 1
+        return position
 
     def _gather(self, node: cst.Subscript) -> Lifted:
         """``X[..., i, ...]`` with an invariant ``X``: the samples are a slice of ``X``."""
@@ -790,7 +788,7 @@ class Lifter:
         keyword = None if rank == 1 and reducer not in ("norm",) else (self.library.dim_keyword if receiver_node is not None else row.dim_keyword)
         renamed = self._renamed(node, receiver_node, reducer)
         plain = self._rebuild(renamed[0], new_args + [arg(dims, keyword)], first, renamed[1])
-        kind = row.result or ("int" if reducer in ("sum", "prod") and first.kind in ("int", "bool") else first.kind)
+        kind = _reduced_kind(row, reducer, first)
         if short_name in ("max", "min") and rank == 1:
             # without dim, .max() is a value; with dim, a (values, indices) pair in torch
             return Lifted(self.library.max_values(plain), True, 0, kind=kind, sources=first.sources)
@@ -814,7 +812,7 @@ class Lifter:
             return None
         flattened = method(first.node, "flatten", integer(1))
         built = cst.Call(func=attribute(flattened, reducer), args=_commas([arg(integer(1)), *new_args]))
-        kind = row.result or ("int" if reducer in ("sum", "prod") and first.kind in ("int", "bool") else first.kind)
+        kind = _reduced_kind(row, reducer, first)
         self._assume(f"a sample of `{short(receiver_node.value)}` has at least {first.min_rank} dimension(s), as its subscript requires")
         return Lifted(built, True, 0, kind=kind)
 
@@ -1021,6 +1019,12 @@ def element_effect(element: cst.SubscriptElement) -> str | None:
     if m.matches(piece.value, m.Ellipsis()):
         return None
     return "remove"
+
+
+def _reduced_kind(row: Callee, reducer: str, sample: Lifted) -> str | None:
+    """The dtype kind of a whole-sample reduction: the callee's own, else an integer sum or
+    product of integers or bools, else the sample's."""
+    return row.result or ("int" if reducer in ("sum", "prod") and sample.kind in ("int", "bool") else sample.kind)
 
 
 def _fewest_sample_dims(elements: Sequence[cst.SubscriptElement], position: int) -> int:

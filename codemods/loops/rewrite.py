@@ -875,35 +875,38 @@ def _literal_is_float(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Float)
 
 
-def _collected(facts: LoopFacts, step: Step) -> tuple[str, Definition | None, _Consumer]:
+def _collected(facts: LoopFacts, step: Step, numpy: bool) -> tuple[str, Definition | None, _Consumer]:
     """What an append collects into -- its name (or "the comprehension"), the list's own
     ``items = []`` and the consumer after the loop that makes it a tensor; only a list created
-    empty right before the loop and used nowhere else."""
+    empty right before the loop and used nowhere else, and a consumer that fits the library the
+    loop is lifted with (``numpy``): a NumPy function consumes NumPy lifts only, and a consumer
+    after the loop's ``with torch.no_grad():`` block would compute a torch batch outside it."""
     if facts.comprehension is not None:
-        return "the comprehension", None, _comprehension_consumer(facts)
-    items = step.target or ""
-    definition = facts.definition(items)
-    if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block or definition.between:
-        raise CannotRewrite(f"`{items}` is not a list created empty right before the loop", step.statement)
-    consumer = _consumer(facts, items)
-    if _uses_of_list(facts, items, consumer) != 3:
-        raise CannotRewrite(f"`{items}` is used elsewhere: it must stay a list", step.statement)
+        items, definition, consumer = "the comprehension", None, _comprehension_consumer(facts)
+    else:
+        items = step.target or ""
+        definition = facts.definition(items)
+        if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block or definition.between:
+            raise CannotRewrite(f"`{items}` is not a list created empty right before the loop", step.statement)
+        consumer = _consumer(facts, items)
+        if _uses_of_list(facts, items, consumer) != 3:
+            raise CannotRewrite(f"`{items}` is used elsewhere: it must stay a list", step.statement)
+    if consumer.numpy and not numpy:
+        raise CannotRewrite(f"`{_short(consumer.call)}` makes a NumPy array of what the loop computes with torch", consumer.statement, arrays=True)
+    if consumer.after_grad_mode and not numpy:
+        raise CannotRewrite(f"`{items}` is turned into a tensor outside the grad mode the loop runs in", consumer.statement)
     return items, definition, consumer
 
 
 def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) -> None:  # noqa: ANN001
     assert step.value is not None
-    items, definition, consumer = _collected(facts, step)
+    items, definition, consumer = _collected(facts, step, lifter.library.is_numpy)
     lifted = lifter.lift(step.value)
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
     if not lifted.batched:
         raise CannotRewrite(f"`{items}` collects a loop-invariant value", step.statement)
     value = lifted.node
-    if consumer.numpy and not lifter.library.is_numpy:
-        raise CannotRewrite(f"`{_short(consumer.call)}` makes a NumPy array of what the loop computes with torch", consumer.statement, arrays=True)
-    if consumer.after_grad_mode and not lifter.library.is_numpy:
-        raise CannotRewrite(f"`{items}` is turned into a tensor outside the grad mode the loop runs in", consumer.statement)
     if consumer.form == "vstack":
         # np.vstack stacks 1-D samples as rows and concatenates samples of more dimensions
         rank = lifter._need(lifted, f"`{_short(consumer.call)}` of samples of unknown rank")  # noqa: SLF001
@@ -1117,10 +1120,8 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         plan.descriptions.append(f"`{result.target}` filled by torch.vmap of the loop body"
                                  + (", guarded against an empty batch" if options.guard_empty else ""))
     else:
-        items, definition, consumer = _collected(facts, result)
-        if consumer.after_grad_mode:
-            raise CannotRewrite(f"`{items}` is turned into a tensor outside the grad mode the loop runs in", consumer.statement)
-        if consumer.form != "stack" or consumer.dim != 0 or consumer.numpy:
+        items, definition, consumer = _collected(facts, result, numpy=False)
+        if consumer.form != "stack" or consumer.dim != 0:
             raise CannotRewrite("torch.vmap is offered for `torch.stack(items)` only", consumer.statement)
         if options.guard_empty:
             raise CannotRewrite("a stacked result has no guarded form", result.statement)
