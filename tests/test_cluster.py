@@ -214,6 +214,12 @@ def test_cuda_legs_go_to_workers_that_declare_a_gpu(cluster):
             remote.check(TOTAL_KERNEL)  # the run is over: every later request says so at once
     finally:
         _stop(gpu_worker)
+        # the scheduler notices a killed worker only later: until it does, a client.run in the
+        # next test would address the dead worker and fail with CommClosedError
+        deadline = time.monotonic() + 60
+        while any(w.get("name") == "fake-gpu" for w in client.scheduler_info()["workers"].values()):
+            assert time.monotonic() < deadline, "the scheduler never dropped the stopped GPU worker"
+            time.sleep(0.2)
 
 
 def test_a_worker_killed_mid_check_is_retried_elsewhere(cluster):
@@ -230,7 +236,9 @@ def test_a_worker_killed_mid_check_is_retried_elsewhere(cluster):
     while not busy or busy[0] not in pids:
         assert time.monotonic() < deadline, "the check never started"
         busy = [address for address, keys in client.processing().items() if keys]
-        pids = client.run(os.getpid) if busy else {}
+        # ask only the busy worker: another may be gone (a stopped worker lingers in the scheduler)
+        pids = client.run(os.getpid, workers=busy[:1], on_error="return") if busy else {}
+        pids = {address: pid for address, pid in pids.items() if isinstance(pid, int)}
         time.sleep(0.05)
     os.kill(pids[busy[0]], signal.SIGKILL)  # the Dask worker process running the check
     checking.join(timeout=240)
