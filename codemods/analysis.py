@@ -486,7 +486,65 @@ def loop_variable_used_outside(name: str, loop: cst.For, scope: cst.CSTNode) -> 
                 other_loops.update(id(n) for n in name_nodes(node))
 
     scope.visit(_Rebinding())
-    return any(n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope))
+    if not any(n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope)):
+        return False
+    return not _rebound_right_after(name, loop, scope)
+
+
+#: calls that read a function's locals without naming them
+_LOCALS_READERS = frozenset({"locals", "vars", "eval", "exec", "dir"})
+
+
+def _path_to(target: cst.CSTNode, root: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """The nodes from ``root`` down to ``target`` (both included), or None."""
+    if root is target:
+        return [root]
+    for child in child_nodes(root):
+        found = _path_to(target, child)
+        if found is not None:
+            return [root, *found]
+    return None
+
+
+def _rebound_right_after(name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
+    """Whether the value ``loop`` leaves in ``name`` is dead: the first statement after the loop
+    in its block that mentions ``name`` is ``name = <expression without name>``, so every later
+    read sees that binding. Proven only where nothing else can see the value in between: no
+    enclosing loop (a back edge reaches earlier reads), no enclosing ``try`` (a handler may read
+    it after an exception), no nested function or class that names it (a closure could be
+    called), no ``locals()``-style call in between."""
+    path = _path_to(loop, scope)
+    if path is None or len(path) < 2:
+        return False
+    if any(isinstance(node, (cst.For, cst.While, cst.Try, cst.TryStar)) for node in path[1:-1]):
+        return False
+    nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    stack = list(child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nested):
+            if any(n.value == name for n in name_nodes(node)):
+                return False
+        else:
+            stack.extend(child_nodes(node))
+    block = path[-2]
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or loop not in body:
+        return False
+    for statement in body[body.index(loop) + 1:]:
+        mentioned = {n.value for n in name_nodes(statement)}
+        if mentioned & _LOCALS_READERS:
+            return False
+        if name not in mentioned:
+            continue
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        return (
+            isinstance(small, cst.Assign)
+            and all(isinstance(t.target, cst.Name) for t in small.targets)
+            and any(t.target.value == name for t in small.targets)  # type: ignore[attr-defined]
+            and name not in {n.value for n in name_nodes(small.value)}
+        )
+    return False
 
 
 _SCALAR_ANNOTATIONS = {"int": "int", "float": "float", "bool": "bool"}
