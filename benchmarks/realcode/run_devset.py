@@ -42,7 +42,7 @@ DEFAULT_SNAPSHOTS = Path(os.environ.get("TORCHFIX_SNAPSHOTS", "/work/.mirror"))
 
 COLUMNS = ("id", "repo", "commit", "path", "lines", "family", "pattern", "lib", "expect", "hint")
 FAMILIES = ("loop", "index")
-PATTERNS = tuple(f"TFV00{n}" for n in range(1, 7))
+PATTERNS = tuple(f"TFV00{n}" for n in range(1, 8))
 LIBS = ("torch", "numpy")
 EXPECTS = ("rewrite", "trap")
 #: what became of a row, best first: a row with several proposals shows the best one

@@ -1,4 +1,4 @@
-# Trap: an in-place prefix sum; row i reads row i - 1 written by the previous step.
+# Trap for TFV001: an in-place prefix sum; row i reads row i - 1 written by the previous step, so it is no batch (TFV007 turns it into the scan it is: x.cumsum(0)).
 import torch
 
 
