@@ -513,3 +513,79 @@ def test_an_inplace_chain_outside_what_is_lifted_says_why(loop: str, reason: str
     assert facts is not None
     found, failure, _ = ladder.candidates(facts)
     assert not found and failure is not None and reason in str(failure)
+
+
+def test_names_bound_only_to_python_numbers_have_rank_zero() -> None:
+    """`f = math.ceil(...)`, arithmetic of numbers, and a later `for c in range(...)` all bind
+    Python numbers; a name also bound to a tensor, or a parameter, is not pinned."""
+    facts = _first_loop_facts(
+        """
+        import math
+        import torch
+        def f(w, scale):
+            f = math.ceil(w.size(2) / 2)
+            c = (2 * f - 1 - f % 2) / (2.0 * f)
+            n = len(w) * 3
+            t = torch.ones(3)
+            t = 2
+            s = scale + 1
+            for i in range(w.size(2)):
+                w[0, 0, i] = i / f - c
+            for c in range(1, w.size(0)):
+                w[c] = w[0]
+        """
+    )
+    assert facts is not None
+    assert {"f", "c", "n"} <= facts.shapes.numbers
+    assert not {"t", "s", "scale", "w"} & facts.shapes.numbers
+    assert facts.shapes.ranks["f"] == facts.shapes.ranks["c"] == 0
+
+
+def test_reading_the_stored_tensor_s_shape_or_device_is_no_read_of_its_elements() -> None:
+    blocked = _first_loop_facts(
+        """
+        import torch
+        def f(w: torch.Tensor):
+            for i in range(w.size(2)):
+                w[0, i] = w[1, 0] * w.size(2)
+        """
+    )
+    assert blocked is not None and any("another position" in b for b in blocked.blockers)
+    fine = _first_loop_facts(
+        """
+        import torch
+        def f(w: torch.Tensor):
+            for i in range(w.size(2)):
+                w[0, i] = i / w.size(2) + torch.zeros((), device=w.device)
+        """
+    )
+    assert fine is not None and not any("another position" in b for b in fine.blockers)
+
+
+def test_an_index_used_as_a_number_takes_the_device_of_the_tensor_the_extent_measures() -> None:
+    source = """
+    import torch
+    def f(w: torch.Tensor):
+        for j in range(w.size(1)):
+            w[0, j] = j * 0.5
+    """
+    assert "torch.arange(w.size(1), device=w.device)" in _lifted(source)
+
+
+def test_two_loops_lifted_together_run_only_when_both_would() -> None:
+    source = """
+    import math
+    import torch
+    def f(w: torch.Tensor):
+        _, _, h, k = w.shape
+        for i in range(h):
+            for j in range(k):
+                w[0, 0, i, j] = math.fabs(i - j)
+    """
+    context = _context(source)
+    loop = context.nodes.of_type(cst.For)[0]
+    both = ladder.nested(loop_facts(loop, context))
+    assert both is not None
+    rewrite = lift_loop(both, Options(guard_empty=True))
+    code = apply_edits(context.module, rewrite.edits).code
+    assert "if h > 0 and k > 0:" in code, code

@@ -23,6 +23,7 @@ from torchfix.codemods.analysis import child_nodes, escaping_control_flow, targe
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used, same_code
+from torchfix.codemods.loops.nodes import integer as integer_node
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import Evidence
@@ -89,6 +90,9 @@ class ShapeFacts:
     measures: dict[str, Measure] = field(default_factory=dict)
     #: a tensor name -> its rank, where an unpacking of its shape pins it
     ranks: dict[str, int] = field(default_factory=dict)
+    #: names bound once to a Python number (``f = math.ceil(n / 2)``): rank 0, and what a
+    #: per-sample number combined with one stays
+    numbers: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -182,7 +186,52 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
                 assert isinstance(element, cst.Name)
                 if counts.get(element.value) == 1 and element.value not in parameters:
                     facts.measures[element.value] = (source, dim)
+    # names bound once to a Python number (`f = math.ceil(w.size(2) / 2)`, `c = (2 * f - 1) / f`)
+    # hold rank 0: what a per-sample number meets in `i / f` broadcasts as a scalar
+    # (every binding must be one: an assignment of a number, or a `for` over `range(...)`)
+    values: dict[str, list[cst.BaseExpression]] = {}
+    for node in _walk(function.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            values.setdefault(node.targets[0].target.value, []).append(node.value)
+        elif isinstance(node, cst.For) and isinstance(node.target, cst.Name) and m.matches(node.iter, m.Call(func=m.Name("range"))):
+            values.setdefault(node.target.value, []).append(integer_node(0))
+    numbers = set(facts.measures)
+    changed = True
+    while changed:
+        changed = False
+        for bound, bound_values in values.items():
+            if bound in numbers or bound in parameters or counts.get(bound) != len(bound_values):
+                continue
+            if all(_python_number(value, numbers) for value in bound_values):
+                numbers.add(bound)
+                facts.numbers.add(bound)
+                facts.ranks.setdefault(bound, 0)
+                changed = True
     return facts
+
+
+#: builtins whose result is a Python number whatever they are given (``round`` and ``abs`` of a
+#: tensor are tensors)
+_NUMBER_BUILTINS = frozenset({"int", "float", "len"})
+
+
+def _python_number(value: cst.BaseExpression, numbers: set[str]) -> bool:
+    """Whether ``value`` is a Python number: a literal, a name in ``numbers``, a ``math.*``
+    function's result, ``int()`` / ``float()`` / ``len()``, or arithmetic of those."""
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in numbers
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        return _python_number(value.expression, numbers)
+    if isinstance(value, cst.BinaryOperation) and not isinstance(value.operator, cst.MatrixMultiply):
+        return _python_number(value.left, numbers) and _python_number(value.right, numbers)
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Name):
+            return func.value in _NUMBER_BUILTINS
+        return m.matches(func, m.Attribute(value=m.Name("math")))
+    return False
 
 
 def _shape_owner(value: cst.BaseExpression) -> tuple[str, bool] | None:
@@ -441,9 +490,21 @@ def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: 
             reads = [n for n in _subscripts_of(step.value, step.target)]
             if any(not (same_code(r, target) or _unwritten_row(r, target, domain, loop_vars)) for r in reads) or len(reads) != sum(
                 1 for n in name_nodes(step.value) if n.value == step.target
-            ):
+            ) - _metadata_reads(step.value, step.target):
                 found.append(f"`{step.target}` is read at another position than the one the loop writes")
     return found
+
+
+#: attributes that read what a store into elements leaves alone (``w.size(3)``, ``w.device``)
+_METADATA = frozenset({"size", "shape", "device", "dtype", "ndim", "dim"})
+
+
+def _metadata_reads(value: cst.BaseExpression, target: str) -> int:
+    """How many times ``value`` reads ``target`` only for its shape, device or dtype."""
+    return sum(
+        1 for node in _walk(value)
+        if isinstance(node, cst.Attribute) and node.attr.value in _METADATA and m.matches(node.value, m.Name(target))
+    )
 
 
 def _unwritten_row(read: cst.Subscript, store: cst.BaseExpression | None, domain: Domain, loop_vars: set[str]) -> bool:

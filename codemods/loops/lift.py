@@ -107,6 +107,9 @@ class Extent:
     #: the tensor whose first dimension's size is ``stop`` (``range(1, w.size(0))``: ``w``): its
     #: rows from ``start`` on are ``w[1:]``
     measured: str | None = None
+    #: a tensor whose size (along any dimension) is the count (``range(w.size(2))``: ``w``): the
+    #: device an ``arange`` of the loop index is made on when no walked tensor gives one
+    sized: str | None = None
 
 
 class CannotLift(Exception):
@@ -161,6 +164,8 @@ class Lifter:
     #: walked names read as ``x[i]`` where the read is itself a per-sample position
     #: (``p[i, labels[i]]``), counted per read: a list of numbers indexes the same way
     position_reads: dict[str, int] = field(default_factory=dict)
+    #: invariant names the function binds to Python numbers (``ShapeFacts.numbers``)
+    numbers: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ entry points
 
@@ -250,6 +255,23 @@ class Lifter:
             if None in effects:
                 return None
             return self.ranks[node.value.value] - effects.count("remove") + effects.count("add")
+        # what the lift of an inner loop leaves for the outer one: `1 - torch.abs(torch.arange(n) / f)`
+        if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+            return self._invariant_rank(node.expression)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ELEMENTWISE_OPERATORS):
+            left, right = self._invariant_rank(node.left), self._invariant_rank(node.right)
+            return None if left is None or right is None else max(left, right)
+        if isinstance(node, cst.Call) and not any(a.star for a in node.args):
+            qualified = self.qualify(node.func) or ""
+            positional = [a for a in node.args if a.keyword is None]
+            keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+            if qualified in ("torch.arange", "numpy.arange") and 1 <= len(positional) <= 3 and keywords <= {"device", "dtype"}:
+                return 1
+            if keywords:
+                return None
+            callee = callees.FUNCTIONS.get(qualified)
+            if callee is not None and callee.batching is Batching.ELEMENTWISE and len(node.args) == 1:
+                return self._invariant_rank(node.args[0].value)
         return None
 
     def _name(self, node: cst.Name) -> Lifted:
@@ -261,7 +283,7 @@ class Lifter:
 
     def _arange(self) -> Lifted:
         count = self.extent.count
-        device = next(iter(sorted(self.extent.full)), None)
+        device = next(iter(sorted(self.extent.full)), None) or self.extent.sized
         if count is None or (device is None and not self.library.is_numpy):
             raise CannotLift("the loop index is used as a number, and no tensor gives its device")
         start = self.extent.start
@@ -481,7 +503,7 @@ class Lifter:
             scalar = left.scalar and right.scalar
         else:
             sample, other = (left, right) if left.batched else (right, left)
-            scalar = sample.scalar and is_number(other.node)
+            scalar = sample.scalar and (is_number(other.node) or m.matches(other.node, m.Name()) and other.node.value in self.numbers)  # type: ignore[attr-defined]
         return Lifted(built, True, 0 if scalar else rank, scalar=scalar, keepdim=left.keepdim or right.keepdim, kind=kind,
                       sources=left.sources | right.sources)
 

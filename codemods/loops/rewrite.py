@@ -19,6 +19,7 @@ import libcst.matchers as m
 
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops import callees
+from torchfix.codemods.loops.domain import loop_domain
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind
 from torchfix.codemods.loops.kernels import build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
@@ -151,7 +152,8 @@ def extent_of(facts: LoopFacts, options: Options) -> Extent:
         clamp = options.clamp and domain.measures is None and int_literal(domain.stop) is None  # type: ignore[arg-type]
         count = domain.stop if domain.start == 0 else None
         measured = domain.measures[0] if domain.measures is not None and domain.measures[1] == 0 else None
-        return Extent(domain.start, domain.stop, frozenset(full), clamp, count, measured)
+        sized = domain.measures[0] if domain.measures is not None else None
+        return Extent(domain.start, domain.stop, frozenset(full), clamp, count, measured, sized)
     # a loop over sequences: zip stops at the shortest
     names = [w.name for w in domain.walked]
     if len(domain.walked) == 1 and names[0] is not None:
@@ -413,7 +415,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     spell, imports = _speller(context)
 
     layers = _layers_in_scope(facts)
-    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks),
+    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks), numbers=frozenset(facts.shapes.numbers),
                     hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library],
                     opaque_calls=options.opaque_calls)
     for walked in facts.domain.walked:
@@ -468,8 +470,29 @@ def _runs_test(facts: LoopFacts, extent: Extent) -> cst.BaseExpression | None:
     ``count > 0``."""
     domain = facts.domain
     if domain.is_range and isinstance(domain.start, int) and domain.stop is not None:
-        return cst.Comparison(domain.stop, [cst.ComparisonTarget(cst.GreaterThan(), integer(domain.start))])
-    return _count_test(facts, extent)
+        test: cst.BaseExpression | None = cst.Comparison(domain.stop, [cst.ComparisonTarget(cst.GreaterThan(), integer(domain.start))])
+    else:
+        test = _count_test(facts, extent)
+    inner = _lifted_inner_loop(facts)
+    if test is None or inner is None:
+        return test
+    # two loops lifted at once: the statement runs only when the inner loop runs too
+    inner_domain = loop_domain(inner, facts.shapes.measures.get)
+    if inner_domain is None or not inner_domain.is_range or not isinstance(inner_domain.start, int) or inner_domain.stop is None:
+        return None
+    inner_test = cst.Comparison(inner_domain.stop, [cst.ComparisonTarget(cst.GreaterThan(), integer(inner_domain.start))])
+    return cst.BooleanOperation(left=test, operator=cst.And(), right=inner_test)
+
+
+def _lifted_inner_loop(facts: LoopFacts) -> cst.For | None:
+    """The inner loop of a loop lifted together with it (``ladder.nested``): the loop's own body
+    is that one loop, which its steps -- the inner loop's batched statements -- stand for."""
+    loop = facts.loop
+    if isinstance(loop, cst.For) and isinstance(loop.body, cst.IndentedBlock) and len(loop.body.body) == 1:
+        inner = loop.body.body[0]
+        if isinstance(inner, cst.For) and all(step.statement is not inner for step in facts.steps):
+            return inner
+    return None
 
 
 def _run_only_if_any(plan: _Plan, facts: LoopFacts) -> None:
@@ -1037,7 +1060,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     extent = extent_of(facts, options)
     spell, imports = _speller(context)
 
-    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks),
+    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks), numbers=frozenset(facts.shapes.numbers),
                     library=LIBRARIES[options.library])
     if lifter.library.is_numpy or not any(t == "torch" or t.startswith("torch.") for t in context.bindings.values()):
         raise CannotRewrite("torch.vmap maps tensors, not NumPy arrays", facts.loop)
