@@ -258,6 +258,79 @@ class _Assigned(cst.CSTVisitor):
         self._targets(node.target)
 
 
+class _Bindings(_Assigned):
+    """Every binding in a function body, counted per name (``_Assigned`` keeps a set), without
+    looking into the scopes it defines; imports, ``del``, ``except ... as`` and ``global`` /
+    ``nonlocal`` count too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: dict[str, int] = {}
+
+    def _targets(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.counts[target.value] = self.counts.get(target.value, 0) + 1
+        else:
+            super()._targets(target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._targets(node.target)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._targets(node.name.name)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        bound = node.asname.name if node.asname is not None else node.name
+        while isinstance(bound, cst.Attribute):  # `import a.b` binds `a`
+            bound = bound.value
+        self._targets(bound)  # type: ignore[arg-type]
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._targets(item.name)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self._targets(item.name)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._targets(node.name)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self._targets(node.name)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def sole_binding(body: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """The value of ``name = <value>`` when that is the only binding of ``name`` in ``body`` (a
+    function's body: the caller checks the parameters), else None."""
+    bindings = _Bindings()
+    body.visit(bindings)
+    if bindings.counts.get(name) != 1:
+        return None
+    for node in _own_nodes(body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and m.matches(node.targets[0].target, m.Name(name)):
+            return node.value
+    return None
+
+
+def _own_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes of ``body`` outside the scopes it defines."""
+    found: list[cst.CSTNode] = []
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if node is body or not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(child_nodes(node))
+    return found
+
+
 def target_names(target: cst.BaseExpression) -> set[str]:
     """The names an assignment or loop target binds (``i``, ``(a, b)``, ``[x, *rest]``)."""
     if isinstance(target, cst.Name):

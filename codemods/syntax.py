@@ -81,6 +81,17 @@ def assigned_name(statement: ast.stmt) -> str | None:
     return None
 
 
+def stores_into_subscript(statement: ast.stmt | None, augmented: tuple[type[ast.operator], ...]) -> bool:
+    """``name[...] = ...`` (one target), or ``name[...] op= ...`` with ``op`` among ``augmented``."""
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, augmented):
+        target: ast.expr = statement.target
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+    else:
+        return False
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+
+
 def single_statement(body: list[ast.stmt]) -> ast.stmt | None:
     """The one statement of a block, or None (``a; b`` on one line is two statements here too)."""
     return body[0] if len(body) == 1 else None

@@ -25,7 +25,7 @@ from torchfix.codemods.analysis import (
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
-from torchfix.codemods.syntax import SyntaxIndex, simple_loop, single_statement
+from torchfix.codemods.syntax import SyntaxIndex, simple_loop, single_statement, stores_into_subscript
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV006"
@@ -175,14 +175,7 @@ class IndexAccumulation(Rule):
         for loop in index.fors:
             if not simple_loop(loop):
                 continue
-            statement = single_statement(loop.body)
-            if isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Add, ast.Sub)):
-                target = statement.target
-            elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-                target = statement.targets[0]
-            else:
-                continue
-            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            if stores_into_subscript(single_statement(loop.body), (ast.Add, ast.Sub)):
                 return True
         return False
 

@@ -19,11 +19,12 @@ from torchfix.codemods.analysis import (
     length_owner,
     loop_proposals,
     loop_variable_used_outside,
+    sole_binding,
     sole_small_statement,
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
-from torchfix.codemods.syntax import SyntaxIndex, is_range_call, single_statement
+from torchfix.codemods.syntax import SyntaxIndex, is_range_call, single_statement, stores_into_subscript
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
 CODE = "TFV007"
@@ -138,69 +139,6 @@ def _operands(value: cst.BaseExpression) -> tuple[str, str, str, list[cst.BaseEx
     return None
 
 
-class _Bindings(cst.CSTVisitor):
-    """Every binding of ``name`` in a function body (nested scopes bind their own names)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.values: list[cst.BaseExpression | None] = []
-
-    def _bind(self, target: cst.CSTNode, value: cst.BaseExpression | None = None) -> None:
-        if isinstance(target, cst.Name):
-            if target.value == self.name:
-                self.values.append(value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._bind(target.target, node.value if len(node.targets) == 1 else None)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._bind(node.target)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self._bind(node.name.name)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        self.values.append(None)  # conservatively: an import may bind anything
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.values.append(None)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.values.append(None)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-
 def _array_binding(name: str, scope: cst.CSTNode, numpy: str | None, torch: str | None) -> Kind | None:
     """The kind of array -- NDARRAY or TENSOR -- the function binds ``name`` to, when it binds it
     exactly once, to a result that has dimensions (``mpre = np.concatenate(...)``): then neither a
@@ -213,11 +151,10 @@ def _array_binding(name: str, scope: cst.CSTNode, numpy: str | None, torch: str 
         isinstance(star, cst.Param) and star.name.value == name for star in (scope.params.star_arg, scope.params.star_kwarg)
     ):
         return None
-    bindings = _Bindings(name)
-    scope.body.visit(bindings)
-    if len(bindings.values) != 1 or not isinstance(bindings.values[0], cst.Call):
+    value = sole_binding(scope.body, name)
+    if not isinstance(value, cst.Call):
         return None
-    library, _, function = (dotted(bindings.values[0].func) or "").rpartition(".")
+    library, _, function = (dotted(value.func) or "").rpartition(".")
     if not library or function not in _AT_LEAST_1D:
         return None
     return Kind.NDARRAY if library == numpy else Kind.TENSOR if library == torch else None
@@ -338,14 +275,7 @@ class RunningScan(Rule):
             if not (isinstance(loop, ast.For) and not loop.orelse and isinstance(loop.target, ast.Name)
                     and is_range_call(loop.iter)):
                 continue
-            statement = single_statement(loop.body)
-            if isinstance(statement, ast.AugAssign):
-                target = statement.target
-            elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-                target = statement.targets[0]
-            else:
-                continue
-            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            if stores_into_subscript(single_statement(loop.body), (ast.Add, ast.Mult)):
                 return True
         return False
 
