@@ -546,10 +546,13 @@ def enclosing_scope(node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode
     return current
 
 
-def loop_variable_used_outside(name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
+def loop_variable_used_outside(
+    name: str, loop: cst.For, scope: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode],
+) -> bool:
     """Whether ``scope`` uses ``name`` (the variable of ``loop``) outside ``loop``: then the value the
     loop leaves in it is observable and a rewrite without the loop must not drop it. Uses inside
-    other loops that bind ``name`` as their own variable are not counted (those loops rebind it)."""
+    other loops that bind ``name`` as their own variable are not counted (those loops rebind it),
+    nor is anything after a rebinding that kills the loop's value (``_rebound_right_after``)."""
     inside = {id(n) for n in name_nodes(loop)}
     other_loops: set[int] = set()
 
@@ -561,46 +564,32 @@ def loop_variable_used_outside(name: str, loop: cst.For, scope: cst.CSTNode) -> 
     scope.visit(_Rebinding())
     if not any(n.value == name and id(n) not in inside and id(n) not in other_loops for n in name_nodes(scope)):
         return False
-    return not _rebound_right_after(name, loop, scope)
+    return not _rebound_right_after(name, loop, scope, parents)
 
 
 #: calls that read a function's locals without naming them
 _LOCALS_READERS = frozenset({"locals", "vars", "eval", "exec", "dir"})
 
 
-def _path_to(target: cst.CSTNode, root: cst.CSTNode) -> list[cst.CSTNode] | None:
-    """The nodes from ``root`` down to ``target`` (both included), or None."""
-    if root is target:
-        return [root]
-    for child in child_nodes(root):
-        found = _path_to(target, child)
-        if found is not None:
-            return [root, *found]
-    return None
-
-
-def _rebound_right_after(name: str, loop: cst.For, scope: cst.CSTNode) -> bool:
+def _rebound_right_after(name: str, loop: cst.For, scope: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:
     """Whether the value ``loop`` leaves in ``name`` is dead: the first statement after the loop
     in its block that mentions ``name`` is ``name = <expression without name>``, so every later
     read sees that binding. Proven only where nothing else can see the value in between: no
     enclosing loop (a back edge reaches earlier reads), no enclosing ``try`` (a handler may read
     it after an exception), no nested function or class that names it (a closure could be
     called), no ``locals()``-style call in between."""
-    path = _path_to(loop, scope)
-    if path is None or len(path) < 2:
-        return False
-    if any(isinstance(node, (cst.For, cst.While, cst.Try, cst.TryStar)) for node in path[1:-1]):
+    block = parents.get(loop)
+    current = block
+    while current is not None and current is not scope:
+        if isinstance(current, (cst.For, cst.While, cst.Try, cst.TryStar)):
+            return False
+        current = parents.get(current)
+    if current is None:
         return False
     nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-    stack = list(child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, nested):
-            if any(n.value == name for n in name_nodes(node)):
-                return False
-        else:
-            stack.extend(child_nodes(node))
-    block = path[-2]
+    if any(node is not scope and isinstance(node, nested) and any(n.value == name for n in name_nodes(node))
+           for node in _own_nodes(scope)):
+        return False
     body = getattr(block, "body", None)
     if not isinstance(body, (list, tuple)) or loop not in body:
         return False

@@ -455,7 +455,7 @@ class ElementwiseBranch(Rule):
             if not found.tensor:
                 return self._skip(mt, ctx, message, found.missing_tensor(f"a `{ctx.torch}.where` over `{name}`"))
         index = mt.shape.index or ""
-        if loop_variable_used_outside(index, mt.loop, scope):
+        if loop_variable_used_outside(index, mt.loop, scope, ctx.parents):
             return self._skip(mt, ctx, message, f"the loop variable `{index}` is used outside the loop")
         init: cst.SimpleStatementLine | None = None
         if mt.kind == "accumulate":

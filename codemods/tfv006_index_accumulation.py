@@ -294,7 +294,7 @@ class IndexAccumulation(Rule):
             if not found.tensor:
                 return self._skip(mt, ctx, message, found.missing_tensor("one scatter over it"))
         loop_var = mt.shape.index or mt.shape.element or ""
-        if loop_variable_used_outside(loop_var, loop, scope):
+        if loop_variable_used_outside(loop_var, loop, scope, ctx.parents):
             return self._skip(mt, ctx, message, f"the loop variable `{loop_var}` is used outside the loop")
         extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]
         candidates: list[Candidate] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 import libcst.matchers as m
@@ -24,8 +24,12 @@ from torchfix.codemods.analysis import (
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.loops.nodes import int_literal
 from torchfix.codemods.syntax import SyntaxIndex, is_range_call, single_statement, stores_into_subscript
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
+
+if TYPE_CHECKING:
+    from torchfix.codemods.evidence import Evidence
 
 CODE = "TFV007"
 
@@ -68,14 +72,6 @@ class _Scan:
     reverse: bool
 
 
-def _integer(expr: cst.BaseExpression) -> int | None:
-    if isinstance(expr, cst.Integer):
-        return int(expr.evaluated_value)
-    if m.matches(expr, m.UnaryOperation(operator=m.Minus(), expression=m.Integer())):
-        return -int(expr.expression.evaluated_value)  # type: ignore[attr-defined]
-    return None
-
-
 def _measured(expr: cst.BaseExpression) -> str | None:
     """``x`` for ``len(x)``, ``x.shape[0]``, ``x.size(0)``, ``x.numel()`` and NumPy's ``x.size``."""
     owner = length_owner(expr)
@@ -87,14 +83,14 @@ def _measured(expr: cst.BaseExpression) -> str | None:
 
 
 def _bound(expr: cst.BaseExpression) -> _Bound | None:
-    number = _integer(expr)
+    number = int_literal(expr)
     if number is not None:
         return _Bound(None, number)
     owner = _measured(expr)
     if owner is not None:
         return _Bound(owner, 0)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)) and not expr.lpar:
-        owner, number = _measured(expr.left), _integer(expr.right)
+        owner, number = _measured(expr.left), int_literal(expr.right)
         if owner is not None and number is not None:
             return _Bound(owner, number if isinstance(expr.operator, cst.Add) else -number)
     return None
@@ -292,7 +288,7 @@ class RunningScan(Rule):
         args = loop.iter.args  # type: ignore[attr-defined]
         if len(args) not in (2, 3) or any(a.keyword is not None or a.star for a in args):
             return None
-        step = 1 if len(args) == 2 else _integer(args[2].value)
+        step = 1 if len(args) == 2 else int_literal(args[2].value)
         if step not in (1, -1):
             return None
         index = loop.target.value
@@ -337,14 +333,14 @@ class RunningScan(Rule):
 
     def _propose(self, scan: _Scan, ctx: RuleContext) -> Proposal | None:
         loop = scan.loop
-        library = self._library(scan, ctx)
+        scope = enclosing_scope(loop, ctx.parents)
+        evidence = ctx.evidence(scope).name(scan.target, at=loop)
+        library = self._library(scan, evidence, ctx)
         if library is None:
             return None  # `P.f` is neither the file's numpy nor its torch
         running = {"max": "maximum", "min": "minimum", "sum": "sum", "prod": "product"}.get(
             _TORCH_FUNCTIONS.get(scan.op, scan.op), scan.op)
         message = f"`{scan.target}` carries a running {running} one element at a time: one scan does it"
-        scope = enclosing_scope(loop, ctx.parents)
-        evidence = ctx.evidence(scope).name(scan.target, at=loop)
         if library == "torch" and not evidence.tensor:
             return ctx.proposal(CODE, loop, message, skip_reason=evidence.missing_tensor("a tensor scan"))
         if library == "numpy" and evidence.may_be(Kind.TENSOR):
@@ -353,7 +349,7 @@ class RunningScan(Rule):
                 "its device and its autograd graph"
             )
             return ctx.proposal(CODE, loop, message, skip_reason=reason)
-        if loop_variable_used_outside(scan.index, loop, scope):
+        if loop_variable_used_outside(scan.index, loop, scope, ctx.parents):
             return ctx.proposal(CODE, loop, message, skip_reason=f"the loop variable `{scan.index}` is used outside the loop")
         new, description = self._scan_code(scan, library, ctx)
         new_stmt = cst.parse_statement(new + "\n", config=ctx.module.config_for_parsing)
@@ -372,7 +368,7 @@ class RunningScan(Rule):
         candidate = Candidate(description, (Edit(loop, new_stmt),), kernel)
         return ctx.proposal(CODE, loop, message, (candidate,))
 
-    def _input(self, scan: _Scan, evidence, scope: cst.CSTNode, ctx: RuleContext) -> InputSpec:  # noqa: ANN001
+    def _input(self, scan: _Scan, evidence: Evidence, scope: cst.CSTNode, ctx: RuleContext) -> InputSpec:
         """The written array, as its evidence allows; without a 0-d value where the function shows
         it has dimensions (a NumPy ``x.size`` extent lets a 0-d array through the loop untouched)."""
         kind = _array_binding(scan.target, scope, ctx.facts.numpy, ctx.facts.torch)
@@ -380,7 +376,7 @@ class RunningScan(Rule):
             return InputSpec(scan.target, kinds=(kind,), ranks=(1, 2, 3))
         return evidence.spec()
 
-    def _library(self, scan: _Scan, ctx: RuleContext) -> str | None:
+    def _library(self, scan: _Scan, evidence: Evidence, ctx: RuleContext) -> str | None:
         """"numpy" or "torch": the library the scan is written in."""
         if scan.combine == "call":
             if scan.prefix == ctx.facts.numpy and scan.op in _NUMPY_UFUNCS:
@@ -388,7 +384,6 @@ class RunningScan(Rule):
             if ctx.facts.torch is not None and scan.prefix == ctx.facts.torch and scan.op in _TORCH_FUNCTIONS:
                 return "torch"
             return None
-        evidence = ctx.evidence(enclosing_scope(scan.loop, ctx.parents)).name(scan.target, at=scan.loop)
         if evidence.tensor:
             return "torch"
         if ctx.facts.numpy is not None and not evidence.may_be(Kind.TENSOR) and evidence.may_be(Kind.NDARRAY):

@@ -13,7 +13,7 @@ from conftest import corpus_cases
 from libcst.metadata import MetadataWrapper
 from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections
 
-from torchfix.codemods.analysis import loop_variable_used_outside
+from torchfix.codemods.analysis import loop_variable_used_outside, parent_map
 from torchfix.codemods.tfv007_running_scan import RunningScan
 from torchfix.equivalence.kernel import InputSpec, Kind, Outcome
 
@@ -146,7 +146,7 @@ def _loop_and_scope(source: str):
     module = cst.parse_module(textwrap.dedent(source))
     function = module.body[0]
     loop = next(s for s in function.body.body if isinstance(s, cst.For))
-    return loop, function
+    return loop, function, parent_map(module)
 
 
 @pytest.mark.parametrize(
@@ -163,17 +163,17 @@ def _loop_and_scope(source: str):
 )
 def test_the_index_is_dead_only_when_rebound_first(after, used):
     source = f"def f(x):\n    for i in range(3):\n        x[i] = 0\n    {after}\n"
-    loop, scope = _loop_and_scope(source)
-    assert loop_variable_used_outside("i", loop, scope) is used
+    loop, scope, parents = _loop_and_scope(source)
+    assert loop_variable_used_outside("i", loop, scope, parents) is used
 
 
 def test_a_closure_or_an_outer_loop_keeps_the_index_alive():
     closure = "def f(x):\n    g = lambda: i\n    for i in range(3):\n        x[i] = 0\n    g()\n    i = 0\n    return i\n"
-    loop, scope = _loop_and_scope(closure)
-    assert loop_variable_used_outside("i", loop, scope)
+    loop, scope, parents = _loop_and_scope(closure)
+    assert loop_variable_used_outside("i", loop, scope, parents)
     outer = "def f(x):\n    while x:\n        print(i)\n        for i in range(3):\n            x[i] = 0\n        i = 0\n"
     module = cst.parse_module(outer)
     scope = module.body[0]
     loop = scope.body.body[0].body.body[1]
     assert isinstance(loop, cst.For)
-    assert loop_variable_used_outside("i", loop, scope)
+    assert loop_variable_used_outside("i", loop, scope, parent_map(module))

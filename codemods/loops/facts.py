@@ -23,7 +23,6 @@ from torchfix.codemods.analysis import child_nodes, escaping_control_flow, targe
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used, same_code
-from torchfix.codemods.loops.nodes import integer as integer_node
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import Evidence
@@ -189,12 +188,13 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
     # names bound once to a Python number (`f = math.ceil(w.size(2) / 2)`, `c = (2 * f - 1) / f`)
     # hold rank 0: what a per-sample number meets in `i / f` broadcasts as a scalar
     # (every binding must be one: an assignment of a number, or a `for` over `range(...)`)
-    values: dict[str, list[cst.BaseExpression]] = {}
+    # (None stands for a `for` target over `range(...)`: an int whatever the bounds)
+    values: dict[str, list[cst.BaseExpression | None]] = {}
     for node in _walk(function.body):
         if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             values.setdefault(node.targets[0].target.value, []).append(node.value)
         elif isinstance(node, cst.For) and isinstance(node.target, cst.Name) and m.matches(node.iter, m.Call(func=m.Name("range"))):
-            values.setdefault(node.target.value, []).append(integer_node(0))
+            values.setdefault(node.target.value, []).append(None)
     numbers = set(facts.measures)
     changed = True
     while changed:
@@ -202,7 +202,7 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
         for bound, bound_values in values.items():
             if bound in numbers or bound in parameters or counts.get(bound) != len(bound_values):
                 continue
-            if all(_python_number(value, numbers) for value in bound_values):
+            if all(value is None or _python_number(value, numbers) for value in bound_values):
                 numbers.add(bound)
                 facts.numbers.add(bound)
                 facts.ranks.setdefault(bound, 0)

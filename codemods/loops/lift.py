@@ -503,7 +503,8 @@ class Lifter:
             scalar = left.scalar and right.scalar
         else:
             sample, other = (left, right) if left.batched else (right, left)
-            scalar = sample.scalar and (is_number(other.node) or m.matches(other.node, m.Name()) and other.node.value in self.numbers)  # type: ignore[attr-defined]
+            number = is_number(other.node) or isinstance(other.node, cst.Name) and other.node.value in self.numbers
+            scalar = sample.scalar and number
         return Lifted(built, True, 0 if scalar else rank, scalar=scalar, keepdim=left.keepdim or right.keepdim, kind=kind,
                       sources=left.sources | right.sources)
 

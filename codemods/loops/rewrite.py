@@ -19,7 +19,7 @@ import libcst.matchers as m
 
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops import callees
-from torchfix.codemods.loops.domain import loop_domain
+from torchfix.codemods.loops.domain import Domain, loop_domain
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind
 from torchfix.codemods.loops.kernels import build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
@@ -468,20 +468,25 @@ def _run_only_if_the_loop_runs(plan: "_Plan", facts: LoopFacts, extent: Extent) 
 def _runs_test(facts: LoopFacts, extent: Extent) -> cst.BaseExpression | None:
     """Whether the loop runs at least once: ``stop > start`` for ``range(start, stop)``, else
     ``count > 0``."""
-    domain = facts.domain
-    if domain.is_range and isinstance(domain.start, int) and domain.stop is not None:
-        test: cst.BaseExpression | None = cst.Comparison(domain.stop, [cst.ComparisonTarget(cst.GreaterThan(), integer(domain.start))])
-    else:
+    test = _range_runs(facts.domain)
+    if test is None:
         test = _count_test(facts, extent)
     inner = _lifted_inner_loop(facts)
     if test is None or inner is None:
         return test
     # two loops lifted at once: the statement runs only when the inner loop runs too
     inner_domain = loop_domain(inner, facts.shapes.measures.get)
-    if inner_domain is None or not inner_domain.is_range or not isinstance(inner_domain.start, int) or inner_domain.stop is None:
+    inner_test = _range_runs(inner_domain) if inner_domain is not None else None
+    if inner_test is None:
         return None
-    inner_test = cst.Comparison(inner_domain.stop, [cst.ComparisonTarget(cst.GreaterThan(), integer(inner_domain.start))])
     return cst.BooleanOperation(left=test, operator=cst.And(), right=inner_test)
+
+
+def _range_runs(domain: Domain) -> cst.BaseExpression | None:
+    """``stop > start`` for ``range(start, stop)`` with a literal start; None for other domains."""
+    if domain.is_range and isinstance(domain.start, int) and domain.stop is not None:
+        return cst.Comparison(domain.stop, [cst.ComparisonTarget(cst.GreaterThan(), integer(domain.start))])
+    return None
 
 
 def _lifted_inner_loop(facts: LoopFacts) -> cst.For | None:
