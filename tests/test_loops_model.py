@@ -294,6 +294,40 @@ def test_kernels_replay_the_pure_prelude_and_mark_walked_dimensions() -> None:
     assert set(specs) == {"x", "w"} and specs["x"].batch_dim == 0 and specs["x"].ranks == (2,)
 
 
+def test_a_builtin_name_the_function_binds_is_a_kernel_input() -> None:
+    # legacy code names its batch `input`: there it is a variable, not the builtin
+    facts = _first_loop_facts("""
+        import torch
+        def f(input: torch.Tensor, w: torch.Tensor):
+            out = torch.zeros_like(input)
+            for i in range(input.size(0)):
+                out[i] = input[i] * w
+            return out
+        """)
+    assert facts is not None
+    kernel = lift_loop(facts, Options()).kernel
+    assert {s.name for s in kernel.inputs} == {"input", "w"}
+
+
+def test_an_inplace_chain_takes_the_walked_tensor_as_an_input_however_it_was_computed() -> None:
+    # `img = imgs[j]` is not replayed: with `img` an input, an example where it has no channels
+    # is one the checker can tell (the loop runs no step) and judge only where a grown one runs
+    facts = _first_loop_facts("""
+        import torch
+        def f(imgs: torch.Tensor, j: int):
+            img = imgs[j]
+            for t, m, s in zip(img, [0.5, 0.5, 0.5], [0.2, 0.2, 0.2]):
+                t.sub_(m).div_(s)
+            return imgs
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    specs = {s.name: s for s in found[0].kernel.inputs}
+    assert set(specs) == {"img"} and specs["img"].batch_dim == 0
+    assert "imgs[j]" not in found[0].kernel.old
+
+
 def test_a_loop_over_a_numpy_array_is_lifted_with_numpy_spellings() -> None:
     facts = _first_loop_facts("""
         import numpy as np

@@ -122,6 +122,9 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
     kernel = build_kernel(
         facts, [facts.loop], [new_statement.with_changes(leading_lines=())], (target.name,),
         note="the per-channel in-place loop against one chain on the channels", gradients=True, walked={target.name: 0},
+        # the walked tensor is an input however it was computed (``img = imgs[j]``): only then
+        # can the checker tell an example on which the loop runs no step
+        given=(target.name,),
     )
     return LoopRewrite(
         facts, f"`{target.name}` changed in place once, channels last", (Edit(facts.loop, new_statement),), kernel, (),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -85,12 +85,14 @@ def _single_assignment(statement: cst.BaseStatement) -> cst.Assign | None:
     return None
 
 
-def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode] = ()) -> tuple[cst.BaseStatement, ...]:
+def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode] = (),
+                given: Collection[str] = ()) -> tuple[cst.BaseStatement, ...]:
     """The replayable statements before the loop that compute ``needed`` (transitively), in
-    program order. ``exclude``: statements the kernel holds already (inits it rewrites)."""
+    program order. ``exclude``: statements the kernel holds already (inits it rewrites);
+    ``given``: names the kernel takes as inputs however the function computed them."""
     context = facts.context
     chosen: list[cst.BaseStatement] = []
-    needed = set(needed)
+    needed = set(needed) - set(given)
     current: cst.CSTNode = facts.statement or facts.loop
     excluded = {id(s) for s in exclude}
     while needed:
@@ -118,20 +120,34 @@ def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNod
     return tuple(chosen)
 
 
-def free_names(statements: Iterable[cst.CSTNode], module_names: set[str]) -> list[str]:
+def free_names(statements: Iterable[cst.CSTNode], module_names: set[str], shadowed: Collection[str] = ()) -> list[str]:
     """Names the statements read before binding them, in first-use order; builtins and library
-    bindings excluded. A name a compound statement (a loop) binds inside itself is not free
+    bindings excluded, except the builtins in ``shadowed`` (``input = ...`` in the function makes
+    ``input`` a variable). A name a compound statement (a loop) binds inside itself is not free
     there: a read before its binding in the same loop would be a recurrence, which the loop
     facts reject before any kernel is built."""
+    builtin_names = _BUILTINS - set(shadowed)
     bound: set[str] = set()
     free: dict[str, None] = {}
     for statement in statements:
         inner = assigned_names(statement) if isinstance(statement, cst.BaseCompoundStatement) else set()
         for read in _reads(statement):
-            if read not in bound and read not in inner and read not in _BUILTINS and read not in module_names:
+            if read not in bound and read not in inner and read not in builtin_names and read not in module_names:
                 free.setdefault(read)
         bound |= assigned_names(statement)
     return list(free)
+
+
+def _shadowed_builtins(scope: cst.CSTNode) -> frozenset[str]:
+    """Builtin names the function binds itself (a parameter or a local ``input``, ``filter``):
+    there they are the function's variables, not the builtins."""
+    bound = assigned_names(scope)
+    if isinstance(scope, cst.FunctionDef):
+        params = scope.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        bound |= {p.name.value for p in every}
+    return frozenset(bound) & _BUILTINS
 
 
 def _reads(statement: cst.CSTNode) -> list[str]:
@@ -262,13 +278,16 @@ def build_kernel(
     gradients: bool = False,
     walked: dict[str, int] | None = None,
     library: str = "torch",
+    given: Collection[str] = (),
 ) -> Kernel:
     """A kernel whose old snippet is ``old`` and new snippet is ``new``, both after the prelude
-    that computes what they read."""
+    that computes what they read -- except the names in ``given``, which are inputs drawn from
+    what the code shows about them (a superset of the values the function can compute)."""
     context = facts.context
     module_names = set(context.bindings)
-    reads = set(free_names(old, module_names)) | set(free_names(new, module_names))
-    prelude = prelude_for(facts, reads, exclude_from_prelude)
+    shadowed = _shadowed_builtins(facts.scope)
+    reads = set(free_names(old, module_names, shadowed)) | set(free_names(new, module_names, shadowed))
+    prelude = prelude_for(facts, reads, exclude_from_prelude, given)
     old_all = [*prelude, *old]
     new_all = [*prelude, *new]
     renamed = _AttributesAsInputs.for_function(facts, [*old_all, *new_all])
@@ -280,8 +299,8 @@ def build_kernel(
         # the layers the loop calls, built by the kernel itself (same seed for old and new)
         old_all = [*renamed.constructions, *old_all]
         new_all = [*renamed.constructions, *new_all]
-    names = free_names(old_all, module_names)
-    names += [n for n in free_names(new_all, module_names) if n not in names]
+    names = free_names(old_all, module_names, shadowed)
+    names += [n for n in free_names(new_all, module_names, shadowed) if n not in names]
     called = {
         n.func.value for statement in old_all for n in _walk(statement)
         if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in names
