@@ -170,7 +170,7 @@ class LoopOverBatch(Rule):
         `*.stack(...)` / `*.cat(...)` of a comprehension."""
         for found in index.calls:
             func = found.func
-            if isinstance(func, ast.Attribute) and func.attr in ("stack", "cat", "concat") and found.args:
+            if isinstance(func, ast.Attribute) and func.attr in _COMPREHENSION_CONSUMERS and found.args:
                 if isinstance(found.args[0], (ast.ListComp, ast.GeneratorExp)):
                     return True
         for loop in index.fors:
@@ -219,13 +219,19 @@ class LoopOverBatch(Rule):
         return proposals
 
 
+#: calls whose first argument, a comprehension, the rule lifts: ``torch.stack([...])``, and the
+#: constructors of one tensor from a comprehension of numbers (``torch.tensor([...])``)
+_COMPREHENSION_CONSUMERS = ("stack", "cat", "concat", "tensor", "as_tensor", "Tensor", "FloatTensor")
+
+
 def _stacked(comprehension: cst.CSTNode, context: ModuleContext) -> bool:
-    """``torch.stack([...])`` / ``torch.cat([...])`` of a comprehension (its first argument)."""
+    """``torch.stack([...])`` / ``torch.cat([...])`` / ``torch.tensor([...])`` of a
+    comprehension (its first argument)."""
     parent = context.parents.get(comprehension)
     found = context.parents.get(parent) if isinstance(parent, cst.Arg) else None
     if not isinstance(found, cst.Call) or not found.args or found.args[0].value is not comprehension:
         return False
-    return context.qualified(found.func) in ("torch.stack", "torch.cat", "torch.concat")
+    return context.qualified(found.func) in {f"torch.{f}" for f in _COMPREHENSION_CONSUMERS}
 
 
 def _is_batch_loop(facts) -> bool:  # noqa: ANN001

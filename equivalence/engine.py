@@ -348,8 +348,9 @@ def _has_integer_tensor(value: Any) -> bool:
 
 def _zero_extent(kernel: Kernel, inputs: dict[str, Any]) -> bool:
     """Whether the example makes some loop of the kernel run zero times: a walked dimension is
-    empty, or a loop count is at most 0 (only for kernels that say which inputs loops walk)."""
-    if not any(s.batch_dim is not None for s in kernel.inputs):
+    empty, or a loop count is at most 0 (only for kernels that say which inputs loops walk or
+    count with)."""
+    if not any(s.batch_dim is not None or s.count for s in kernel.inputs):
         return False
     for spec in kernel.inputs:
         value = inputs.get(spec.name)

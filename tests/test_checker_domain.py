@@ -71,3 +71,15 @@ def test_an_empty_walked_list_is_grown_with_every_element_type_it_may_hold():
     # are the non-empty bool ones, where the rewrite takes the bools as integers
     verdict = check_kernel(_picked_sum(("int64", "bool")), FAST)
     assert verdict.outcome is Outcome.REJECTED
+
+
+def test_a_loop_count_of_zero_or_less_is_a_zero_extent_too():
+    # range(n) never evaluates the element: with n <= 0 a `scale` no non-empty loop accepts (a
+    # tensor that `float` refuses) is outside the domain, not a counterexample
+    old = "out = torch.tensor([float(scale) * t for t in range(n)])\n"
+    new = "out = (float(scale) * torch.arange(max(n, 0), dtype=torch.float64)).to(torch.get_default_dtype())\n"
+    inputs = (InputSpec("n", Kind.INT, count=True), InputSpec("scale", kinds=(Kind.FLOAT, Kind.TENSOR), ranks=(0, 2)))
+    assert check_kernel(Kernel(old, new, inputs, ("out",), modules=TORCH), FAST).outcome is Outcome.VERIFIED
+    # a rewrite that differs where the loop does run is still refuted
+    wrong = "out = (float(scale) * torch.arange(max(n, 0) + 1, dtype=torch.float64))[1:].to(torch.get_default_dtype())\n"
+    assert check_kernel(Kernel(old, wrong, inputs, ("out",), modules=TORCH), FAST).outcome is Outcome.REJECTED

@@ -208,3 +208,38 @@ def test_a_layer_built_in_init_is_batched_and_verified(checker) -> None:  # noqa
     assert "return torch.relu(self.fc(x))" in result.source.decode()
     (record,) = [r for r, o, _ in result.proposals if o is Outcome.VERIFIED]
     assert "nn.Linear(self_fc_size0, self_fc_size1)" in record.verdict.reason or True  # the kernel, shown below
+
+
+def test_a_table_of_python_numbers_is_computed_in_double_and_made_in_the_default_dtype() -> None:
+    (proposal,) = _proposals(
+        """
+        import math
+        import torch
+        def table(n: int, rate: float):
+            return torch.tensor([math.exp(-rate * t) for t in range(n)])
+        """
+    )
+    new = proposal.candidates[0].kernel.new
+    # Python computes exp in double: so does the batch, on the default device torch.tensor uses
+    assert "torch.exp(-rate * torch.arange(n, dtype=torch.float64)).to(torch.get_default_dtype())" in new
+    assert ".detach()" not in new and ".cpu()" not in new and "device=" not in new
+
+
+def test_the_legacy_constructor_makes_default_floats_of_any_numbers() -> None:
+    (legacy,) = _proposals(
+        """
+        import torch
+        def squares(n: int):
+            return torch.Tensor([t * t + n // 2 for t in range(n)])
+        """
+    )
+    assert "(torch.arange(n) * torch.arange(n) + n // 2).to(torch.get_default_dtype())" in legacy.candidates[0].kernel.new
+    # torch.tensor keeps ints as int64 and floats as floats: with `n`'s kind not evident, it stays
+    (plain,) = _proposals(
+        """
+        import torch
+        def squares(n: int):
+            return torch.tensor([t * t + n // 2 for t in range(n)])
+        """
+    )
+    assert not plain.candidates and "dtype of the collected numbers" in (plain.skip_reason or "")

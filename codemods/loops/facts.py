@@ -22,7 +22,7 @@ import libcst.matchers as m
 from torchfix.codemods.analysis import child_nodes, escaping_control_flow, target_names
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used, same_code
+from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used, python_number, same_code
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import Evidence
@@ -196,42 +196,26 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
         elif isinstance(node, cst.For) and isinstance(node.target, cst.Name) and m.matches(node.iter, m.Call(func=m.Name("range"))):
             values.setdefault(node.target.value, []).append(None)
     numbers = set(facts.measures)
+    # a parameter annotated as a Python number, and never rebound (the evidence the checker
+    # draws it from says the same)
+    for param in (*function.params.params, *function.params.posonly_params, *function.params.kwonly_params):
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if m.matches(annotation, m.Name("int") | m.Name("float") | m.Name("bool")) and not counts.get(param.name.value):
+            numbers.add(param.name.value)
+            facts.numbers.add(param.name.value)
+            facts.ranks.setdefault(param.name.value, 0)
     changed = True
     while changed:
         changed = False
         for bound, bound_values in values.items():
             if bound in numbers or bound in parameters or counts.get(bound) != len(bound_values):
                 continue
-            if all(value is None or _python_number(value, numbers) for value in bound_values):
+            if all(value is None or python_number(value, numbers) for value in bound_values):
                 numbers.add(bound)
                 facts.numbers.add(bound)
                 facts.ranks.setdefault(bound, 0)
                 changed = True
     return facts
-
-
-#: builtins whose result is a Python number whatever they are given (``round`` and ``abs`` of a
-#: tensor are tensors)
-_NUMBER_BUILTINS = frozenset({"int", "float", "len"})
-
-
-def _python_number(value: cst.BaseExpression, numbers: set[str]) -> bool:
-    """Whether ``value`` is a Python number: a literal, a name in ``numbers``, a ``math.*``
-    function's result, ``int()`` / ``float()`` / ``len()``, or arithmetic of those."""
-    if isinstance(value, (cst.Integer, cst.Float)):
-        return True
-    if isinstance(value, cst.Name):
-        return value.value in numbers
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
-        return _python_number(value.expression, numbers)
-    if isinstance(value, cst.BinaryOperation) and not isinstance(value.operator, cst.MatrixMultiply):
-        return _python_number(value.left, numbers) and _python_number(value.right, numbers)
-    if isinstance(value, cst.Call):
-        func = value.func
-        if isinstance(func, cst.Name):
-            return func.value in _NUMBER_BUILTINS
-        return m.matches(func, m.Attribute(value=m.Name("math")))
-    return False
 
 
 def _shape_owner(value: cst.BaseExpression) -> tuple[str, bool] | None:
@@ -429,6 +413,9 @@ def _effects(loop: cst.CSTNode, context: ModuleContext | None) -> list[str]:
             row = callees.method(node.func.attr.value)
         if row is None and isinstance(node.func, cst.Name):
             row = callees.BUILTINS.get(node.func.value)
+        if row is None and m.matches(node.func, m.Attribute(value=m.Name("random"))):
+            # Python's own `random` module (never bound for kernels): every call draws or reseeds
+            row = callees.Callee(callees.Batching.RANDOM)
         if row is not None and row.batching is callees.Batching.RANDOM:
             found.append(f"the body draws random numbers (`{qualified or code_of_call(node)}`): batching would reorder the draws")
         elif row is not None and row.batching is callees.Batching.EFFECT and not _is_append(node):

@@ -45,6 +45,7 @@ from torchfix.codemods.loops.nodes import (
     names_used,
     none_index,
     operand_of,
+    python_number,
     receiver,
     slice_of,
     subscript,
@@ -110,6 +111,12 @@ class Extent:
     #: a tensor whose size (along any dimension) is the count (``range(w.size(2))``: ``w``): the
     #: device an ``arange`` of the loop index is made on when no walked tensor gives one
     sized: str | None = None
+    #: the samples become a tensor on the default device (``torch.tensor([...])`` of numbers):
+    #: an ``arange`` of the loop index no tensor gives a device to is made there too
+    default_device: bool = False
+    #: the loop index, used as a number, is an ``arange`` of float64: where Python numbers of a
+    #: comprehension meet ``/`` or ``math.*``, Python computes in double precision
+    float_index: bool = False
 
 
 class CannotLift(Exception):
@@ -246,7 +253,7 @@ class Lifter:
     # ------------------------------------------------------------------ names and indexing
 
     def _invariant_rank(self, node: cst.BaseExpression) -> int | None:
-        if is_number(node):
+        if is_number(node) or python_number(node, set(self.numbers)):
             return 0
         if isinstance(node, cst.Name):
             return self.rank_of(node.value)
@@ -284,11 +291,16 @@ class Lifter:
     def _arange(self) -> Lifted:
         count = self.extent.count
         device = next(iter(sorted(self.extent.full)), None) or self.extent.sized
-        if count is None or (device is None and not self.library.is_numpy):
+        if count is None or (device is None and not self.library.is_numpy and not self.extent.default_device):
             raise CannotLift("the loop index is used as a number, and no tensor gives its device")
         start = self.extent.start
+        if self.extent.clamp:
+            count = call(name("max"), count, integer(0))  # range(n) of a negative n is empty; arange raises
         args: list[cst.BaseExpression] = [count] if start == 0 else [integer(start), self.extent.stop]  # type: ignore[list-item]
-        built: cst.BaseExpression = self.library.arange(self.spell, *args, like=name(device))
+        built: cst.BaseExpression = self.library.arange(self.spell, *args, like=name(device) if device is not None else None)
+        if self.extent.float_index:
+            built = built.with_changes(args=[*built.args, arg(self.library.function(self.spell, "float64"), "dtype")])
+            return Lifted(built, True, 0, scalar=True, kind="float")
         if self.row_filter is not None:
             built = subscript(built, [index_of(self.row_filter)])
         return Lifted(built, True, 0, scalar=True, kind="int")
@@ -503,7 +515,7 @@ class Lifter:
             scalar = left.scalar and right.scalar
         else:
             sample, other = (left, right) if left.batched else (right, left)
-            number = is_number(other.node) or isinstance(other.node, cst.Name) and other.node.value in self.numbers
+            number = is_number(other.node) or python_number(other.node, set(self.numbers))
             scalar = sample.scalar and number
         return Lifted(built, True, 0 if scalar else rank, scalar=scalar, keepdim=left.keepdim or right.keepdim, kind=kind,
                       sources=left.sources | right.sources)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Iterable
 
 import libcst as cst
+import libcst.matchers as m
 
 from torchfix.codemods.analysis import assigned_names, comments_in, name_nodes, names_used  # noqa: F401 - re-exported
 
@@ -205,3 +206,27 @@ def operand_of(node: cst.BaseExpression, parent: cst.BaseExpression, right: bool
     else:
         needs = not is_atomic(node)
     return parenthesized(node) if needs else node
+
+
+#: builtins whose result is a Python number whatever they are given (``round`` and ``abs`` of a
+#: tensor are tensors)
+_NUMBER_BUILTINS = frozenset({"int", "float", "len"})
+
+
+def python_number(value: cst.BaseExpression, numbers: set[str]) -> bool:
+    """Whether ``value`` is a Python number: a literal, a name in ``numbers``, a ``math.*``
+    function's result, ``int()`` / ``float()`` / ``len()``, or arithmetic of those."""
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in numbers
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        return python_number(value.expression, numbers)
+    if isinstance(value, cst.BinaryOperation) and not isinstance(value.operator, cst.MatrixMultiply):
+        return python_number(value.left, numbers) and python_number(value.right, numbers)
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Name):
+            return func.value in _NUMBER_BUILTINS
+        return m.matches(func, m.Attribute(value=m.Name("math")))
+    return False

@@ -40,6 +40,7 @@ from torchfix.codemods.loops.nodes import (
     assigned_names,
     name,
     name_nodes,
+    python_number,
     receiver,
     names_used,
     slice_of,
@@ -116,7 +117,7 @@ class _Consumer:
 
     statement: cst.SimpleStatementLine
     call: cst.Call
-    form: str  # stack / cat / vstack / tensor / array
+    form: str  # stack / cat / vstack / tensor / (default) float tensor / array
     dim: int
     #: a NumPy function (``np.stack``): it consumes the batch of a NumPy lift only
     numpy: bool = False
@@ -153,7 +154,7 @@ def extent_of(facts: LoopFacts, options: Options) -> Extent:
         count = domain.stop if domain.start == 0 else None
         measured = domain.measures[0] if domain.measures is not None and domain.measures[1] == 0 else None
         sized = domain.measures[0] if domain.measures is not None else None
-        return Extent(domain.start, domain.stop, frozenset(full), clamp, count, measured, sized)
+        return Extent(domain.start, domain.stop, frozenset(full), clamp, count, measured, sized, _builds_on_default_device(facts))
     # a loop over sequences: zip stops at the shortest
     names = [w.name for w in domain.walked]
     if len(domain.walked) == 1 and names[0] is not None:
@@ -269,9 +270,13 @@ _CONSUMER_FORMS = {
     "torch.stack": "stack", "torch.cat": "cat", "torch.concat": "cat", "torch.concatenate": "cat",
     "torch.tensor": "tensor", "numpy.array": "array", "numpy.stack": "stack", "numpy.concatenate": "cat",
     "numpy.asarray": "array", "torch.as_tensor": "tensor", "numpy.vstack": "vstack",
+    # the legacy constructors make a float tensor of any list of numbers
+    "torch.Tensor": "default float tensor", "torch.FloatTensor": "float tensor",
     # a NumPy scalar type called on a list makes an array of that dtype, as on an array
     **{f"numpy.{t}": "array" for t in ("float16", "float32", "float64", "int32", "int64", "uint8", "bool_")},
 }
+#: consumers that make one tensor of a list of numbers
+_TENSOR_FORMS = ("tensor", "float tensor", "default float tensor")
 #: consumers whose extra arguments go with the batched value unchanged (``np.array(items, dtype=...)``)
 _PASS_THROUGH_FORMS = frozenset({"array"})
 
@@ -296,6 +301,70 @@ def _consumer_call(facts: LoopFacts, found: cst.Call, statement: cst.CSTNode) ->
         else:
             raise CannotRewrite(f"`{_short(found)}` passes arguments torchfix does not batch", statement)
     return _Consumer(statement, found, form, dim, qualified.startswith("numpy"))  # type: ignore[arg-type]
+
+
+def _count_name(facts: LoopFacts) -> str | None:
+    """The name ``range(n)`` counts with, where no size measures it: the kernel draws it as a
+    Python int (a loop count), so the lift may treat it as one number."""
+    stop = facts.domain.stop
+    return stop.value if isinstance(stop, cst.Name) and facts.domain.measures is None else None
+
+
+def _numbers(facts: LoopFacts) -> frozenset[str]:
+    count = _count_name(facts)
+    return frozenset(facts.shapes.numbers) | ({count} if count is not None else set())
+
+
+def _ranks(facts: LoopFacts) -> dict[str, int]:
+    ranks = dict(facts.shapes.ranks)
+    count = _count_name(facts)
+    if count is not None:
+        ranks.setdefault(count, 0)
+    return ranks
+
+
+def _numbers_only(value: cst.BaseExpression, lifter: Lifter, facts: LoopFacts) -> bool:
+    """Whether a lifted value is made of Python numbers and the library only: outside its
+    Python-number parts (``float(2 * sigma ** 2)``, ``n // 2``) it reads module bindings
+    (``torch``) and builtins of numbers only."""
+    known = set(facts.context.bindings) | _NUMBER_BUILTINS
+    numbers = set(lifter.numbers)
+    reads: list[str] = []
+
+    class _Reads(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.BaseExpression) and python_number(node, numbers):
+                return False
+            if isinstance(node, cst.Attribute):
+                node.value.visit(self)
+                return False
+            if isinstance(node, cst.Arg) and node.keyword is not None:
+                node.value.visit(self)
+                return False
+            if isinstance(node, cst.Name):
+                reads.append(node.value)
+            return True
+
+    value.visit(_Reads())
+    return all(read in known for read in reads)
+
+
+#: builtins of numbers a lift may write (``max(n, 0)``): what they are given is checked apart
+_NUMBER_BUILTINS = frozenset({"max", "min", "abs", "int", "float", "len"})
+
+
+def _builds_on_default_device(facts: LoopFacts) -> bool:
+    """Whether the comprehension's numbers become a tensor on the default device
+    (``torch.tensor([...])`` with no ``device=``): so does an ``arange`` of its index."""
+    if facts.comprehension is None:
+        return False
+    try:
+        consumer = _comprehension_consumer(facts)
+    except CannotRewrite:
+        return False
+    return consumer.form in _TENSOR_FORMS and not any(
+        a.keyword is not None and a.keyword.value == "device" for a in consumer.call.args
+    )
 
 
 def _comprehension_consumer(facts: LoopFacts) -> _Consumer:
@@ -415,7 +484,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     spell, imports = _speller(context)
 
     layers = _layers_in_scope(facts)
-    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks), numbers=frozenset(facts.shapes.numbers),
+    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=_ranks(facts), numbers=_numbers(facts),
                     hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library],
                     opaque_calls=options.opaque_calls)
     for walked in facts.domain.walked:
@@ -968,13 +1037,30 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) ->
             if lifted.rank is None:
                 lifter._assume(f"a sample of `{_short(step.value)}` has at least one dimension")  # noqa: SLF001
             value = lifter.library.merge_first_two(value)
-    elif consumer.form == "tensor":
+    elif consumer.form in _TENSOR_FORMS:
         if not lifted.scalar:
-            raise CannotRewrite(f"`torch.tensor({items})` of tensors", consumer.statement)
-        cast = {"float": "float", "int": "long", "bool": "bool"}.get(lifted.kind or "")
+            raise CannotRewrite(f"`{_short(consumer.call.func)}({items})` of tensors", consumer.statement)
+        numbers_only = lifter.extent.default_device and _numbers_only(lifted.node, lifter, facts)
+        if numbers_only and lifted.kind == "float" and not lifter.extent.float_index:
+            # Python numbers meet `/` or `math.*` in double precision: so does the batch
+            lifter.extent = replace(lifter.extent, float_index=True)
+            lifted = lifter.lift(step.value)
+            if lifted is None:
+                raise CannotRewrite(lifter.why, step.statement)
+            value = lifted.node
+        cast = "float" if consumer.form != "tensor" else {"float": "float", "int": "long", "bool": "bool"}.get(lifted.kind or "")
         if cast is None:
             raise CannotRewrite("the dtype of the collected numbers is not evident", step.statement)
-        value = method(method(method(value, "detach"), cast), "cpu")
+        if numbers_only:
+            # made of Python numbers and an `arange` on the default device: no graph, no device
+            # to leave; int64 and bool are what the numbers give already, and a float is made
+            # in the default dtype (`torch.FloatTensor`: float32)
+            if consumer.form == "float tensor":
+                value = method(value, "float")
+            elif cast == "float":
+                value = method(value, "to", call(lifter.library.function(spell, "get_default_dtype")))
+        else:
+            value = method(method(method(value, "detach"), cast), "cpu")
     _replace_consumer(plan, facts, consumer, definition, value, f"{items if definition is None else '`' + items + '`'} built at once")
 
 
@@ -1065,7 +1151,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     extent = extent_of(facts, options)
     spell, imports = _speller(context)
 
-    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=dict(facts.shapes.ranks), numbers=frozenset(facts.shapes.numbers),
+    lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=_ranks(facts), numbers=_numbers(facts),
                     library=LIBRARIES[options.library])
     if lifter.library.is_numpy or not any(t == "torch" or t.startswith("torch.") for t in context.bindings.values()):
         raise CannotRewrite("torch.vmap maps tensors, not NumPy arrays", facts.loop)
