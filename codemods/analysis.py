@@ -612,6 +612,14 @@ def _rebound_right_after(name: str, loop: cst.For, scope: cst.CSTNode, parents: 
 _SCALAR_ANNOTATIONS = {"int": "int", "float": "float", "bool": "bool"}
 
 
+def parameter_names(function: cst.FunctionDef) -> set[str]:
+    """Every name ``function``'s parameters bind, ``*args`` and ``**kwargs`` included."""
+    params = function.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return {p.name.value for p in every}
+
+
 def annotated_scalar(scope: cst.CSTNode, name: str) -> str | None:
     """"int", "float" or "bool" when ``name`` is a parameter of ``scope`` annotated so."""
     if not isinstance(scope, cst.FunctionDef):

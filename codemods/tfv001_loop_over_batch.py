@@ -227,11 +227,8 @@ _COMPREHENSION_CONSUMERS = ("stack", "cat", "concat", "tensor", "as_tensor", "Te
 def _stacked(comprehension: cst.CSTNode, context: ModuleContext) -> bool:
     """``torch.stack([...])`` / ``torch.cat([...])`` / ``torch.tensor([...])`` of a
     comprehension (its first argument)."""
-    parent = context.parents.get(comprehension)
-    found = context.parents.get(parent) if isinstance(parent, cst.Arg) else None
-    if not isinstance(found, cst.Call) or not found.args or found.args[0].value is not comprehension:
-        return False
-    return context.qualified(found.func) in {f"torch.{f}" for f in _COMPREHENSION_CONSUMERS}
+    found = context.call_taking(comprehension)
+    return found is not None and context.qualified(found.func) in {f"torch.{f}" for f in _COMPREHENSION_CONSUMERS}
 
 
 def _is_batch_loop(facts) -> bool:  # noqa: ANN001

@@ -19,6 +19,7 @@ from torchfix.codemods.analysis import (
     length_owner,
     loop_proposals,
     loop_variable_used_outside,
+    parameter_names,
     sole_binding,
     sole_small_statement,
     statement_code,
@@ -141,11 +142,7 @@ def _array_binding(name: str, scope: cst.CSTNode, numpy: str | None, torch: str 
     0-d array nor a NumPy scalar reaches the loop."""
     if not isinstance(scope, cst.FunctionDef):
         return None
-    if any(m.matches(param.name, m.Name(name)) for param in (
-        *scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params,
-    )) or any(
-        isinstance(star, cst.Param) and star.name.value == name for star in (scope.params.star_arg, scope.params.star_kwarg)
-    ):
+    if name in parameter_names(scope):
         return None
     value = sole_binding(scope.body, name)
     if not isinstance(value, cst.Call):

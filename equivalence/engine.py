@@ -350,8 +350,6 @@ def _zero_extent(kernel: Kernel, inputs: dict[str, Any]) -> bool:
     """Whether the example makes some loop of the kernel run zero times: a walked dimension is
     empty, or a loop count is at most 0 (only for kernels that say which inputs loops walk or
     count with)."""
-    if not any(s.batch_dim is not None or s.count for s in kernel.inputs):
-        return False
     for spec in kernel.inputs:
         value = inputs.get(spec.name)
         if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:

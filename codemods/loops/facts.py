@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import child_nodes, escaping_control_flow, target_names
+from torchfix.codemods.analysis import annotated_scalar, child_nodes, escaping_control_flow, parameter_names, target_names
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used, python_number, same_code
@@ -162,7 +162,7 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr)):
             for assigned in assigned_names(node):
                 counts[assigned] = counts.get(assigned, 0) + 1
-    parameters = {p.name.value for p in (*function.params.params, *function.params.posonly_params, *function.params.kwonly_params)}
+    parameters = parameter_names(function)
     for node in _walk(function.body):
         if not isinstance(node, cst.Assign) or len(node.targets) != 1:
             continue
@@ -198,12 +198,11 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
     numbers = set(facts.measures)
     # a parameter annotated as a Python number, and never rebound (the evidence the checker
     # draws it from says the same)
-    for param in (*function.params.params, *function.params.posonly_params, *function.params.kwonly_params):
-        annotation = param.annotation.annotation if param.annotation is not None else None
-        if m.matches(annotation, m.Name("int") | m.Name("float") | m.Name("bool")) and not counts.get(param.name.value):
-            numbers.add(param.name.value)
-            facts.numbers.add(param.name.value)
-            facts.ranks.setdefault(param.name.value, 0)
+    for param in sorted(parameters):
+        if annotated_scalar(function, param) is not None and not counts.get(param):
+            numbers.add(param)
+            facts.numbers.add(param)
+            facts.ranks.setdefault(param, 0)
     changed = True
     while changed:
         changed = False

@@ -19,7 +19,7 @@ from typing import Collection, Iterable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import target_names
+from torchfix.codemods.analysis import parameter_names, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.facts import LoopFacts, _walk
@@ -143,10 +143,7 @@ def _shadowed_builtins(scope: cst.CSTNode) -> frozenset[str]:
     there they are the function's variables, not the builtins."""
     bound = assigned_names(scope)
     if isinstance(scope, cst.FunctionDef):
-        params = scope.params
-        every = [*params.posonly_params, *params.params, *params.kwonly_params]
-        every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-        bound |= {p.name.value for p in every}
+        bound |= parameter_names(scope)
     return frozenset(bound) & _BUILTINS
 
 

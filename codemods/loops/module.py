@@ -256,6 +256,14 @@ class ModuleContext:
                     return body, index
         return None
 
+    def call_taking(self, node: cst.CSTNode) -> cst.Call | None:
+        """The call whose first argument is ``node`` (``torch.stack([...])`` of a comprehension)."""
+        parent = self.parents.get(node)
+        found = self.parents.get(parent) if isinstance(parent, cst.Arg) else None
+        if isinstance(found, cst.Call) and found.args and found.args[0].value is node:
+            return found
+        return None
+
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The statement (simple line or compound) that holds ``node``."""
         current: cst.CSTNode | None = node

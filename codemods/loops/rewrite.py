@@ -327,7 +327,7 @@ def _numbers_only(value: cst.BaseExpression, lifter: Lifter, facts: LoopFacts) -
     """Whether a lifted value is made of Python numbers and the library only: outside its
     Python-number parts (``float(2 * sigma ** 2)``, ``n // 2``) it reads module bindings
     (``torch``) and builtins of numbers only."""
-    known = set(facts.context.bindings) | _NUMBER_BUILTINS
+    known = set(facts.context.bindings) | _CLAMPING_BUILTINS
     numbers = set(lifter.numbers)
     reads: list[str] = []
 
@@ -349,8 +349,9 @@ def _numbers_only(value: cst.BaseExpression, lifter: Lifter, facts: LoopFacts) -
     return all(read in known for read in reads)
 
 
-#: builtins of numbers a lift may write (``max(n, 0)``): what they are given is checked apart
-_NUMBER_BUILTINS = frozenset({"max", "min", "abs", "int", "float", "len"})
+#: builtins of numbers a lift may write around a count (``max(n, 0)``): what they are given is
+#: checked apart (``int`` / ``float`` / ``len`` calls are Python-number parts already)
+_CLAMPING_BUILTINS = frozenset({"max", "min", "abs"})
 
 
 def _builds_on_default_device(facts: LoopFacts) -> bool:
@@ -370,9 +371,8 @@ def _builds_on_default_device(facts: LoopFacts) -> bool:
 def _comprehension_consumer(facts: LoopFacts) -> _Consumer:
     comprehension = facts.comprehension
     assert comprehension is not None
-    parent = facts.context.parents.get(comprehension)
-    found = facts.context.parents.get(parent) if isinstance(parent, cst.Arg) else None
-    if not isinstance(found, cst.Call) or not found.args or found.args[0].value is not comprehension:
+    found = facts.context.call_taking(comprehension)
+    if found is None:
         raise CannotRewrite("the comprehension is not the first argument of `torch.stack`/`torch.cat`/`torch.tensor`", comprehension)
     return _consumer_call(facts, found, facts.statement or comprehension)
 
