@@ -149,16 +149,25 @@ def _canonical(data: Any) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
 
 
-class VerdictCache:
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+class SignedStore:
+    """JSON entries under ``<root>/<kind>/``, each signed with the per-user secret: what
+    :class:`VerdictCache` keeps, and what ``torchfix.file_cache`` keeps for whole files.
+
+    ``get`` answers only an entry stored under the same key whose MAC verifies; ``put`` writes
+    atomically and never fails the run (a read-only or full disk costs speed, not correctness).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], kind: str, field: str = "data") -> None:
         self.root = Path(directory)
-        self.directory = self.root / "verdicts"
+        self.directory = self.root / kind
+        #: the entry's field that holds the data (``{"key": ..., field: ..., "mac": ...}``)
+        self.field = field
         self.hits = 0
         self.misses = 0
         #: entries ignored because their MAC did not verify
         self.rejected = 0
         self._secret: bytes | None = None
-        #: why the cache is off (None: it is on)
+        #: why the store is off (None: it is on)
         self.problem: str | None = None
         self._ready = False
 
@@ -169,6 +178,71 @@ class VerdictCache:
             if self.problem is None:
                 self._secret, self.problem = _load_secret(self.root / SECRET_NAME)
         return self.problem is None
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def _mac(self, key: str, data: Any) -> str:
+        assert self._secret is not None
+        return hmac.new(self._secret, key.encode() + b"\n" + _canonical(data), hashlib.sha256).hexdigest()
+
+    def get(self, key: str) -> Any:
+        """The data stored under ``key``, or None (absent, unreadable, or not genuine)."""
+        if not self._prepare():
+            return None
+        try:
+            with open(self._path(key), "rb") as handle:
+                entry = json.loads(handle.read(1 << 26))
+        except (OSError, ValueError):
+            self.misses += 1
+            return None
+        try:
+            genuine = (
+                isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("mac"), str)
+                and hmac.compare_digest(entry["mac"], self._mac(key, entry[self.field]))
+            )
+        except (KeyError, TypeError, ValueError):
+            genuine = False
+        if not genuine:
+            self.rejected += 1
+            self.misses += 1
+            return None
+        self.hits += 1
+        return entry[self.field]
+
+    def put(self, key: str, data: Any) -> None:
+        if not self._prepare():
+            return
+        path = self._path(key)
+        entry = {"key": key, self.field: data, "mac": self._mac(key, data)}
+        tmp = None
+        try:
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w") as handle:
+                json.dump(entry, handle)
+            os.replace(tmp, path)
+        except OSError:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+
+class VerdictCache:
+    """The checker's verdicts, one signed entry per kernel and check settings."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.store = SignedStore(directory, "verdicts", field="verdict")
+
+    @property
+    def rejected(self) -> int:
+        return self.store.rejected
+
+    @property
+    def problem(self) -> str | None:
+        return self.store.problem
 
     @staticmethod
     def key(kernel: Kernel, settings: Any) -> str:
@@ -183,59 +257,18 @@ class VerdictCache:
         ]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:40]
 
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
-
-    def _mac(self, key: str, verdict: dict[str, Any]) -> str:
-        assert self._secret is not None
-        return hmac.new(self._secret, key.encode() + b"\n" + _canonical(verdict), hashlib.sha256).hexdigest()
-
     def get(self, kernel: Kernel, settings: Any) -> Verdict | None:
-        if not self._prepare():
-            return None
-        key = self.key(kernel, settings)
-        path = self._path(key)
-        try:
-            with open(path, "rb") as handle:
-                entry = json.loads(handle.read(1 << 22))
-        except (OSError, ValueError):
-            self.misses += 1
+        data = self.store.get(self.key(kernel, settings))
+        if data is None:
             return None
         try:
-            genuine = (
-                isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("mac"), str)
-                and hmac.compare_digest(entry["mac"], self._mac(key, entry["verdict"]))
-            )
-            verdict = verdict_from_json(entry["verdict"]) if genuine else None
+            return verdict_from_json(data)
         except (ValueError, KeyError, TypeError, AttributeError):
-            verdict = None
-        if verdict is None:
-            self.rejected += 1
-            self.misses += 1
+            self.store.rejected += 1
             return None
-        self.hits += 1
-        return verdict
 
     def put(self, kernel: Kernel, settings: Any, verdict: Verdict) -> None:
-        if not self._prepare():
-            return
-        key = self.key(kernel, settings)
-        path = self._path(key)
-        data = verdict_to_json(verdict)
-        entry = {"key": key, "verdict": data, "mac": self._mac(key, data)}
-        tmp = None
-        try:
-            path.parent.mkdir(mode=0o700, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w") as handle:
-                json.dump(entry, handle)
-            os.replace(tmp, path)
-        except OSError:  # a read-only or full disk costs speed, never correctness
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+        self.store.put(self.key(kernel, settings), verdict_to_json(verdict))
 
 
 def _load_secret(path: Path) -> tuple[bytes | None, str | None]:

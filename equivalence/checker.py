@@ -66,6 +66,12 @@ def available_devices() -> tuple[str, ...]:
 #: how the engine says a device leg found no input the old code runs on
 _TRANSIENT = ("the check timed out", "the checker worker died", "the check ran out of memory")
 
+
+def transient(verdict: Verdict) -> bool:
+    """Whether ``verdict`` may depend on the machine's load (a timeout, a crash, an OOM kill):
+    such a verdict is never remembered."""
+    return verdict.reason.startswith(_TRANSIENT)
+
 #: importing torch and hypothesis in a fresh worker, on a slow machine
 _STARTUP_SECONDS = 120.0
 #: the largest answer read from a worker (a verdict with its counterexample is a few KiB)
@@ -208,12 +214,12 @@ class Checker:
                 return stored
         verdict = self._request(("check", kernel, self.settings), self.settings.timeout)
         self.checks_run += 1
-        transient = verdict.reason.startswith(_TRANSIENT)
+        fleeting = transient(verdict)
         if verdict.ok and self.settings.measure:
             verdict, measured = self._measure(kernel, verdict)
-            transient = transient or not measured
+            fleeting = fleeting or not measured
         # a timeout or crash may be load-dependent: do not remember it
-        if not transient:
+        if not fleeting:
             self._cache[key] = verdict
             if self.disk_cache is not None:
                 self.disk_cache.put(kernel, self.settings, verdict)
@@ -226,7 +232,7 @@ class Checker:
         if timed.outcome is Outcome.VERIFIED and timed.reason == verdict.reason:
             return timed, True
         why = "it ran past its budget of {:.0f}s".format(budget) if timed.reason.startswith("the check timed out") else (
-            "the worker died while timing" if timed.reason.startswith(_TRANSIENT) else timed.reason
+            "the worker died while timing" if transient(timed) else timed.reason
         )
         return replace(verdict, timings=(), timing_note=f"speed not measured: {why}"), False
 

@@ -196,12 +196,14 @@ def test_hostile_files_never_touch_the_host(tmp_path, listener):
         payload_lines = [line for line in before.splitlines() if "torch.os" in line or "save(" in line or "__" in line]
         assert all(line in after for line in payload_lines), name  # hostile loops left as they were
 
-    # the cache holds the secret and the parent's MAC'd verdicts, nothing else
+    # the cache holds the secret and what torchfix wrote, each entry MAC'd: verdicts and the
+    # results of whole files -- nothing the scanned code wrote
+    fields = {"verdicts": {"key", "verdict", "mac"}, "files": {"key", "result", "mac"}}
     for path in cache.rglob("*"):
         if path.is_file():
-            assert path.name == "secret" or (path.suffix == ".json" and path.parent.parent.name == "verdicts"), path
+            assert path.name == "secret" or (path.suffix == ".json" and path.parent.parent.name in fields), path
             if path.suffix == ".json":
-                assert set(json.loads(path.read_text())) == {"key", "verdict", "mac"}
+                assert set(json.loads(path.read_text())) == fields[path.parent.parent.name]
 
 
 def test_without_a_sandbox_the_run_says_so_once_and_the_static_line_still_holds(tmp_path, listener):

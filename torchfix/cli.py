@@ -27,7 +27,7 @@ import stat
 import sys
 import time
 import traceback
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
@@ -41,6 +41,7 @@ _DEFAULTS = CheckSettings()
 
 if TYPE_CHECKING:
     from torchfix.codemods.base import Rule
+    from torchfix.limits import FileLimits
     from torchfix.pipeline import CheckerLike
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -87,6 +88,17 @@ def make_checker(examples: int | None, seed: int | None, timeout: float | None, 
     given = {"examples": examples, "seed": seed, "timeout": timeout, "measure": measure}
     settings = CheckSettings(**{k: v for k, v in given.items() if v is not None}, devices=available_devices())
     return Checker(settings)
+
+
+def _file_cache(run_settings: dict, limits: FileLimits, details: bool):  # noqa: ANN202 - a FileResultCache or None
+    """The run's cache of whole files' results (``torchfix.file_cache``), where the verdict cache is on."""
+    from torchfix.equivalence.cache import default_cache_dir
+    from torchfix.file_cache import FileResultCache
+
+    directory = default_cache_dir()
+    if directory is None:
+        return None
+    return FileResultCache(directory, {**run_settings, "details": details, "limits": asdict(limits)})
 
 
 def make_cluster_checker(
@@ -339,7 +351,16 @@ def cli(
         make_checker, examples, seed, timeout, measure
     )
     want_records = fmt != "text" or bool(report_path)
-    settings = Settings(factory, unsafe, report_unused, allow_slower, limits, details=want_records or interactive)
+    # what changes a file's result besides its bytes: the journal's identity and the file cache's key
+    run_settings = {
+        "unsafe": unsafe, "allow_slower": allow_slower, "report_unused": report_unused,
+        "measure": _DEFAULTS.measure if measure is None else measure, "examples": examples or _DEFAULTS.examples,
+        "seed": _DEFAULTS.seed if seed is None else seed, "timeout": timeout or _DEFAULTS.timeout,
+    }
+    settings = Settings(
+        factory, unsafe, report_unused, allow_slower, limits, details=want_records or interactive,
+        results=_file_cache(run_settings, limits, want_records or interactive) if not (interactive or scheduler) else None,
+    )
     review = _Review(stdout_color) if interactive else None
     workers = 1 if interactive else effective_jobs(jobs, len(job_list))
     if workers > 1 and not picklable(settings, {r for job in job_list for r in job.rules}):
@@ -360,11 +381,7 @@ def cli(
     if report_path:
         from torchfix import journal as journal_module
 
-        identity = journal_module.run_identity({
-            "unsafe": unsafe, "allow_slower": allow_slower, "report_unused": report_unused,
-            "measure": _DEFAULTS.measure if measure is None else measure, "examples": examples or _DEFAULTS.examples,
-            "seed": _DEFAULTS.seed if seed is None else seed, "timeout": timeout or _DEFAULTS.timeout,
-        })
+        identity = journal_module.run_identity(run_settings)
         carried = []
         if resume_path:
             try:

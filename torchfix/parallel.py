@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
 from torchfix.limits import FileLimits
-from torchfix.pipeline import CheckerFactory, FileResult, FileStatus, process_file
+from torchfix.pipeline import CheckerFactory, FileResult, FileStatus, ResultStore, process_file
 from torchfix.service import CheckService, LocalCheckService
 
 #: how many files may wait in the pool per worker: enough to keep workers busy, few enough that a
@@ -55,13 +55,15 @@ class Settings:
     limits: FileLimits = FileLimits()
     #: per-rewrite diffs in the records (JSON, SARIF, --interactive): a pass over the file each
     details: bool = True
+    #: whole files' results kept between runs (``torchfix.file_cache``); None: off
+    results: ResultStore | None = None
 
 
 def run_one(job: Job, settings: Settings, checker: CheckService, choose=None) -> FileResult:  # noqa: ANN001
     return process_file(
         job.path, job.rules, checker, unsafe=settings.unsafe, display=job.display,
         report_unused=settings.report_unused, choose=choose, allow_slower=settings.allow_slower,
-        limits=settings.limits, details=settings.details,
+        limits=settings.limits, details=settings.details, results=settings.results,
     )
 
 

@@ -74,6 +74,14 @@ def gated(rule: type[Rule]) -> bool:
     return rule.tensor_code_only
 
 
+class ResultStore(Protocol):
+    """Where whole files' results are kept between runs (``torchfix.file_cache.FileResultCache``)."""
+
+    def get(self, display: str, rules: Sequence[str], data: bytes) -> "FileResult | None": ...
+
+    def put(self, display: str, rules: Sequence[str], data: bytes, result: "FileResult") -> None: ...
+
+
 class CheckerLike(Protocol):
     def check(self, kernel: Kernel) -> Verdict: ...
 
@@ -692,11 +700,15 @@ def process_file(
     allow_slower: bool = False,
     limits: FileLimits | None = None,
     details: bool = True,
+    results: ResultStore | None = None,
 ) -> FileResult:
     """Read and process one file. Never raises for a bad file or a crash in a rule or the checker:
     such failures come back as ``FileResult.error`` (``internal=True`` for crashes), so one bad
     file never stops a bulk run; nor for a file that outruns ``limits`` (status "skipped" or
-    "gave-up"). KeyboardInterrupt still propagates."""
+    "gave-up"). KeyboardInterrupt still propagates.
+
+    ``results``: whole files' results kept between runs (``torchfix.file_cache``), asked before
+    anything is parsed and given every result; not used when someone is asked (``choose``)."""
     name = display or str(path)
     limits = limits if limits is not None else FileLimits()
     try:
@@ -705,10 +717,20 @@ def process_file(
         return FileResult(name, error=str(exc), status=FileStatus.SKIPPED)
     except SourceError as exc:
         return FileResult(name, error=str(exc), status=FileStatus.ERROR)
+    if choose is not None:
+        results = None
+    codes = [rule.code for rule in rules]
+    if results is not None:
+        stored = results.get(name, codes, data)
+        if stored is not None:
+            return stored
     try:
-        return process_source(
+        result = process_source(
             data, name, rules, checker_factory, unsafe, report_unused, choose, allow_slower, Budget(limits), details
         )
+        if results is not None:
+            results.put(name, codes, data, result)
+        return result
     except GaveUp as exc:
         # what was checked so far is dropped with the file: nothing of it is emitted
         return FileResult(name, error=str(exc), status=FileStatus.GAVE_UP)
