@@ -4,14 +4,17 @@
 
 For every ``.py`` file under PATH and every rule, the rule's LibCST matcher runs on the whole file
 (no pre-filter at all) and its ``might_match_tree`` skeleton (``codemods/syntax.py``) runs on the
-file's ``ast``. A file where the rule proposes something (a rewrite or a skip note) but the
-skeleton says no is a *miss*: the pre-filter would lose that proposal. The figure to look for is
-``misses: 0``; the others say how many files each skeleton lets through to LibCST.
+file's ``ast``. A file where the rule proposes a rewrite but the
+skeleton says no is a *miss*: the pre-filter would lose that rewrite. The figure to look for is
+``misses: 0``; the others say how many files each skeleton lets through to LibCST. A file where the
+rule only says why it leaves a loop alone (a skip note, shown with ``-v``) is no miss: its notes
+are counted as "unsaid", with their reasons.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -26,12 +29,17 @@ from torchfix.codemods.registry import ALL_RULES  # noqa: E402
 from torchfix.codemods.syntax import SyntaxIndex, parse_tree  # noqa: E402
 
 
+def _shape(reason: str) -> str:
+    """A skip reason with its names blanked, so that reasons of one kind count together."""
+    return re.sub(r"`[^`]*`", "`...`", reason)[:100]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="+", type=Path)
     args = parser.parse_args(argv)
     files = sorted(p for root in args.paths for p in (root.rglob("*.py") if root.is_dir() else [root]))
-    admitted, proposing, misses = Counter(), Counter(), []
+    admitted, proposing, unsaid, unsaid_reasons, misses = Counter(), Counter(), Counter(), Counter(), []
     parsed = 0
     for path in files:
         data = path.read_bytes()
@@ -53,14 +61,24 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as exc:  # noqa: BLE001 - a rule crash is reported, not fatal here
                 print(f"{path}: {rule.code} crashed: {type(exc).__name__}: {exc}")
                 continue
-            if proposals:
+            rewrites = [p for p in proposals if not p.skip_reason]
+            if rewrites:
                 proposing[rule.code] += 1
                 if not says_yes:
-                    misses.append(f"{path}: {rule.code} proposes at line {proposals[0].line} but its skeleton says no")
+                    misses.append(f"{path}: {rule.code} proposes at line {rewrites[0].line} but its skeleton says no")
+            elif proposals and not says_yes:
+                # only skip notes (shown with -v): what the pre-filter leaves unsaid, not a lost rewrite
+                unsaid[rule.code] += len(proposals)
+                for proposal in proposals:
+                    unsaid_reasons[_shape(proposal.skip_reason or "")] += 1
     print(f"{len(files)} files, {parsed} parsed by both ast and LibCST")
-    print(f"{'rule':<8} {'skeleton admits':>16} {'rule proposes':>14}")
+    print(f"{'rule':<8} {'skeleton admits':>16} {'rule proposes':>14} {'skip notes unsaid':>18}")
     for rule in ALL_RULES:
-        print(f"{rule.code:<8} {admitted[rule.code]:>16} {proposing[rule.code]:>14}")
+        print(f"{rule.code:<8} {admitted[rule.code]:>16} {proposing[rule.code]:>14} {unsaid[rule.code]:>18}")
+    if unsaid_reasons:
+        print("skip notes on files a skeleton drops (no rewrite lost; shown only with -v when admitted):")
+        for reason, count in unsaid_reasons.most_common(12):
+            print(f"  {count:>4}  {reason}")
     for line in misses:
         print(line)
     print(f"misses: {len(misses)}")

@@ -85,7 +85,6 @@ def module_facts(module: cst.Module) -> ModuleFacts:
     return facts
 
 
-_NESTED_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 
 
 class _VariableVisitor(cst.CSTVisitor):
@@ -101,26 +100,21 @@ class _VariableVisitor(cst.CSTVisitor):
         return False
 
 
-class _NameCollector(_VariableVisitor):
-    """Names used as variables (not attribute names, keyword names or import names)."""
-
-    def __init__(self) -> None:
-        self.names: list[cst.Name] = []
-        self.nested_scopes = False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.append(node)
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _NESTED_SCOPES):
-            self.nested_scopes = True
-        return super().on_visit(node)
-
-
 def name_nodes(node: cst.CSTNode) -> list[cst.Name]:
-    collector = _NameCollector()
-    node.visit(collector)
-    return collector.names
+    """The names ``node`` uses as variables, in source order: not an attribute's name (``x.name``)
+    nor a keyword argument's (``f(name=...)``). A walk of the fields (:func:`child_nodes`), not a
+    LibCST visitor: the loop facts ask this of every loop, and a visitor costs ten times more."""
+    found: list[cst.Name] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        elif isinstance(current, (cst.Attribute, cst.Arg)):
+            stack.append(current.value)
+        else:
+            stack.extend(reversed(child_nodes(current)))
+    return found
 
 
 #: expressions a per-element expression must not contain to batch by substitution: they hide
@@ -149,17 +143,13 @@ def sole_small_statement(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:
 
 def contains_node(node: cst.CSTNode, types: tuple[type[cst.CSTNode], ...]) -> bool:
     """Whether ``node`` has a descendant (or is itself) of one of ``types``."""
-    found = False
-
-    class _Find(cst.CSTVisitor):
-        def on_visit(self, inner: cst.CSTNode) -> bool:
-            nonlocal found
-            if isinstance(inner, types):
-                found = True
-            return not found
-
-    node.visit(_Find())
-    return found
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, types):
+            return True
+        stack.extend(child_nodes(current))
+    return False
 
 
 #: binary operators that act element-wise on tensors and numbers alike
@@ -217,12 +207,6 @@ def elementwise_only(
 
 def names_used(node: cst.CSTNode) -> set[str]:
     return {n.value for n in name_nodes(node)}
-
-
-def has_nested_scope(node: cst.CSTNode) -> bool:
-    collector = _NameCollector()
-    node.visit(collector)
-    return collector.nested_scopes
 
 
 class _Assigned(cst.CSTVisitor):
@@ -343,10 +327,30 @@ def target_names(target: cst.BaseExpression) -> set[str]:
 
 
 def assigned_names(node: cst.CSTNode) -> set[str]:
-    """Names bound anywhere inside ``node`` (assignments, loop targets, with-as, walrus)."""
-    visitor = _Assigned()
-    node.visit(visitor)
-    return visitor.names
+    """Names bound anywhere inside ``node`` (assignments, loop targets, with-as, walrus), nested
+    scopes included; a walk of the fields, as :func:`name_nodes`."""
+    names: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        target = _BOUND_TARGET.get(type(current))
+        if target is not None:
+            bound = target(current)
+            if bound is not None:
+                names |= target_names(bound)
+        stack.extend(child_nodes(current))
+    return names
+
+
+#: where each binding construct keeps its target (what ``_Assigned`` visits)
+_BOUND_TARGET: dict[type, Callable[[Any], "cst.BaseExpression | None"]] = {
+    cst.AssignTarget: lambda node: node.target,
+    cst.AugAssign: lambda node: node.target,
+    cst.AnnAssign: lambda node: node.target,
+    cst.For: lambda node: node.target,
+    cst.WithItem: lambda node: node.asname.name if node.asname is not None else None,
+    cst.NamedExpr: lambda node: node.target,
+}
 
 
 #: statements and expressions that leave the loop body (or rebind outside it) wherever they stand
@@ -358,35 +362,24 @@ _ESCAPES: dict[type[cst.CSTNode], str] = {
 _LOOP_EXITS: dict[type[cst.CSTNode], str] = {cst.Break: "break", cst.Continue: "continue"}
 
 
-class _Escapes(cst.CSTVisitor):
-    """Control flow that leaves a loop body early, and scope declarations (not looking into the
-    functions, lambdas and classes it defines: their control flow is their own)."""
-
-    def __init__(self) -> None:
-        self.found: list[str] = []
-        self._loop_depth = 0
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return False
-        if isinstance(node, (cst.For, cst.While)):
-            self._loop_depth += 1
-        escape = _ESCAPES.get(type(node)) or (_LOOP_EXITS.get(type(node)) if self._loop_depth == 0 else None)
-        if escape is not None:
-            self.found.append(escape)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, (cst.For, cst.While)):
-            self._loop_depth -= 1
-
-
 def escaping_control_flow(body: cst.CSTNode) -> list[str]:
     """``break``/``continue``/``return``/``raise``/``yield``/``await``/``global``/``nonlocal``
-    that would leave (or rebind outside) a loop whose body is ``body``."""
-    visitor = _Escapes()
-    body.visit(visitor)
-    return visitor.found
+    that would leave (or rebind outside) a loop whose body is ``body``, in source order; not
+    looking into the functions, lambdas and classes it defines (their control flow is their own).
+    A ``break``/``continue`` counts only outside a loop nested in ``body``."""
+    found: list[str] = []
+    stack: list[tuple[cst.CSTNode, int]] = [(body, 0)]
+    while stack:
+        node, loops = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        if isinstance(node, (cst.For, cst.While)):
+            loops += 1
+        escape = _ESCAPES.get(type(node)) or (_LOOP_EXITS.get(type(node)) if loops == 0 else None)
+        if escape is not None:
+            found.append(escape)
+        stack.extend((child, loops) for child in reversed(child_nodes(node)))
+    return found
 
 
 # ----------------------------------------------------------------------------- loop shapes
@@ -781,11 +774,15 @@ class ModuleNodes:
     def __init__(self, module: cst.Module) -> None:
         self.module = module
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        #: id(node) -> its rank in the walk: statements rank in source order (a compound statement's
+        #: header fields come before its body), so "before the loop" needs no positions
+        self.order: dict[int, int] = {}
         self._by_type: dict[type, list[cst.CSTNode]] = {}
-        parents, by_type = self.parents, self._by_type
+        parents, by_type, order = self.parents, self._by_type, self.order
         stack: list[cst.CSTNode] = [module]
         while stack:
             node = stack.pop()
+            order[id(node)] = len(order)
             by_type.setdefault(type(node), []).append(node)
             children = child_nodes(node)
             for child in children:
@@ -799,6 +796,21 @@ class ModuleNodes:
         return [node for kind in kinds for node in self._by_type.get(kind, ())]
 
 
+#: the fields a node type declares after others that precede them in the source (``a if c else b``
+#: declares ``test`` first; a function its body before its decorators): these come first
+_SOURCE_FIRST: dict[str, tuple[str, ...]] = {
+    "IfExp": ("body",),
+    "ExceptHandler": ("type", "name"),
+    "ExceptStarHandler": ("type", "name"),
+    "FunctionDef": ("leading_lines", "decorators", "name", "type_parameters", "params", "returns"),
+    "ClassDef": ("leading_lines", "decorators", "name", "type_parameters", "bases", "keywords"),
+    "Parameters": ("posonly_params", "posonly_ind"),
+    "MatchCase": ("pattern", "guard"),
+    "ImportFrom": ("relative", "module"),
+    "Arg": ("keyword",),
+}
+
+
 def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The children of ``node`` in source order, read from its dataclass fields: what LibCST's
     ``node.children`` gives, an order of magnitude faster (that property runs a visitor)."""
@@ -807,15 +819,33 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     if names is None:
         import dataclasses
 
-        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+        declared = [f.name for f in dataclasses.fields(kind)]
+        first = [name for name in _SOURCE_FIRST.get(kind.__name__, ()) if name in declared]
+        names = _FIELDS[kind] = (*first, *(name for name in declared if name not in first))
     children: list[cst.CSTNode] = []
+    # ``isinstance(value, cst.CSTNode)`` goes through ABCMeta, and this runs millions of times a
+    # scan: the answer is remembered per type
+    is_node = _IS_NODE
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        node_kind = is_node.get(kind)
+        if node_kind is None:
+            node_kind = is_node[kind] = issubclass(kind, cst.CSTNode)
+        if node_kind:
             children.append(value)
-        elif type(value) is tuple or type(value) is list:
-            children.extend(item for item in value if isinstance(item, cst.CSTNode))
+        elif kind is tuple or kind is list:
+            for item in value:
+                item_kind = type(item)
+                item_is_node = is_node.get(item_kind)
+                if item_is_node is None:
+                    item_is_node = is_node[item_kind] = issubclass(item_kind, cst.CSTNode)
+                if item_is_node:
+                    children.append(item)
     return children
+
+
+_IS_NODE: dict[type, bool] = {}
 
 
 _LAST_NODES: ModuleNodes | None = None

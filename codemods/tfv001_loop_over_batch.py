@@ -19,6 +19,28 @@ CODE = "TFV001"
 MESSAGE = "a loop computes one sample at a time: batched operations do the whole batch"
 
 
+def _leaves_a_result(statement: ast.stmt) -> bool:
+    """Whether a statement of a loop body can carry a result out of the loop: a store
+    (``out[i] = v``, ``obj.attr = v``), an accumulation (``acc += v``, ``acc = acc + v``,
+    ``x = torch.cat([x, y])``), an append, an in-place method. A temporary (``t = f(x[i])``) alone
+    leaves only its last value, which no rewrite lifts: a loop of nothing else is no candidate."""
+    if isinstance(statement, ast.AugAssign):
+        return True
+    if isinstance(statement, ast.Assign):
+        bound: set[str] = set()
+        for target in statement.targets:
+            for node in ast.walk(target):
+                if isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):
+                    return True
+                if isinstance(node, ast.Name):
+                    bound.add(node.id)
+        return any(isinstance(node, ast.Name) and node.id in bound for node in ast.walk(statement.value))
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        return isinstance(func, ast.Attribute) and func.attr in ("append", *INPLACE_METHODS)
+    return False
+
+
 class LoopOverBatch(Rule):
     code = CODE
     tensor_code_only = True
@@ -176,13 +198,8 @@ class LoopOverBatch(Rule):
         for loop in index.fors:
             # a trailing `if c:` block is lifted as a mask over the stores in it
             body = [*loop.body, *(s for s in loop.body if isinstance(s, ast.If) for s in s.body)]
-            for statement in body:
-                if isinstance(statement, (ast.Assign, ast.AugAssign)):
-                    return True
-                if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-                    func = statement.value.func
-                    if isinstance(func, ast.Attribute) and func.attr in ("append", *INPLACE_METHODS):
-                        return True
+            if any(_leaves_a_result(statement) for statement in body):
+                return True
         return False
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:

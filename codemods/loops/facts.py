@@ -158,12 +158,13 @@ def shape_facts(function: cst.FunctionDef | None, context: ModuleContext) -> Sha
 def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
     facts = ShapeFacts()
     counts: dict[str, int] = {}
-    for node in _walk(function.body):
+    nodes = list(_walk(function.body))  # three passes below: one walk
+    for node in nodes:
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr)):
             for assigned in assigned_names(node):
                 counts[assigned] = counts.get(assigned, 0) + 1
     parameters = parameter_names(function)
-    for node in _walk(function.body):
+    for node in nodes:
         if not isinstance(node, cst.Assign) or len(node.targets) != 1:
             continue
         target, value = node.targets[0].target, node.value
@@ -190,7 +191,7 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
     # (every binding must be one: an assignment of a number, or a `for` over `range(...)`)
     # (None stands for a `for` target over `range(...)`: an int whatever the bounds)
     values: dict[str, list[cst.BaseExpression | None]] = {}
-    for node in _walk(function.body):
+    for node in nodes:
         if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             values.setdefault(node.targets[0].target.value, []).append(node.value)
         elif isinstance(node, cst.For) and isinstance(node.target, cst.Name) and m.matches(node.iter, m.Call(func=m.Name("range"))):
@@ -243,9 +244,11 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield current
         # the children from the node's fields (``child_nodes``): LibCST's ``children`` runs a
         # visitor per call, which made this walk most of a large file's scan
-        for child in child_nodes(current):
-            if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                stack.append(child)
+        # exact types: LibCST's are final, and isinstance goes through ABCMeta (millions of calls)
+        stack.extend(child for child in child_nodes(current) if type(child) not in _OWN_SCOPES)
+
+
+_OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def _binds(statement: cst.CSTNode, name: str) -> bool:
@@ -567,17 +570,19 @@ def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> 
         if isinstance(current, (cst.For, cst.While)):
             in_outer_loop = True
         current = context.parents.get(current)
-    loop_start = _start_of(loop, context)
+    # the walk's order, not positions (a whole-module code generation): a name outside the loop
+    # ranks below it exactly when its statement comes first -- or, conservatively, never, for the
+    # few fields LibCST lists after a body they precede (decorators, return annotations, bases)
+    order = context.nodes.order
+    loop_rank = order.get(id(loop))
     found: set[str] = set()
     for node in context.once("names", scope, lambda: _name_nodes(scope)):
         if id(node) in inside or node.value in found:
             continue
         if _rebound_around(node, loop, scope, context):
             continue
-        if not in_outer_loop and loop_start is not None:
-            start = _start_of(node, context)
-            if start is not None and start < loop_start:
-                continue
+        if not in_outer_loop and loop_rank is not None and order.get(id(node), loop_rank) < loop_rank:
+            continue
         found.add(node.value)
     return frozenset(found)
 
@@ -598,13 +603,6 @@ def _name_nodes(node: cst.CSTNode) -> list[cst.Name]:
         else:
             stack.extend(child_nodes(current))
     return found
-
-
-def _start_of(node: cst.CSTNode, context: ModuleContext) -> tuple[int, int] | None:
-    try:
-        return context.position(node)
-    except KeyError:
-        return None
 
 
 def _rebound_around(read: cst.Name, loop: cst.CSTNode, scope: cst.CSTNode, context: ModuleContext) -> bool:
