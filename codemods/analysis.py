@@ -829,19 +829,13 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     for name in names:
         value = getattr(node, name)
         kind = type(value)
-        node_kind = is_node.get(kind)
-        if node_kind is None:
-            node_kind = is_node[kind] = issubclass(kind, cst.CSTNode)
-        if node_kind:
-            children.append(value)
-        elif kind is tuple or kind is list:
-            for item in value:
-                item_kind = type(item)
-                item_is_node = is_node.get(item_kind)
-                if item_is_node is None:
-                    item_is_node = is_node[item_kind] = issubclass(item_kind, cst.CSTNode)
-                if item_is_node:
-                    children.append(item)
+        for item in value if kind is tuple or kind is list else (value,):
+            item_kind = type(item)
+            node_kind = is_node.get(item_kind)
+            if node_kind is None:
+                node_kind = is_node[item_kind] = issubclass(item_kind, cst.CSTNode)
+            if node_kind:
+                children.append(item)
     return children
 
 

@@ -563,7 +563,7 @@ def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> 
     """Names whose value the loop leaves behind may be read: reads outside the loop, except
     reads that see another binding -- inside another loop or comprehension whose target binds
     the name, or before the loop in a function where no enclosing loop runs it again."""
-    inside = {id(n) for n in _name_nodes(loop)} | context.once("stored names", scope, lambda: _stored_names(scope))
+    inside = {id(n) for n in name_nodes(loop)} | context.once("stored names", scope, lambda: _stored_names(scope))
     in_outer_loop = False
     current: cst.CSTNode | None = context.parents.get(loop)
     while current is not None and current is not scope:
@@ -576,7 +576,7 @@ def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> 
     order = context.nodes.order
     loop_rank = order.get(id(loop))
     found: set[str] = set()
-    for node in context.once("names", scope, lambda: _name_nodes(scope)):
+    for node in context.once("names", scope, lambda: name_nodes(scope)):
         if id(node) in inside or node.value in found:
             continue
         if _rebound_around(node, loop, scope, context):
@@ -587,22 +587,6 @@ def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> 
     return frozenset(found)
 
 
-
-
-def _name_nodes(node: cst.CSTNode) -> list[cst.Name]:
-    """The Name nodes ``analysis.name_nodes`` finds (not attribute or keyword names), in no
-    particular order, by a walk of the fields instead of a LibCST visitor."""
-    found: list[cst.Name] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.append(current)
-        elif isinstance(current, (cst.Attribute, cst.Arg)):
-            stack.append(current.value)
-        else:
-            stack.extend(child_nodes(current))
-    return found
 
 
 def _rebound_around(read: cst.Name, loop: cst.CSTNode, scope: cst.CSTNode, context: ModuleContext) -> bool:
