@@ -85,8 +85,6 @@ def module_facts(module: cst.Module) -> ModuleFacts:
     return facts
 
 
-
-
 class _VariableVisitor(cst.CSTVisitor):
     """Visits only the names used as variables: not an attribute's name (``x.name``) nor a
     keyword argument's (``f(name=...)``)."""
@@ -209,6 +207,17 @@ def names_used(node: cst.CSTNode) -> set[str]:
     return {n.value for n in name_nodes(node)}
 
 
+#: where each binding construct keeps its target (read by :func:`assigned_names` and ``_Assigned``)
+_BOUND_TARGET: dict[type, Callable[[Any], "cst.BaseExpression | None"]] = {
+    cst.AssignTarget: lambda node: node.target,
+    cst.AugAssign: lambda node: node.target,
+    cst.AnnAssign: lambda node: node.target,
+    cst.For: lambda node: node.target,
+    cst.WithItem: lambda node: node.asname.name if node.asname is not None else None,
+    cst.NamedExpr: lambda node: node.target,
+}
+
+
 class _Assigned(cst.CSTVisitor):
     def __init__(self) -> None:
         self.names: set[str] = set()
@@ -222,24 +231,13 @@ class _Assigned(cst.CSTVisitor):
         elif isinstance(target, cst.StarredElement):
             self._targets(target.value)
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._targets(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._targets(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._targets(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._targets(node.asname.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._targets(node.target)
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        target = _BOUND_TARGET.get(type(node))
+        if target is not None:
+            bound = target(node)
+            if bound is not None:
+                self._targets(bound)
+        return super().on_visit(node)
 
 
 class _Bindings(_Assigned):
@@ -342,15 +340,6 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
     return names
 
 
-#: where each binding construct keeps its target (what ``_Assigned`` visits)
-_BOUND_TARGET: dict[type, Callable[[Any], "cst.BaseExpression | None"]] = {
-    cst.AssignTarget: lambda node: node.target,
-    cst.AugAssign: lambda node: node.target,
-    cst.AnnAssign: lambda node: node.target,
-    cst.For: lambda node: node.target,
-    cst.WithItem: lambda node: node.asname.name if node.asname is not None else None,
-    cst.NamedExpr: lambda node: node.target,
-}
 
 
 #: statements and expressions that leave the loop body (or rebind outside it) wherever they stand

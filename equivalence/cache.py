@@ -42,15 +42,21 @@ SECRET_NAME = "secret"
 _SOURCE_HASH: str | None = None
 
 
+def source_digest(*folders: Path) -> str:
+    """A hash of the Python source under ``folders`` (each file's name and bytes): what one
+    version of the code stored is not reused by another."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def checker_version() -> str:
     """A hash of the checker's source files: verdicts of another checker version are not reused."""
     global _SOURCE_HASH
     if _SOURCE_HASH is None:
-        digest = hashlib.sha256()
-        here = Path(__file__).resolve().parent
-        for path in sorted(here.glob("*.py")):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
-        _SOURCE_HASH = digest.hexdigest()[:16]
+        _SOURCE_HASH = source_digest(Path(__file__).resolve().parent)
     return _SOURCE_HASH
 
 

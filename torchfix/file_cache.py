@@ -34,6 +34,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from torchfix.journal import digest, file_result_from_json, file_result_to_json
 from torchfix.pipeline import FileResult, FileStatus
 
 #: bump when the stored form of a result changes
@@ -45,15 +46,14 @@ def sources_version() -> str:
     """A hash of torchfix's own source: the application, the rules and the checker."""
     global _SOURCES_HASH
     if _SOURCES_HASH is None:
-        digest = hashlib.sha256()
+        from torchfix.equivalence.cache import source_digest
+
+        folders = []
         for package in ("torchfix", "torchfix.codemods", "torchfix.equivalence"):
             spec = importlib.util.find_spec(package)
             locations = list(spec.submodule_search_locations or []) if spec is not None else []
-            for location in locations[:1]:  # the package's own folder (a checkout adds its root)
-                root = Path(location)
-                for path in sorted(root.rglob("*.py")):
-                    digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-        _SOURCES_HASH = digest.hexdigest()[:16]
+            folders += [Path(location) for location in locations[:1]]  # its own folder (a checkout adds its root)
+        _SOURCES_HASH = source_digest(*folders)
     return _SOURCES_HASH
 
 
@@ -98,7 +98,7 @@ class FileResultCache:
         return self._run_key
 
     def _key(self, display: str, rules: Sequence[str], data: bytes) -> str:
-        parts = [self._run(), display, ",".join(rules), hashlib.sha256(data).hexdigest()]
+        parts = [self._run(), display, ",".join(rules), digest(data)]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:40]
 
     def _open(self) -> Any:
@@ -110,8 +110,6 @@ class FileResultCache:
 
     def get(self, display: str, rules: Sequence[str], data: bytes) -> FileResult | None:
         """The stored result of ``data`` shown as ``display`` under ``rules``, or None."""
-        from torchfix.journal import file_result_from_json
-
         stored = self._open().get(self._key(display, rules, data))
         if stored is None:
             return None
@@ -122,7 +120,5 @@ class FileResultCache:
 
     def put(self, display: str, rules: Sequence[str], data: bytes, result: FileResult) -> None:
         """Keep ``result`` when it is :func:`lasting`."""
-        from torchfix.journal import file_result_to_json
-
         if lasting(result):
             self._open().put(self._key(display, rules, data), file_result_to_json(result))

@@ -717,10 +717,8 @@ def process_file(
         return FileResult(name, error=str(exc), status=FileStatus.SKIPPED)
     except SourceError as exc:
         return FileResult(name, error=str(exc), status=FileStatus.ERROR)
-    if choose is not None:
-        results = None
     codes = [rule.code for rule in rules]
-    if results is not None:
+    if results is not None and choose is None:
         stored = results.get(name, codes, data)
         if stored is not None:
             return stored
@@ -728,9 +726,6 @@ def process_file(
         result = process_source(
             data, name, rules, checker_factory, unsafe, report_unused, choose, allow_slower, Budget(limits), details
         )
-        if results is not None:
-            results.put(name, codes, data, result)
-        return result
     except GaveUp as exc:
         # what was checked so far is dropped with the file: nothing of it is emitted
         return FileResult(name, error=str(exc), status=FileStatus.GAVE_UP)
@@ -742,6 +737,9 @@ def process_file(
         return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status=FileStatus.ERROR)
     except Exception as exc:  # a bug in a rule, the applier or the checker, not in the user's file
         return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status=FileStatus.ERROR)
+    if results is not None and choose is None:
+        results.put(name, codes, data, result)
+    return result
 
 
 def _nesting_of(data: bytes) -> int | None:
