@@ -23,7 +23,7 @@ from hypothesis.errors import HypothesisException
 from torchfix.equivalence.edges import bound_inputs, edge_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
-from torchfix.equivalence.execute import base_namespace, error_site, run_snippet
+from torchfix.equivalence.execute import Unbound, base_namespace, error_site, run_snippet
 from torchfix.equivalence.kernel import FLOAT_DTYPES, NO_DOMAIN, Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
     OneShot,
@@ -88,6 +88,8 @@ class _Stats:
     grad_inputs: set[str] = field(default_factory=set)
     deterministic_runs: int = 0
     notes: list[str] = field(default_factory=list)
+    #: the outputs the old code bound on some input it accepted
+    bound: set[str] = field(default_factory=set)
 
 
 _OLD_RAISED = object()
@@ -355,6 +357,8 @@ def _zero_extent(kernel: Kernel, inputs: dict[str, Any]) -> bool:
         if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
             if value.shape[spec.batch_dim] <= spec.batch_start:
                 return True
+            if any(value.dim() > d and value.shape[d] == 0 for d in spec.inner_dims):
+                return True
         elif spec.batch_dim == 0 and isinstance(value, (list, np.ndarray)) and len(value) <= spec.batch_start:
             return True
         elif spec.count and isinstance(value, int) and not isinstance(value, bool) and value <= 0:
@@ -372,10 +376,13 @@ def _with_extent(kernel: Kernel, inputs: dict[str, Any], extent: int, rng: rando
     for spec in kernel.inputs:
         value = inputs.get(spec.name)
         if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
-            if value.shape[spec.batch_dim] > spec.batch_start:
+            empty_inner = [d for d in spec.inner_dims if value.dim() > d and value.shape[d] == 0]
+            if value.shape[spec.batch_dim] > spec.batch_start and not empty_inner:
                 continue
             shape = list(value.shape)
-            shape[spec.batch_dim] = spec.batch_start + extent
+            shape[spec.batch_dim] = max(shape[spec.batch_dim], spec.batch_start + extent)
+            for d in empty_inner:
+                shape[d] = extent
             gen = torch.Generator().manual_seed(rng.randrange(2**31))
             if value.dtype == torch.bool:
                 fresh = torch.randint(0, 2, shape, generator=gen).bool()
@@ -443,6 +450,7 @@ def judge_example(
         return _OLD_RAISED
     if _outside_nonempty_domain(kernel, old_code, base, inputs, config.seed):
         return _OLD_RAISED
+    stats.bound.update(name for name, value in old.outputs.items() if not isinstance(value, Unbound))
     new = run_snippet(new_code, kernel, base, inputs)
     if new.error is not None:
         return _new_code_raised("the new code's run", new.error, "the old code accepts this input, the new code raises")
@@ -738,6 +746,18 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         return Verdict(Outcome.UNVERIFIED, f"checker error ({type(exc).__name__})", devices=(config.device,))
 
     notes = _notes(kernel, stats)
+    never = [name for name in kernel.outputs if name not in stats.bound]
+    if never and stats.compared:
+        # both runs leaving a name unset agree vacuously: nothing about it was compared
+        listed = ", ".join(f"`{name}`" for name in never)
+        return Verdict(
+            Outcome.UNVERIFIED,
+            f"the old code set {listed} on none of the {stats.compared} inputs it accepted: nothing about it was compared",
+            examples=stats.compared,
+            devices=(config.device,),
+            signatures=tuple(sorted(stats.signatures_seen)),
+            notes=tuple(notes),
+        )
     if stats.compared < MIN_EXAMPLES:
         return Verdict(
             Outcome.UNVERIFIED,

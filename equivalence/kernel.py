@@ -133,6 +133,9 @@ class InputSpec:
     #: the first position the loop walks along ``batch_dim`` (``range(1, len(x))``: 1): the loop
     #: runs zero times when that dimension is at most this long
     batch_start: int = 0
+    #: more dimensions loops walk (an inner loop's, from position 0): empty ones make a zero
+    #: extent too, judged like an empty ``batch_dim``
+    inner_dims: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kinds:

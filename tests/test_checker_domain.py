@@ -83,3 +83,32 @@ def test_a_loop_count_of_zero_or_less_is_a_zero_extent_too():
     # a rewrite that differs where the loop does run is still refuted
     wrong = "out = (float(scale) * torch.arange(max(n, 0) + 1, dtype=torch.float64))[1:].to(torch.get_default_dtype())\n"
     assert check_kernel(Kernel(old, wrong, inputs, ("out",), modules=TORCH), FAST).outcome is Outcome.REJECTED
+
+
+def test_an_empty_dimension_an_inner_loop_walks_is_a_zero_extent_too():
+    # the inner loop walks dim 2 of w: with it empty the loops store nothing, whatever dim 0 is;
+    # a w with an empty dim 0 is accepted only because nothing is stored, and says nothing
+    old = "for i in range(w.size(1)):\n    for j in range(w.size(2)):\n        w[0, i, j] = 1.0\n"
+    new = "w[0, :w.size(1), :w.size(2)] = 1.0\n"
+    outer_only = InputSpec("w", Kind.TENSOR, ranks=(3,), dtypes=("float32",), batch_dim=1)
+    both = InputSpec("w", Kind.TENSOR, ranks=(3,), dtypes=("float32",), batch_dim=1, inner_dims=(2,))
+    assert check_kernel(Kernel(old, new, (outer_only,), ("w",), modules=TORCH), FAST).outcome is Outcome.REJECTED
+    assert check_kernel(Kernel(old, new, (both,), ("w",), modules=TORCH), FAST).outcome is Outcome.VERIFIED
+    # where both loops run, a wrong fill is still refuted
+    wrong = "w[0, :w.size(1), :w.size(2)] = 2.0\n"
+    assert check_kernel(Kernel(old, wrong, (both,), ("w",), modules=TORCH), FAST).outcome is Outcome.REJECTED
+
+
+def test_an_output_the_old_code_never_sets_is_not_verified_by_agreeing_on_nothing():
+    # `total` is neither an input nor initialised: the old code accepts only the inputs on which
+    # the guard never fires, where neither run sets `total` -- agreement about nothing
+    old = "for i in range(len(v)):\n    if keep[i]:\n        total += v[i]\n"
+    new = "keep_1 = keep[:len(v)] != 0\nif keep_1.any():\n    total += v[keep_1].sum(0)\n"
+    inputs = (InputSpec("v", Kind.TENSOR, batch_dim=0), InputSpec("keep", Kind.TENSOR, batch_dim=0))
+    verdict = check_kernel(Kernel(old, new, inputs, ("total",), modules=TORCH), FAST)
+    assert verdict.outcome is Outcome.UNVERIFIED
+    assert "set `total` on none of the" in verdict.reason
+    # with its start given, the same loop is judged (and this rewrite refuted: `if keep[i]`
+    # accepts a one-element row, the mask does not)
+    started = Kernel("total = 0.0\n" + old, "total = 0.0\n" + new, inputs, ("total",), modules=TORCH)
+    assert check_kernel(started, FAST).outcome is Outcome.REJECTED

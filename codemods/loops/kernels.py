@@ -13,7 +13,7 @@ become inputs of the kernel instead.
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Collection, Iterable, Sequence
 
 import libcst as cst
@@ -123,18 +123,64 @@ def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNod
 def free_names(statements: Iterable[cst.CSTNode], module_names: set[str], shadowed: Collection[str] = ()) -> list[str]:
     """Names the statements read before binding them, in first-use order; builtins and library
     bindings excluded, except the builtins in ``shadowed`` (``input = ...`` in the function makes
-    ``input`` a variable). A name a compound statement (a loop) binds inside itself is not free
-    there: a read before its binding in the same loop would be a recurrence, which the loop
-    facts reject before any kernel is built."""
+    ``input`` a variable). Compound statements are followed in order: a temporary a loop body
+    binds before reading it is not free, an accumulator it reads before rebinding it
+    (``loss = loss + ...``, ``if n > 0: loss += ...``) is -- its start comes from before."""
     builtin_names = _BUILTINS - set(shadowed)
     bound: set[str] = set()
     free: dict[str, None] = {}
+
+    def read(node: cst.CSTNode | None) -> None:
+        if node is None:
+            return
+        for name in _reads(node):
+            if name not in bound and name not in builtin_names and name not in module_names:
+                free.setdefault(name)
+
+    def block(body: cst.BaseSuite | None) -> None:
+        if isinstance(body, cst.IndentedBlock):
+            for statement in body.body:
+                visit(statement)
+        elif isinstance(body, cst.SimpleStatementSuite):
+            for small in body.body:
+                read(small)
+                bound.update(assigned_names(small))
+
+    def visit(statement: cst.CSTNode) -> None:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                read(small)
+                bound.update(assigned_names(small))
+        elif isinstance(statement, cst.If):
+            read(statement.test)
+            block(statement.body)
+            if statement.orelse is not None:
+                visit(statement.orelse)
+        elif isinstance(statement, cst.Else):
+            block(statement.body)
+        elif isinstance(statement, (cst.For, cst.While)):
+            read(statement.iter if isinstance(statement, cst.For) else statement.test)
+            if isinstance(statement, cst.For):
+                bound.update(target_names(statement.target))
+            block(statement.body)
+            if statement.orelse is not None:
+                visit(statement.orelse)
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                read(item.item)
+                if item.asname is not None:
+                    bound.update(target_names(item.asname.name))
+            block(statement.body)
+        else:
+            # anything else (a def, a try) as one statement: what it binds inside is not free
+            inner = assigned_names(statement) if isinstance(statement, cst.BaseCompoundStatement) else set()
+            for name in _reads(statement):
+                if name not in bound and name not in inner and name not in builtin_names and name not in module_names:
+                    free.setdefault(name)
+            bound.update(assigned_names(statement))
+
     for statement in statements:
-        inner = assigned_names(statement) if isinstance(statement, cst.BaseCompoundStatement) else set()
-        for read in _reads(statement):
-            if read not in bound and read not in inner and read not in builtin_names and read not in module_names:
-                free.setdefault(read)
-        bound |= assigned_names(statement)
+        visit(statement)
     return list(free)
 
 
@@ -180,7 +226,7 @@ def _walk_all(node: cst.CSTNode):  # noqa: ANN202 - every node, lambdas included
 
 def input_specs(
     names: Sequence[str], facts: LoopFacts, opaque: set[str] = frozenset(), counts: set[str] = frozenset(),  # type: ignore[assignment]
-    walked: dict[str, int] | None = None, library: str = "torch",
+    walked: dict[str, int] | None = None, library: str = "torch", positions: Collection[str] = (),
 ) -> tuple[InputSpec, ...]:
     """What the kernel knows about each input: a tensor where the function shows it is one,
     an opaque stand-in for callables, a loop count, else every kind the code allows (the
@@ -209,11 +255,12 @@ def input_specs(
             # a walked tensor-or-ndarray: the checker tries both, walked along `dim` (the
             # other kinds the evidence leaves -- NumPy scalars, numbers -- raise on `x[i]`)
             specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
-                                   batch_start=_start(facts, input_name, dim)))
+                                   batch_start=_start(facts, input_name, dim), index=input_name in positions))
         elif dim == 0 and Kind.LIST in found.kinds and not (set(found.kinds) - {Kind.TENSOR, Kind.NDARRAY, Kind.LIST}):
             # a walked sequence that may be a list (of numbers: what the checker builds), walked
             # along its only dimension -- the rewrite reads it only as per-sample positions
-            specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim))
+            specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
+                                   index=input_name in positions))
         else:
             specs.append(found.spec())
     return tuple(specs)
@@ -276,10 +323,15 @@ def build_kernel(
     walked: dict[str, int] | None = None,
     library: str = "torch",
     given: Collection[str] = (),
+    positions: Collection[str] = (),
+    inner: dict[str, int] | None = None,
 ) -> Kernel:
     """A kernel whose old snippet is ``old`` and new snippet is ``new``, both after the prelude
     that computes what they read -- except the names in ``given``, which are inputs drawn from
-    what the code shows about them (a superset of the values the function can compute)."""
+    what the code shows about them (a superset of the values the function can compute).
+    ``positions``: walked names read only as per-sample positions (``p[i, labels[i]]``), drawn as
+    integers (a bool there would select, not index: a different operation the code cannot mean).
+    ``inner``: the dimension an inner loop walks, for names an outer loop walks along another."""
     context = facts.context
     module_names = set(context.bindings)
     shadowed = _shadowed_builtins(facts.scope)
@@ -307,7 +359,11 @@ def build_kernel(
         counts.add(facts.domain.stop.value)
     if renamed is not None:
         counts |= renamed.sizes
-    specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked, library=library)
+    specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked, library=library, positions=positions)
+    specs = tuple(
+        replace(s, inner_dims=(inner[s.name],)) if inner and s.name in inner and s.batch_dim is not None and s.batch_dim != inner[s.name] else s
+        for s in specs
+    )
     specs = tuple(
         InputSpec(s.name, attribute_kinds[s.name], batch_dim=s.batch_dim) if s.name in attribute_kinds and s.kind is not Kind.OPAQUE else s
         for s in specs
