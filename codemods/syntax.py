@@ -112,6 +112,8 @@ class SyntaxIndex:
         self.comprehensions: list[ast.ListComp | ast.GeneratorExp] = []
         self.calls: list[ast.Call] = []
         self.aug_assigns: list[ast.AugAssign] = []
+        #: names bound to a comprehension (``rows = [f(x[i]) for i in ...]``)
+        self.named_comprehensions: set[str] = set()
         #: id(loop) -> (the statement list holding it, its position there)
         self._blocks: dict[int, tuple[list[ast.stmt], int]] = {}
         calls, fors, loops, comps, augs, blocks = (
@@ -135,6 +137,10 @@ class SyntaxIndex:
                 comps.append(node)  # type: ignore[arg-type]
             elif kind is ast.AugAssign:
                 augs.append(node)  # type: ignore[arg-type]
+            elif kind is ast.Assign:
+                value, targets = node.value, node.targets  # type: ignore[attr-defined]
+                if (type(value) is ast.ListComp or type(value) is ast.GeneratorExp) and len(targets) == 1 and type(targets[0]) is ast.Name:
+                    self.named_comprehensions.add(targets[0].id)
             names = _CHILD_FIELDS.get(kind)
             if names is None:
                 names = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)

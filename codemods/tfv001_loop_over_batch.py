@@ -6,13 +6,15 @@ import ast
 from typing import Iterable
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.metadata import MetadataWrapper
 
 from torchfix.codemods.base import Example, Proposal, Rule
 from torchfix.codemods.loops import ladder
-from torchfix.codemods.loops.facts import StepKind, comprehension_facts, loop_facts
+from torchfix.codemods.loops.facts import StepKind, _walk, comprehension_facts, loop_facts
 from torchfix.codemods.loops.inplace import METHODS as INPLACE_METHODS, is_inplace_chain
 from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.rewrite import CONSUMER_FORMS
 from torchfix.codemods.syntax import SyntaxIndex
 
 CODE = "TFV001"
@@ -64,6 +66,11 @@ class LoopOverBatch(Rule):
       per sample) become the same call on the batched `e`. The consumer may rebind the list's
       name (`items = np.float32(items)`), and may follow the `with torch.no_grad():` that holds
       a NumPy loop (never a torch one: the batch would be computed outside the grad mode);
+    - a comprehension is lifted the same way where `torch.stack` / `torch.cat` /
+      `torch.tensor` takes it, and where it is bound to a name (`rows = [f(x[i]) for i in ...]`)
+      that one call on the next line consumes (`rows = torch.stack(rows)`, `np.asarray(rows)`):
+      the list's line goes and the consumer takes the batched value. A name read anywhere else
+      after it (before a consumer that rebinds it ends the list) keeps the list;
     - `if c: continue`, and a trailing `if c:` block of stores (no `else`), become a mask:
       `keep = c_batched` (`and` / `or` / `not` as `&` / `|` / `~`), then the stores write the
       rows of `keep` only (`out[keep] = e[keep].to(out.dtype)`); where the block evaluates
@@ -85,7 +92,8 @@ class LoopOverBatch(Rule):
     is tried as both by the checker; one that may be a list is not batched -- except a sequence
     read only as per-sample positions (`p[i, labels[i]]` -> `p[torch.arange(n), labels]`), which
     indexes alike as a tensor, an ndarray or a list of integers: the checker tries each kind the
-    code allows, bools included (which is why an unproven `labels` is usually refuted).
+    code allows, drawn as integers (a bool at a position selects rows instead of indexing:
+    a different operation the code does not mean).
 
     A sample may be read as `x[i]`, `x[i, ...]`, `x[:, i]`, `x[i + 1]` or `x[i:i + 1]`. The body
     may use arithmetic, comparisons, `torch` / `torch.nn.functional` functions and tensor methods
@@ -190,10 +198,14 @@ class LoopOverBatch(Rule):
     def might_match_tree(cls, index: SyntaxIndex) -> bool:
         """A `for` loop whose body stores into a subscript, appends, or accumulates; or a
         `*.stack(...)` / `*.cat(...)` of a comprehension."""
+        named = index.named_comprehensions
         for found in index.calls:
             func = found.func
             if isinstance(func, ast.Attribute) and func.attr in _COMPREHENSION_CONSUMERS and found.args:
                 if isinstance(found.args[0], (ast.ListComp, ast.GeneratorExp)):
+                    return True
+            if isinstance(func, ast.Attribute) and func.attr in _NAMED_LIST_CONSUMERS and found.args:
+                if isinstance(found.args[0], ast.Name) and found.args[0].id in named:
                     return True
         for loop in index.fors:
             # a trailing `if c:` block is lifted as a mask over the stores in it
@@ -241,11 +253,32 @@ class LoopOverBatch(Rule):
 _COMPREHENSION_CONSUMERS = ("stack", "cat", "concat", "tensor", "as_tensor", "Tensor", "FloatTensor")
 
 
+#: what a comprehension bound to a name may be consumed by on the next line (``rows = [...]``,
+#: then ``torch.stack(rows)`` / ``np.asarray(rows)``): the consumers of appended lists
+_NAMED_LIST_CONSUMERS = frozenset(q.rsplit(".", 1)[1] for q in CONSUMER_FORMS)
+
+
 def _stacked(comprehension: cst.CSTNode, context: ModuleContext) -> bool:
     """``torch.stack([...])`` / ``torch.cat([...])`` / ``torch.tensor([...])`` of a
-    comprehension (its first argument)."""
+    comprehension (its first argument), or a comprehension bound to a name that the next
+    statement consumes (``rows = [...]`` then ``torch.stack(rows)``)."""
     found = context.call_taking(comprehension)
-    return found is not None and context.qualified(found.func) in {f"torch.{f}" for f in _COMPREHENSION_CONSUMERS}
+    if found is not None:
+        return context.qualified(found.func) in {f"torch.{f}" for f in _COMPREHENSION_CONSUMERS}
+    parent = context.parents.get(comprehension)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        return False
+    items = parent.targets[0].target.value
+    statement = context.parents.get(parent)
+    located = context.block_of(statement) if statement is not None else None
+    if located is None or located[1] + 1 >= len(located[0]):
+        return False
+    after = located[0][located[1] + 1]
+    return isinstance(after, cst.SimpleStatementLine) and any(
+        isinstance(node, cst.Call) and node.args and m.matches(node.args[0].value, m.Name(items))
+        and context.qualified(node.func) in CONSUMER_FORMS
+        for node in _walk(after)
+    )
 
 
 def _is_batch_loop(facts) -> bool:  # noqa: ANN001

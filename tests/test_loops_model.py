@@ -623,3 +623,100 @@ def test_two_loops_lifted_together_run_only_when_both_would() -> None:
     rewrite = lift_loop(both, Options(guard_empty=True))
     code = apply_edits(context.module, rewrite.edits).code
     assert "if h > 0 and k > 0:" in code, code
+
+
+# ----------------------------------------------------------------------------- kernels: what they read
+
+
+def test_an_accumulator_read_inside_a_compound_statement_is_a_free_name():
+    from torchfix.codemods.loops.kernels import free_names
+
+    module = cst.parse_module(textwrap.dedent("""
+        if n > 0:
+            total += v.sum(0)
+        for i in range(n):
+            t = x[i] * 2
+            out[i] = t + acc
+            acc = acc + t
+    """))
+    # `total` and `acc` are read before the statements bind them: their starts come from before
+    # (the guarded accumulator's kernel once lacked `total = 0.0`); the temporary `t` is not free
+    assert free_names(module.body, {"torch"}) == ["n", "total", "v", "x", "out", "acc"]
+
+
+def test_a_walked_list_read_only_as_positions_is_drawn_as_integer_indices():
+    source = """
+        import torch
+
+        def picked(output: torch.Tensor, labels: list):
+            loss = 0
+            for i in range(len(labels)):
+                loss = loss + output[i, labels[i]]
+            return loss
+    """
+    found, failure, _ = ladder.candidates(_first_loop_facts(source))
+    assert found, failure
+    specs = {s.name: s for s in found[0].kernel.inputs}
+    # a bool at a position selects instead of indexing: a different operation, not a kind the code means
+    assert specs["labels"].index and specs["labels"].allowed_dtypes() == ("int64", "int32")
+    assert not specs["output"].index
+    # every candidate's kernel starts `loss` at 0, the guarded one included
+    assert all(c.kernel.old.startswith("loss = 0\n") for c in found)
+
+
+def test_a_comprehension_bound_to_a_name_is_lifted_with_the_next_line_that_consumes_it():
+    source = """
+        import torch
+
+        def rows_of(x: torch.Tensor):
+            rows = [x[i] * 2 for i in range(x.shape[0])]
+            rows = torch.stack(rows)
+            return rows
+    """
+    context = _context(source)
+    facts = comprehension_facts(context.nodes.of_type(cst.ListComp)[0], context)
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    new = apply_edits(context.module, found[0].edits).code
+    assert "rows = x * 2\n    return rows" in new and "[x[i]" not in new
+    # the kernel holds the comprehension's line and its consumer on the old side
+    assert "rows = [x[i] * 2" in found[0].kernel.old and "torch.stack(rows)" in found[0].kernel.old
+
+
+@pytest.mark.parametrize("tail", [
+    "rows2 = torch.stack(rows)\n    return rows2, rows",          # read after a consumer that keeps the name
+    "rows2 = torch.stack(rows) + torch.cat(rows)\n    return rows2",  # two consumers on one line
+    "print(rows)\n    return torch.stack(rows)",                    # the next line is no consumer
+])
+def test_a_named_comprehension_read_elsewhere_stays_a_list(tail):
+    source = f"""
+import torch
+
+def rows_of(x: torch.Tensor):
+    rows = [x[i] * 2 for i in range(x.shape[0])]
+    {tail}
+"""
+    context = _context(source)
+    facts = comprehension_facts(context.nodes.of_type(cst.ListComp)[0], context)
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and failure is not None
+
+
+def test_torch_vmap_takes_a_number_made_of_a_loop_invariant():
+    from torchfix.codemods.loops.rewrite import vmap_loop
+
+    source = """
+        import torch
+
+        def recall(thresholds: torch.Tensor, overlaps: torch.Tensor, num_pos):
+            recalls = torch.zeros_like(thresholds)
+            for i, t in enumerate(thresholds):
+                recalls[i] = (overlaps >= t).float().sum() / float(num_pos)
+            return recalls
+    """
+    rewrite = vmap_loop(_first_loop_facts(source), Options(replace_allocation=False))
+    assert "torch.vmap(lambda t: (overlaps >= t).float().sum() / float(num_pos))(thresholds)" in rewrite.kernel.new
+    # a number made of the sample itself cannot be taken inside vmap
+    per_sample = source.replace("/ float(num_pos)", "/ float(t)")
+    with pytest.raises(CannotRewrite, match="cannot run under torch.vmap"):
+        vmap_loop(_first_loop_facts(per_sample), Options(replace_allocation=False))

@@ -31,6 +31,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+import libcst as cst
+
 
 class Batching(enum.Enum):
     ELEMENTWISE = "elementwise"
@@ -196,6 +198,17 @@ def function(qualified: str) -> Callee | None:
 
 def method(name: str) -> Callee | None:
     return METHODS.get(name)
+
+
+def of_call(func: cst.BaseExpression, qualified: str | None) -> Callee | None:
+    """The row of what a call calls: a library function (by its qualified name), a tensor method
+    (by its attribute name), or a builtin (a bare name nothing in the module rebinds)."""
+    row = function(qualified) if qualified else None
+    if row is None and isinstance(func, cst.Attribute):
+        row = method(func.attr.value)
+    if row is None and isinstance(func, cst.Name) and qualified is None:
+        row = BUILTINS.get(func.value)
+    return row
 
 
 def layer(qualified: str) -> Callee | None:

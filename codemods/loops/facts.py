@@ -410,11 +410,7 @@ def _effects(loop: cst.CSTNode, context: ModuleContext | None) -> list[str]:
         if not isinstance(node, cst.Call):
             continue
         qualified = context.qualified(node.func) if context is not None else None
-        row = callees.function(qualified) if qualified else None
-        if row is None and isinstance(node.func, cst.Attribute):
-            row = callees.method(node.func.attr.value)
-        if row is None and isinstance(node.func, cst.Name):
-            row = callees.BUILTINS.get(node.func.value)
+        row = callees.of_call(node.func, qualified)
         if row is None and m.matches(node.func, m.Attribute(value=m.Name("random"))):
             # Python's own `random` module (never bound for kernels): every call draws or reseeds
             row = callees.Callee(callees.Batching.RANDOM)

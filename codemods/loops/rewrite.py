@@ -266,7 +266,7 @@ def _integer(element: cst.SubscriptElement) -> bool:
     return isinstance(element.slice, cst.Index) and int_literal(element.slice.value) is not None
 
 
-_CONSUMER_FORMS = {
+CONSUMER_FORMS = {
     "torch.stack": "stack", "torch.cat": "cat", "torch.concat": "cat", "torch.concatenate": "cat",
     "torch.tensor": "tensor", "numpy.array": "array", "numpy.stack": "stack", "numpy.concatenate": "cat",
     "numpy.asarray": "array", "torch.as_tensor": "tensor", "numpy.vstack": "vstack",
@@ -284,7 +284,7 @@ _PASS_THROUGH_FORMS = frozenset({"array"})
 def _consumer_call(facts: LoopFacts, found: cst.Call, statement: cst.CSTNode) -> _Consumer:
     """What ``found`` (a call whose first argument is the collected list) makes of it."""
     qualified = facts.context.qualified(found.func) or ""
-    form = _CONSUMER_FORMS.get(qualified)
+    form = CONSUMER_FORMS.get(qualified)
     if form is None:
         raise CannotRewrite(f"`{_short(found)}` is not a consumer torchfix knows (stack, cat, tensor)", statement)
     if found.args[0].star:
@@ -369,12 +369,98 @@ def _builds_on_default_device(facts: LoopFacts) -> bool:
 
 
 def _comprehension_consumer(facts: LoopFacts) -> _Consumer:
+    return _comprehension_collected(facts)[1]
+
+
+def _comprehension_collected(facts: LoopFacts) -> tuple[Definition | None, _Consumer]:
+    """The consumer of a comprehension: the call it is the first argument of
+    (``torch.stack([...])``), or -- for ``items = [...]`` -- the next statement's call on
+    ``items`` (``np.asarray(items)``), with the comprehension's statement as the list's
+    definition, which the rewrite removes."""
     comprehension = facts.comprehension
     assert comprehension is not None
     found = facts.context.call_taking(comprehension)
-    if found is None:
-        raise CannotRewrite("the comprehension is not the first argument of `torch.stack`/`torch.cat`/`torch.tensor`", comprehension)
-    return _consumer_call(facts, found, facts.statement or comprehension)
+    if found is not None:
+        return None, _consumer_call(facts, found, facts.statement or comprehension)
+    named = _named_comprehension(facts)
+    if named is None:
+        raise CannotRewrite(
+            "the comprehension is neither the first argument of `torch.stack`/`torch.cat`/`torch.tensor` "
+            "nor a list that one call on the next line consumes", comprehension,
+        )
+    definition, consumer = named
+    if not _list_read_only_by(facts, definition, consumer):
+        raise CannotRewrite(f"`{definition.name}` is used elsewhere: it must stay a list", definition.statement)
+    return definition, consumer
+
+
+def _named_comprehension(facts: LoopFacts) -> tuple[Definition, _Consumer] | None:
+    """``items = [e for ...]`` followed by a statement that calls a consumer on ``items``."""
+    comprehension, statement = facts.comprehension, facts.statement
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    line = statement.body[0]
+    if not (isinstance(line, cst.Assign) and len(line.targets) == 1 and isinstance(line.targets[0].target, cst.Name)
+            and line.value is comprehension):
+        return None
+    items = line.targets[0].target.value
+    located = facts.context.block_of(statement)
+    if located is None or located[1] + 1 >= len(located[0]):
+        return None
+    block, index = located
+    after = block[index + 1]
+    if not isinstance(after, cst.SimpleStatementLine) or len(after.body) != 1:
+        return None
+    calls = [n for n in _calls_of(after) if n.args and m.matches(n.args[0].value, m.Name(items))]
+    if len(calls) != 1:
+        return None
+    consumer = _consumer_call(facts, calls[0], after)
+    definition = Definition(items, statement, comprehension, block, True, ())
+    return definition, consumer
+
+
+def _list_read_only_by(facts: LoopFacts, definition: Definition, consumer: _Consumer) -> bool:
+    """Whether the list ``items = [...]`` binds is read by the consumer's argument alone. A
+    consumer that rebinds ``items`` (``items = np.asarray(items) * w``) ends the list: every other
+    use of the name sees another value. Otherwise no use may follow the definition, nor precede
+    it inside a loop around it (the next step would read the list). The comprehension's own reads
+    (``enumerate(items)``) see the value before it."""
+    items = definition.name
+    argument = consumer.call.args[0].value
+    line = consumer.statement.body[0]
+    rebinds = isinstance(line, cst.Assign) and len(line.targets) == 1 and m.matches(line.targets[0].target, m.Name(items))
+    own = {id(n) for n in name_nodes(definition.statement)}
+    in_consumer = {id(n) for n in name_nodes(consumer.statement)}
+    target = {id(n) for n in name_nodes(line.targets[0].target)} if rebinds else set()  # type: ignore[union-attr]
+    start = facts.context.position(definition.statement)
+    for node in name_nodes(facts.scope):
+        if node.value != items or id(node) in own or node is argument or id(node) in target:
+            continue
+        if id(node) in in_consumer:
+            return False  # `items` read twice by its consumer
+        if rebinds:
+            continue
+        if facts.context.position(node) > start or _in_loop_around(facts, definition.statement, node):
+            return False
+    return True
+
+
+def _in_loop_around(facts: LoopFacts, statement: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether a loop holds both ``statement`` and ``node`` (a later read may run before the
+    statement on the next step)."""
+    parents = facts.context.parents
+    holders: set[int] = set()
+    current = parents.get(statement)
+    while current is not None:
+        if isinstance(current, (cst.For, cst.While)):
+            holders.add(id(current))
+        current = parents.get(current)
+    current = parents.get(node)
+    while current is not None:
+        if id(current) in holders:
+            return True
+        current = parents.get(current)
+    return False
 
 
 def _consumer(facts: LoopFacts, list_name: str) -> _Consumer:
@@ -632,7 +718,7 @@ def _finish(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str], 
     # the rewritten loop: its comments go with the first new statement
     statements = plan.statements
     if facts.comprehension is not None:
-        old = [old for old, _ in plan.consumers]
+        old = [*plan.old, *(old for old, _ in plan.consumers)]
         new = [new for _, new in plan.consumers]
         return _rewrite(facts, plan, lifter, imports, anchor, torch_name, tuple(plan.edits), old, new)
     leading = list(facts.loop.leading_lines) + comments_in(facts.loop.with_changes(leading_lines=()))
@@ -661,6 +747,8 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
         note="the loop (with what it initialises and consumes) against its batched form",
         gradients=True,
         walked={**dict(facts.inner_walked), **lifter.walked_dims},
+        positions={n for n in lifter.position_reads if _only_positions(facts, lifter, n)},
+        inner=dict(facts.inner_walked),
     )
     walked_inputs = [
         s.name for s in kernel.inputs
@@ -979,7 +1067,8 @@ def _collected(facts: LoopFacts, step: Step, numpy: bool) -> tuple[str, Definiti
     loop is lifted with (``numpy``): a NumPy function consumes NumPy lifts only, and a consumer
     after the loop's ``with torch.no_grad():`` block would compute a torch batch outside it."""
     if facts.comprehension is not None:
-        items, definition, consumer = "the comprehension", None, _comprehension_consumer(facts)
+        definition, consumer = _comprehension_collected(facts)
+        items = "the comprehension" if definition is None else definition.name
     else:
         items = step.target or ""
         definition = facts.definition(items)
@@ -1201,8 +1290,9 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     if converter.unsupported:
         raise CannotRewrite(f"{converter.unsupported} cannot be mapped with torch.vmap", result.statement)
     for callee in _calls_of(body):
-        qualified = context.qualified(callee.func)
-        row = callees.function(qualified) if qualified else callees.method(callee.func.attr.value) if isinstance(callee.func, cst.Attribute) else None
+        row = callees.of_call(callee.func, context.qualified(callee.func))
+        if row is not None and row.batching is callees.Batching.CONVERT and not set(names_used(callee)) & set(mapped_names):
+            continue  # `float(num_pos)` of a loop invariant: one number, the same on every sample
         if row is None or row.batching in (callees.Batching.RANDOM, callees.Batching.EFFECT, callees.Batching.CONVERT):
             raise CannotRewrite(f"`{_short(callee)}` cannot run under torch.vmap", result.statement)
     function = cst.Lambda(
