@@ -747,21 +747,17 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
 
     notes = _notes(kernel, stats)
     never = [name for name in kernel.outputs if name not in stats.bound]
+    insufficient = None
     if never and stats.compared:
         # both runs leaving a name unset agree vacuously: nothing about it was compared
         listed = ", ".join(f"`{name}`" for name in never)
+        insufficient = f"the old code set {listed} on none of the {stats.compared} inputs it accepted: nothing about it was compared"
+    elif stats.compared < MIN_EXAMPLES:
+        insufficient = f"only {stats.compared} examples compared (the old code raised on {stats.old_raised}): not enough evidence"
+    if insufficient is not None:
         return Verdict(
             Outcome.UNVERIFIED,
-            f"the old code set {listed} on none of the {stats.compared} inputs it accepted: nothing about it was compared",
-            examples=stats.compared,
-            devices=(config.device,),
-            signatures=tuple(sorted(stats.signatures_seen)),
-            notes=tuple(notes),
-        )
-    if stats.compared < MIN_EXAMPLES:
-        return Verdict(
-            Outcome.UNVERIFIED,
-            f"only {stats.compared} examples compared (the old code raised on {stats.old_raised}): not enough evidence",
+            insufficient,
             examples=stats.compared,
             devices=(config.device,),
             signatures=tuple(sorted(stats.signatures_seen)),
