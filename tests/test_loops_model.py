@@ -720,3 +720,23 @@ def test_torch_vmap_takes_a_number_made_of_a_loop_invariant():
     per_sample = source.replace("/ float(num_pos)", "/ float(t)")
     with pytest.raises(CannotRewrite, match="cannot run under torch.vmap"):
         vmap_loop(_first_loop_facts(per_sample), Options(replace_allocation=False))
+
+
+@pytest.mark.parametrize("consumer", [
+    "stacked = lambda: torch.stack(items)",                   # runs when called, not here
+    "stacked = (torch.stack(items) for _ in range(1))",       # a generator runs when iterated
+])
+def test_a_consumer_that_runs_later_than_its_line_keeps_the_list(consumer):
+    source = f"""
+import torch
+
+def doubled_later(x: torch.Tensor):
+    items = []
+    for i in range(x.shape[0]):
+        items.append(x[i] * 2)
+    {consumer}
+    x.zero_()
+    return stacked
+"""
+    found, failure, _ = ladder.candidates(_first_loop_facts(source))
+    assert not found and "other than as" in str(failure)

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
+from torchfix.codemods.analysis import child_nodes
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
@@ -411,7 +412,7 @@ def _named_comprehension(facts: LoopFacts) -> tuple[Definition, _Consumer] | Non
     after = block[index + 1]
     if not isinstance(after, cst.SimpleStatementLine) or len(after.body) != 1:
         return None
-    calls = [n for n in _calls_of(after) if n.args and m.matches(n.args[0].value, m.Name(items))]
+    calls = _consumer_calls(after, items)
     if len(calls) != 1:
         return None
     consumer = _consumer_call(facts, calls[0], after)
@@ -484,7 +485,7 @@ def _consumer(facts: LoopFacts, list_name: str) -> _Consumer:
     statement = block[index + 1]
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         raise CannotRewrite(f"the statement after the loop is not a simple use of `{list_name}`", statement)
-    calls = [n for n in _calls_of(statement) if n.args and m.matches(n.args[0].value, m.Name(list_name))]
+    calls = _consumer_calls(statement, list_name)
     if len(calls) != 1:
         raise CannotRewrite(f"`{list_name}` is used after the loop other than as `torch.stack({list_name})`", statement)
     consumer = _consumer_call(facts, calls[0], statement)
@@ -511,6 +512,22 @@ def _grad_mode_block(facts: LoopFacts, body: Sequence[cst.BaseStatement]) -> tup
         if (context.qualified(expression.func) or "") not in _GRAD_MODES:
             return None
     return context.block_of(statement)
+
+
+def _consumer_calls(statement: cst.CSTNode, items: str) -> list[cst.Call]:
+    """The calls of ``statement`` that take ``items`` as their first argument and run when the
+    statement does: not one in a lambda or a generator expression, which runs later -- after
+    the values the batched expression would read there may have changed."""
+    found = []
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Lambda, cst.GeneratorExp)):
+            continue
+        if isinstance(current, cst.Call) and current.args and m.matches(current.args[0].value, m.Name(items)):
+            found.append(current)
+        stack.extend(child_nodes(current))
+    return found
 
 
 def _calls_of(node: cst.CSTNode) -> list[cst.Call]:
