@@ -340,8 +340,6 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
     return names
 
 
-
-
 #: statements and expressions that leave the loop body (or rebind outside it) wherever they stand
 _ESCAPES: dict[type[cst.CSTNode], str] = {
     cst.Return: "return", cst.Raise: "raise", cst.Yield: "yield", cst.Await: "await",

@@ -6,15 +6,14 @@ import ast
 from typing import Iterable
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import MetadataWrapper
 
 from torchfix.codemods.base import Example, Proposal, Rule
 from torchfix.codemods.loops import ladder
-from torchfix.codemods.loops.facts import StepKind, _walk, comprehension_facts, loop_facts
+from torchfix.codemods.loops.facts import StepKind, comprehension_facts, loop_facts
 from torchfix.codemods.loops.inplace import METHODS as INPLACE_METHODS, is_inplace_chain
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.rewrite import CONSUMER_FORMS
+from torchfix.codemods.loops.rewrite import CONSUMER_FORMS, named_list
 from torchfix.codemods.syntax import SyntaxIndex
 
 CODE = "TFV001"
@@ -265,20 +264,8 @@ def _stacked(comprehension: cst.CSTNode, context: ModuleContext) -> bool:
     found = context.call_taking(comprehension)
     if found is not None:
         return context.qualified(found.func) in {f"torch.{f}" for f in _COMPREHENSION_CONSUMERS}
-    parent = context.parents.get(comprehension)
-    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
-        return False
-    items = parent.targets[0].target.value
-    statement = context.parents.get(parent)
-    located = context.block_of(statement) if statement is not None else None
-    if located is None or located[1] + 1 >= len(located[0]):
-        return False
-    after = located[0][located[1] + 1]
-    return isinstance(after, cst.SimpleStatementLine) and any(
-        isinstance(node, cst.Call) and node.args and m.matches(node.args[0].value, m.Name(items))
-        and context.qualified(node.func) in CONSUMER_FORMS
-        for node in _walk(after)
-    )
+    named = named_list(context, comprehension)
+    return named is not None and any(context.qualified(c.func) in CONSUMER_FORMS for c in named.calls)
 
 
 def _is_batch_loop(facts) -> bool:  # noqa: ANN001

@@ -72,6 +72,7 @@ def transient(verdict: Verdict) -> bool:
     such a verdict is never remembered."""
     return verdict.reason.startswith(_TRANSIENT)
 
+
 #: importing torch and hypothesis in a fresh worker, on a slow machine
 _STARTUP_SECONDS = 120.0
 #: the largest answer read from a worker (a verdict with its counterexample is a few KiB)

@@ -355,15 +355,18 @@ def _zero_extent(kernel: Kernel, inputs: dict[str, Any]) -> bool:
     for spec in kernel.inputs:
         value = inputs.get(spec.name)
         if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
-            if value.shape[spec.batch_dim] <= spec.batch_start:
-                return True
-            if any(value.dim() > d and value.shape[d] == 0 for d in spec.inner_dims):
+            if value.shape[spec.batch_dim] <= spec.batch_start or _empty_inner_dims(spec, value):
                 return True
         elif spec.batch_dim == 0 and isinstance(value, (list, np.ndarray)) and len(value) <= spec.batch_start:
             return True
         elif spec.count and isinstance(value, int) and not isinstance(value, bool) and value <= 0:
             return True
     return False
+
+
+def _empty_inner_dims(spec: InputSpec, value: torch.Tensor) -> list[int]:
+    """The dimensions of ``value`` that inner loops walk and that are empty."""
+    return [d for d in spec.inner_dims if value.dim() > d and value.shape[d] == 0]
 
 
 def _with_extent(kernel: Kernel, inputs: dict[str, Any], extent: int, rng: random.Random,
@@ -376,7 +379,7 @@ def _with_extent(kernel: Kernel, inputs: dict[str, Any], extent: int, rng: rando
     for spec in kernel.inputs:
         value = inputs.get(spec.name)
         if spec.batch_dim is not None and isinstance(value, torch.Tensor) and value.dim() > spec.batch_dim:
-            empty_inner = [d for d in spec.inner_dims if value.dim() > d and value.shape[d] == 0]
+            empty_inner = _empty_inner_dims(spec, value)
             if value.shape[spec.batch_dim] > spec.batch_start and not empty_inner:
                 continue
             shape = list(value.shape)

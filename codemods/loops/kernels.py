@@ -130,27 +130,26 @@ def free_names(statements: Iterable[cst.CSTNode], module_names: set[str], shadow
     bound: set[str] = set()
     free: dict[str, None] = {}
 
-    def read(node: cst.CSTNode | None) -> None:
-        if node is None:
-            return
+    def read(node: cst.CSTNode, inner: Collection[str] = ()) -> None:
         for name in _reads(node):
-            if name not in bound and name not in builtin_names and name not in module_names:
+            if name not in bound and name not in inner and name not in builtin_names and name not in module_names:
                 free.setdefault(name)
 
-    def block(body: cst.BaseSuite | None) -> None:
+    def line(smalls: Sequence[cst.BaseSmallStatement]) -> None:
+        for small in smalls:
+            read(small)
+            bound.update(assigned_names(small))
+
+    def block(body: cst.BaseSuite) -> None:
         if isinstance(body, cst.IndentedBlock):
             for statement in body.body:
                 visit(statement)
-        elif isinstance(body, cst.SimpleStatementSuite):
-            for small in body.body:
-                read(small)
-                bound.update(assigned_names(small))
+        else:
+            line(body.body)  # type: ignore[attr-defined]
 
     def visit(statement: cst.CSTNode) -> None:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                read(small)
-                bound.update(assigned_names(small))
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            line(statement.body)
         elif isinstance(statement, cst.If):
             read(statement.test)
             block(statement.body)
@@ -173,10 +172,7 @@ def free_names(statements: Iterable[cst.CSTNode], module_names: set[str], shadow
             block(statement.body)
         else:
             # anything else (a def, a try) as one statement: what it binds inside is not free
-            inner = assigned_names(statement) if isinstance(statement, cst.BaseCompoundStatement) else set()
-            for name in _reads(statement):
-                if name not in bound and name not in inner and name not in builtin_names and name not in module_names:
-                    free.setdefault(name)
+            read(statement, assigned_names(statement) if isinstance(statement, cst.BaseCompoundStatement) else ())
             bound.update(assigned_names(statement))
 
     for statement in statements:

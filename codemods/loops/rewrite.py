@@ -395,29 +395,44 @@ def _comprehension_collected(facts: LoopFacts) -> tuple[Definition | None, _Cons
     return definition, consumer
 
 
-def _named_comprehension(facts: LoopFacts) -> tuple[Definition, _Consumer] | None:
-    """``items = [e for ...]`` followed by a statement that calls a consumer on ``items``."""
-    comprehension, statement = facts.comprehension, facts.statement
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+@dataclass(frozen=True)
+class NamedList:
+    """``items = [e for ...]``: the name, the comprehension's line and its block, the next line,
+    and the calls there that take ``items`` first (and run with the line)."""
+
+    items: str
+    statement: cst.SimpleStatementLine
+    block: Sequence[cst.BaseStatement]
+    after: cst.SimpleStatementLine
+    calls: list[cst.Call]
+
+
+def named_list(context: ModuleContext, comprehension: cst.CSTNode) -> NamedList | None:
+    """The comprehension as the value of ``items = ...`` with a simple line after it, or None."""
+    parent = context.parents.get(comprehension)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
         return None
-    line = statement.body[0]
-    if not (isinstance(line, cst.Assign) and len(line.targets) == 1 and isinstance(line.targets[0].target, cst.Name)
-            and line.value is comprehension):
-        return None
-    items = line.targets[0].target.value
-    located = facts.context.block_of(statement)
+    statement = context.parents.get(parent)
+    located = context.block_of(statement) if statement is not None else None
     if located is None or located[1] + 1 >= len(located[0]):
         return None
     block, index = located
     after = block[index + 1]
-    if not isinstance(after, cst.SimpleStatementLine) or len(after.body) != 1:
+    if not isinstance(statement, cst.SimpleStatementLine) or not isinstance(after, cst.SimpleStatementLine):
         return None
-    calls = _consumer_calls(after, items)
-    if len(calls) != 1:
+    items = parent.targets[0].target.value
+    return NamedList(items, statement, block, after, _consumer_calls(after, items))
+
+
+def _named_comprehension(facts: LoopFacts) -> tuple[Definition, _Consumer] | None:
+    """``items = [e for ...]`` alone on its line, followed by a line that calls one consumer on
+    ``items``."""
+    assert facts.comprehension is not None
+    named = named_list(facts.context, facts.comprehension)
+    if named is None or len(named.statement.body) != 1 or len(named.after.body) != 1 or len(named.calls) != 1:
         return None
-    consumer = _consumer_call(facts, calls[0], after)
-    definition = Definition(items, statement, comprehension, block, True, ())
-    return definition, consumer
+    consumer = _consumer_call(facts, named.calls[0], named.after)
+    return Definition(named.items, named.statement, facts.comprehension, named.block, True, ()), consumer
 
 
 def _list_read_only_by(facts: LoopFacts, definition: Definition, consumer: _Consumer) -> bool:
@@ -428,14 +443,13 @@ def _list_read_only_by(facts: LoopFacts, definition: Definition, consumer: _Cons
     (``enumerate(items)``) see the value before it."""
     items = definition.name
     argument = consumer.call.args[0].value
-    line = consumer.statement.body[0]
-    rebinds = isinstance(line, cst.Assign) and len(line.targets) == 1 and m.matches(line.targets[0].target, m.Name(items))
+    rebinds = _rebinds(consumer, items)
     own = {id(n) for n in name_nodes(definition.statement)}
     in_consumer = {id(n) for n in name_nodes(consumer.statement)}
-    target = {id(n) for n in name_nodes(line.targets[0].target)} if rebinds else set()  # type: ignore[union-attr]
+    target = consumer.statement.body[0].targets[0].target if rebinds else None  # type: ignore[attr-defined]
     start = facts.context.position(definition.statement)
     for node in name_nodes(facts.scope):
-        if node.value != items or id(node) in own or node is argument or id(node) in target:
+        if node.value != items or id(node) in own or node is argument or node is target:
             continue
         if id(node) in in_consumer:
             return False  # `items` read twice by its consumer
@@ -545,16 +559,19 @@ def _uses(facts: LoopFacts, name_: str) -> int:
     return sum(1 for n in name_nodes(facts.scope) if n.value == name_)
 
 
+def _rebinds(consumer: _Consumer, items: str) -> bool:
+    """Whether the consumer's line assigns its value to ``items`` (``items = np.stack(items)``)."""
+    line = consumer.statement.body[0]
+    return isinstance(line, cst.Assign) and len(line.targets) == 1 and m.matches(line.targets[0].target, m.Name(items))
+
+
 def _uses_of_list(facts: LoopFacts, items: str, consumer: _Consumer) -> int:
     """The reads and writes of the collected list ``items`` (its ``items = []``, its append and
     the consumer's argument make 3). A consumer that rebinds the name (``items = np.stack(items)``)
     ends the list: what reads ``items`` after it reads the consumer's value, which the rewrite
     keeps, so those uses (and the rebinding target) are not the list's."""
     line = consumer.statement.body[0]
-    rebinds = (
-        isinstance(line, cst.Assign) and len(line.targets) == 1 and m.matches(line.targets[0].target, m.Name(items))
-        and sum(1 for n in name_nodes(line) if n.value == items) == 2
-    )
+    rebinds = _rebinds(consumer, items) and sum(1 for n in name_nodes(line) if n.value == items) == 2
     if not rebinds:
         return _uses(facts, items)
     end = facts.context.position(consumer.statement)
