@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,6 +132,8 @@ def make_input(spec: str, n: int, device: str, generator: torch.Generator) -> An
         return int(eval(dims_text, env))  # noqa: S307 - our own corpus headers
     if kind == "float":
         return float(eval(dims_text, env))  # noqa: S307
+    if kind.startswith("np_"):  # a NumPy array (NumPy code runs on the host whatever the device)
+        return make_input(spec.removeprefix("np_"), n, "cpu", generator).numpy()
     shape = tuple(int(eval(d, env)) for d in dims_text.split(",") if d.strip())  # noqa: S307
     if kind == "bool":
         value = torch.rand(shape, generator=generator) < 0.5
@@ -144,6 +147,8 @@ def make_input(spec: str, n: int, device: str, generator: torch.Generator) -> An
 
 
 def _clone(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.copy()
     return value.clone() if isinstance(value, torch.Tensor) else value
 
 

@@ -62,6 +62,12 @@ _RNG_NAMES = frozenset(
 )
 
 
+#: calls that return a new array, never one they were given or one they keep
+_ALLOCATORS = frozenset(
+    {f"numpy.{f}" for f in ("zeros", "ones", "empty", "full", "array", "zeros_like", "ones_like", "empty_like", "full_like", "copy")}
+    | {f"torch.{f}" for f in ("zeros", "ones", "empty", "full", "tensor", "zeros_like", "ones_like", "empty_like", "full_like")}
+)
+
 #: creation calls whose positional integer arguments are sizes
 _CREATION = frozenset({"empty", "zeros", "ones", "full", "new_empty", "new_zeros", "new_ones", "new_full"})
 
@@ -121,6 +127,24 @@ def _root_name(expr: cst.BaseExpression) -> str | None:
             return None
 
 
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _within(node: cst.CSTNode, outer: cst.CSTNode, ctx: RuleContext) -> bool:
+    while node is not outer:
+        if node not in ctx.parents:
+            return False
+        node = ctx.parents[node]
+    return True
+
+
+def _only_returned(statement: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` appears in ``statement`` only as ``return name`` (an early exit, as in
+    ``if not items: return out``): the path that reaches the loop leaves it as it was."""
+    returned = {id(r.value) for r in m.findall(statement, m.Return(value=m.Name(name)))}  # type: ignore[union-attr]
+    return all(id(n) in returned for n in name_nodes(statement) if n.value == name)
+
+
 def _count(node: cst.CSTNode, name: str) -> int:
     return sum(1 for n in name_nodes(node) if n.value == name)
 
@@ -142,6 +166,15 @@ def _uses_rng(nodes: Iterable[cst.CSTNode]) -> bool:
 
 
 @dataclass
+class _Growth:
+    """What one growth call concatenates besides the growing value, and its other arguments."""
+
+    parts: list[cst.BaseExpression]
+    options: tuple[cst.Arg, ...]
+    append: bool
+
+
+@dataclass
 class _Match:
     """One growth site: ``unit`` is the statement replaced by the append (the cat statement, or the
     whole ``if out is None: ... else: ...`` statement for the ``None``-initial form)."""
@@ -151,14 +184,25 @@ class _Match:
     call: cst.Call
     parts: list[cst.BaseExpression]
     none_form: bool
+    #: the call's arguments other than what it concatenates (``dim=0``, ``axis=1``)
+    options: tuple[cst.Arg, ...] = ()
+    #: ``np.append(name, piece[, axis])``: the final call is ``np.concatenate`` with that axis
+    #: (``None`` without one: ``np.append`` flattens, as ``concatenate(..., axis=None)`` does)
+    append: bool = False
 
 
 @dataclass
 class _Plan:
-    match: _Match
+    #: every growth site of the name in the loop, in source order (``if``/``else`` branches may
+    #: each grow it): one list collects the pieces of all of them, in the order they run
+    sites: list[_Match]
     loop: cst.For | cst.While
     init: cst.SimpleStatementLine | None
     parts_name: str = ""
+
+    @property
+    def match(self) -> _Match:
+        return self.sites[0]
 
 
 @dataclass
@@ -281,11 +325,12 @@ class CatInLoop(Rule):
         ),
     )
 
-    required_bytes = ((b"cat", b"stack"),)
+    required_bytes = ((b"cat", b"stack", b"append"),)
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:
-        """Inside a loop, `name = F([name, piece, ...], ...)` (or its `if name is None` form)."""
+        """Inside a loop, `name = F([name, piece, ...], ...)` (or its `if name is None` form), or
+        `name = np.append(name, piece)`."""
         for assign in index.nodes_in_loops(ast.Assign):
             assert isinstance(assign, ast.Assign)
             if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
@@ -297,6 +342,8 @@ class CatInLoop(Rule):
                 if not isinstance(call, ast.Call) or not call.args:
                     continue
                 seq = call.args[0]
+                if isinstance(call.func, ast.Attribute) and call.func.attr == "append" and isinstance(seq, ast.Name) and seq.id == name:
+                    return True  # np.append(name, piece)
                 if isinstance(seq, (ast.List, ast.Tuple)) and len(seq.elts) >= 2:
                     first = seq.elts[0]
                     if isinstance(first, ast.Name) and first.id == name:
@@ -324,19 +371,26 @@ class CatInLoop(Rule):
         if not assigns:
             return []
         ctx = _Context.from_wrapper(wrapper, facts, bindings=bindings)
-        proposals: list[Proposal] = []
-        groups: dict[int, list[_Plan]] = {}
-        for stmt in assigns:
-            match = self._match(stmt, ctx)
-            if match is None:
-                continue
-            outcome = self._plan(match, ctx)
+        matches = [match for match in (self._match(stmt, ctx) for stmt in assigns) if match is not None]
+        skips: dict[tuple[int, int, str | None], Proposal] = {}
+        plans: dict[tuple[str, int], _Plan] = {}
+        for match in matches:
+            outcome = self._plan(match, [s for s in matches if s.name == match.name], ctx)
             if isinstance(outcome, Proposal):
-                proposals.append(outcome)
+                skips.setdefault((outcome.line, outcome.column, outcome.skip_reason), outcome)
             elif outcome is not None:
-                groups.setdefault(id(outcome.loop), []).append(outcome)
-        for plans in groups.values():
-            proposals.append(self._proposal(plans, ctx))
+                # the sites of one name in one loop share one list
+                plan = plans.setdefault((match.name, id(outcome.loop)), outcome)
+                if plan is not outcome:
+                    plan.sites.append(match)
+        groups: dict[int, list[_Plan]] = {}
+        for plan in plans.values():
+            if len({(_code(s.call.func), tuple(_code(a) for a in s.options)) for s in plan.sites}) > 1:
+                skip = self._skip(plan.loop, ctx, self._message(plan.match), f"`{plan.match.name}` grows by different calls in the loop")
+                skips.setdefault((skip.line, skip.column, skip.skip_reason), skip)
+                continue
+            groups.setdefault(id(plan.loop), []).append(plan)
+        proposals = list(skips.values()) + [self._proposal(group, ctx) for group in groups.values()]
         proposals.sort(key=lambda p: (p.line, p.column))
         return proposals
 
@@ -367,9 +421,15 @@ class CatInLoop(Rule):
 
     # ------------------------------------------------------------------ matching
 
-    def _grow_parts(self, name: str, call: cst.BaseExpression, ctx: _Context) -> list[cst.BaseExpression] | None:
-        """The pieces of ``F([name, *pieces], ...)`` with F a concatenation, else None."""
-        if not isinstance(call, cst.Call) or self._resolve(call.func, ctx) not in _GROWERS or not call.args:
+    def _grow_parts(self, name: str, call: cst.BaseExpression, ctx: _Context) -> _Growth | None:
+        """The pieces of ``F([name, *pieces], ...)`` with F a concatenation, or of
+        ``np.append(name, piece[, axis])``; else None."""
+        if not isinstance(call, cst.Call) or not call.args:
+            return None
+        resolved = self._resolve(call.func, ctx)
+        if resolved == "numpy.append":
+            return self._append_parts(name, call)
+        if resolved not in _GROWERS:
             return None
         first, rest = call.args[0], call.args[1:]
         if first.keyword is not None or first.star or any(a.star for a in rest):
@@ -383,7 +443,23 @@ class CatInLoop(Rule):
             return None
         if not m.matches(seq.elements[0].value, m.Name(name)):
             return None
-        return [e.value for e in seq.elements[1:]]
+        return _Growth([e.value for e in seq.elements[1:]], tuple(rest), False)
+
+    @staticmethod
+    def _append_parts(name: str, call: cst.Call) -> _Growth | None:
+        """``np.append(name, piece)`` / ``np.append(name, piece, axis)``: one piece. The final call
+        is spelled ``np.concatenate`` from the same module, so the callee must be an attribute."""
+        if not isinstance(call.func, cst.Attribute) or any(a.star for a in call.args):
+            return None
+        positional = [a for a in call.args if a.keyword is None]
+        keywords = [a for a in call.args if a.keyword is not None]
+        if len(positional) not in (2, 3) or any(a.keyword.value != "axis" for a in keywords):  # type: ignore[union-attr]
+            return None
+        if len(positional) + len(keywords) > 3:
+            return None
+        if not m.matches(positional[0].value, m.Name(name)):
+            return None
+        return _Growth([positional[1].value], tuple([*positional[2:], *keywords]), True)
 
     def _match(self, stmt: cst.SimpleStatementLine, ctx: _Context) -> _Match | None:
         assign = stmt.body[0]
@@ -398,27 +474,31 @@ class CatInLoop(Rule):
                 return None
             is_not = isinstance(test.comparisons[0].operator, cst.IsNot)
             call, first = (value.body, value.orelse) if is_not else (value.orelse, value.body)
-            parts = self._grow_parts(name, call, ctx)
-            if parts is None or len(parts) != 1 or _code(first) != _code(parts[0]) or _count(stmt, name) != 3:
+            growth = self._grow_parts(name, call, ctx)
+            # (np.append flattens what it grows, but not the first piece of the None form)
+            if growth is None or growth.append or len(growth.parts) != 1 or _code(first) != _code(growth.parts[0]):
                 return None
-            return _Match(name, stmt, call, parts, True)  # type: ignore[arg-type]
-        parts = self._grow_parts(name, value, ctx)
+            if _count(stmt, name) != 3:
+                return None
+            return _Match(name, stmt, call, growth.parts, True, growth.options)  # type: ignore[arg-type]
+        growth = self._grow_parts(name, value, ctx)
         # the growing value must appear only as the target and the first piece
-        if parts is None or _count(stmt, name) != 2:
+        if growth is None or _count(stmt, name) != 2:
             return None
         call = value
         assert isinstance(call, cst.Call)
+        parts = growth.parts
         # the None-initial form: `if name is None: name = E else: name = F([name, E])`
         block = ctx.parents.get(stmt)
         owner = ctx.parents.get(block) if isinstance(block, cst.IndentedBlock) else None
         if_node = ctx.parents.get(owner) if isinstance(owner, cst.Else) else owner
         if isinstance(if_node, cst.If) and isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
-            form = self._none_form(if_node, stmt, name, parts)
+            form = not growth.append and self._none_form(if_node, stmt, name, parts)
             if form:
-                return _Match(name, if_node, call, parts, True)
+                return _Match(name, if_node, call, parts, True, growth.options)
             if self._tests_none(if_node, name):
                 return None  # some other shape of None handling: leave it alone
-        return _Match(name, stmt, call, parts, False)
+        return _Match(name, stmt, call, parts, False, growth.options, growth.append)
 
     def _is_none_test(self, test: cst.BaseExpression, name: str) -> bool:
         return m.matches(
@@ -450,7 +530,9 @@ class CatInLoop(Rule):
 
     # ------------------------------------------------------------------ preconditions
 
-    def _plan(self, match: _Match, ctx: _Context) -> _Plan | Proposal | None:
+    def _plan(self, match: _Match, sites: list[_Match], ctx: _Context) -> _Plan | Proposal | None:
+        """The loop that ``match`` (one of the growth ``sites`` of its name in the module) can
+        collect over: the outermost one in which the name appears only in growth sites."""
         name, unit = match.name, match.unit
         chain: list[cst.CSTNode] = []
         node: cst.CSTNode = unit
@@ -464,10 +546,10 @@ class CatInLoop(Rule):
         if not loops:
             return None
         message = self._message(match)
-        own = _count(unit, name)
         chosen: cst.For | cst.While | None = None
         for loop in loops:
-            if _count(loop, name) == own:
+            own = sum(_count(site.unit, name) for site in sites if _within(site.unit, loop, ctx))
+            if _count(loop, name) == own and not any(site.none_form for site in sites if site is not match and _within(site.unit, loop, ctx)):
                 chosen = loop
             else:
                 break
@@ -503,12 +585,13 @@ class CatInLoop(Rule):
         if isinstance(scope, cst.Module) and any(name in names_used(fn) for fn in self._functions(scope)):
             return self._skip(chosen, ctx, message, f"a function in this module may read the global `{name}`")
         loop_assigned = assigned_names(chosen)
-        rest = match.call.args[1:]
+        rest = match.options
         if any(names_used(a.value) & loop_assigned for a in rest):
             return self._skip(chosen, ctx, message, "the concatenation's other arguments change from step to step")
         if any(m.findall(a.value, m.Call()) for a in rest):
             return self._skip(chosen, ctx, message, "the concatenation's other arguments make calls")
         mutated = (self._mutated_roots(chosen) - ctx.module_names) & set().union(*(names_used(p) for p in match.parts))
+        mutated = {n for n in mutated if not self._fresh_each_step(chosen, match, n, ctx)}
         if mutated:
             which = ", ".join(f"`{n}`" for n in sorted(mutated))
             return self._skip(
@@ -519,7 +602,38 @@ class CatInLoop(Rule):
         init = self._find_init(chosen, name, ctx)
         if match.none_form and (init is None or not m.matches(init.body[0].value, m.Name("None"))):  # type: ignore[attr-defined]
             return self._skip(chosen, ctx, message, f"no `{name} = None` just before the loop")
-        return _Plan(match, chosen, init)
+        return _Plan([match], chosen, init)
+
+    def _fresh_each_step(self, loop: cst.For | cst.While, match: _Match, name: str, ctx: _Context) -> bool:
+        """Whether ``name`` is a new array each step, filled in place before it is grown into the
+        value and untouched after: ``piece = np.zeros((1, 5))``, ``piece[0, :4] = box``, then
+        the growth, all in the loop's own body. The list then holds each step's piece as the
+        concatenation copied it."""
+        block = ctx.parents.get(match.unit)
+        if not isinstance(block, cst.IndentedBlock) or ctx.parents.get(block) is not loop:
+            return False
+        body = list(block.body)
+        site = next(k for k, statement in enumerate(body) if statement is match.unit)
+        mentions = [k for k, statement in enumerate(body) if name in names_used(statement) or name in assigned_names(statement)]
+        if not mentions or mentions[-1] != site or _count(match.unit, name) != 1:
+            return False
+        first = body[mentions[0]]
+        if not (isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1
+                and m.matches(first.body[0], m.Assign(targets=[m.AssignTarget(target=m.Name(name))], value=m.Call()))):
+            return False
+        if self._resolve(first.body[0].value.func, ctx) not in _ALLOCATORS:  # type: ignore[attr-defined]
+            return False
+        for k in mentions[1:-1]:
+            statement = body[k]
+            if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+                return False
+            store = statement.body[0]
+            targets = [t.target for t in store.targets] if isinstance(store, cst.Assign) else [store.target] if isinstance(store, cst.AugAssign) else []
+            if len(targets) != 1 or not m.matches(targets[0], m.Subscript(value=m.Name(name))):
+                return False
+            if name in names_used(store.value) or any(name in names_used(e) for e in targets[0].slice):  # type: ignore[attr-defined]
+                return False
+        return True
 
     def _nested_scope_names(self, scope: cst.CSTNode, ctx: _Context) -> list[cst.Name]:
         found: list[cst.Name] = []
@@ -599,7 +713,7 @@ class CatInLoop(Rule):
                     and m.matches(stmt.body[0], m.Assign(targets=[m.AssignTarget(target=m.Name(name))]))
                 ):
                     return stmt if name not in names_used(stmt.body[0].value) else None  # type: ignore[attr-defined]
-                if name in names_used(stmt) or name in assigned_names(stmt):
+                if name in assigned_names(stmt) or (name in names_used(stmt) and not _only_returned(stmt, name)):
                     return None
             owner = ctx.parents.get(block)
             if not isinstance(owner, cst.With) or any(name in names_used(item) for item in owner.items):
@@ -632,19 +746,25 @@ class CatInLoop(Rule):
             return cst.IfExp(
                 test=cst.Name(parts_name), body=new_call, orelse=cst.Name("None"),
             )
-        seq = first.value
         elements = [
             cst.Element(cst.Name(plan.match.name), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.StarredElement(cst.Name(parts_name)),
         ]
+        if plan.match.append:
+            # np.append(a, v, axis) is np.concatenate((a, v), axis); without an axis it flattens
+            # both, as np.concatenate(..., axis=None) does
+            axis = plan.match.options[0].value if plan.match.options else cst.Name("None")
+            func = call.func.with_changes(attr=cst.Name("concatenate"))  # type: ignore[attr-defined]
+            return cst.Call(func, [cst.Arg(cst.List(elements)), cst.Arg(axis, keyword=cst.Name("axis"), equal=_EQUAL)])
+        seq = first.value
         new_seq = cst.List(elements) if isinstance(seq, cst.List) else cst.Tuple(elements)
         return call.with_changes(args=[first.with_changes(value=new_seq), *call.args[1:]])
 
-    def _append_code(self, plan: _Plan) -> str:
-        parts = plan.match.parts
+    @staticmethod
+    def _append_code(parts_name: str, parts: list[cst.BaseExpression]) -> str:
         if len(parts) == 1:
-            return f"{plan.parts_name}.append({_code(parts[0])})"
-        return f"{plan.parts_name}.extend(({', '.join(_code(p) for p in parts)}))"
+            return f"{parts_name}.append({_code(parts[0])})"
+        return f"{parts_name}.extend(({', '.join(_code(p) for p in parts)}))"
 
     def _proposal(self, plans: list[_Plan], ctx: _Context) -> Proposal:
         loop = plans[0].loop
@@ -654,15 +774,16 @@ class CatInLoop(Rule):
             plan.parts_name = self._fresh(f"{plan.match.name}_parts", enclosing_scope(loop, ctx.parents), ctx)
         replace: dict[int, cst.BaseStatement] = {}
         for plan in plans:
-            unit = plan.match.unit
-            stmt = cst.parse_statement(self._append_code(plan) + "\n", config=config)
-            assert isinstance(stmt, cst.SimpleStatementLine)
-            if isinstance(unit, cst.SimpleStatementLine):
-                # the same line, so a trailing comment stays where it was
-                replace[id(unit)] = unit.with_changes(body=stmt.body)
-            else:
-                comments = comments_in(unit.with_changes(leading_lines=()))
-                replace[id(unit)] = stmt.with_changes(leading_lines=[*unit.leading_lines, *comments])
+            for site in plan.sites:
+                unit = site.unit
+                stmt = cst.parse_statement(self._append_code(plan.parts_name, site.parts) + "\n", config=config)
+                assert isinstance(stmt, cst.SimpleStatementLine)
+                if isinstance(unit, cst.SimpleStatementLine):
+                    # the same line, so a trailing comment stays where it was
+                    replace[id(unit)] = unit.with_changes(body=stmt.body)
+                else:
+                    comments = comments_in(unit.with_changes(leading_lines=()))
+                    replace[id(unit)] = stmt.with_changes(leading_lines=[*unit.leading_lines, *comments])
 
         class _Swap(cst.CSTTransformer):
             def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
@@ -701,10 +822,11 @@ class CatInLoop(Rule):
         grown = {p.match.name for p in plans}
         abstracted: dict[str, str] = {}
         notes = ["the inits and the concatenations, over per-step values of what they read; the rest of the loop is untouched"]
-        for plan in plans:
-            for k, part in enumerate(plan.match.parts):
+        sites = sorted((site for plan in plans for site in plan.sites), key=lambda site: ctx.position(site.unit))
+        for site in sites:
+            for part in site.parts:
                 if self._needs_abstraction(part, loop_assigned, ctx):
-                    abstracted.setdefault(_code(part), f"{plan.match.name}_piece{k}")
+                    abstracted.setdefault(_code(part), f"{site.name}_piece{len(abstracted)}")
         if abstracted:
             notes.append("pieces that use objects the checker cannot build are abstracted into per-step values")
 
@@ -721,25 +843,28 @@ class CatInLoop(Rule):
         inits = "".join(statement_code(ctx.module, p.init.visit(sizes)) for p in plans if p.init is not None)
         if sizes.names:
             notes.append("positive sizes in the inits are kernel inputs: the proof covers every size")
-        old_body = "".join(kernel_code(p.match.unit) for p in plans)
+        # every site once per step, in source order (branches included): the proof is about the
+        # growth, whatever decides which site a step reaches
+        old_body = "".join(kernel_code(site.unit) for site in sites)
+        parts_names = {plan.match.name: plan.parts_name for plan in plans}
         new_body = ""
-        for plan in plans:
-            parts = [cst.Name(abstracted[_code(x)]) if _code(x) in abstracted else x for x in plan.match.parts]
-            new_body += self._append_code(_Plan(_Match(plan.match.name, plan.match.unit, plan.match.call, parts, False), loop, None, plan.parts_name)) + "\n"
+        for site in sites:
+            parts = [cst.Name(abstracted[_code(x)]) if _code(x) in abstracted else x for x in site.parts]
+            new_body += self._append_code(parts_names[site.name], parts) + "\n"
         read: set[str] = set()
         pieces: set[str] = set(abstracted.values())
         bare: set[str] = set()
         index_like: set[str] = set()
         called: set[str] = set()
         used_by_parts: set[str] = set()
-        for plan in plans:
-            read |= names_used(plan.match.unit.visit(_Abstract()))
-            used_by_parts |= names_used(plan.match.unit.visit(_Abstract()))
-            for node in name_nodes(plan.match.unit):
+        for site in sites:
+            read |= names_used(site.unit.visit(_Abstract()))
+            used_by_parts |= names_used(site.unit.visit(_Abstract()))
+            for node in name_nodes(site.unit):
                 parent = ctx.parents.get(node)
                 if isinstance(parent, cst.Call) and parent.func is node:
                     called.add(node.value)
-            for part in plan.match.parts:
+            for part in site.parts:
                 if isinstance(part, cst.Name):
                     bare.add(part.value)
                 for sub in m.findall(part, m.Subscript()):
@@ -754,6 +879,7 @@ class CatInLoop(Rule):
         # what a concatenation takes: torch.cat tensors only; np.concatenate ndarrays (and tensors)
         numpy_growth = any((self._resolve(p.match.call.func, ctx) or "").startswith("numpy.") for p in plans)
         concatenated = (Kind.TENSOR, Kind.NDARRAY) if numpy_growth else (Kind.TENSOR,)
+        appended = any(p.match.append and not p.match.options for p in plans)
         evidence = ScopeEvidence(
             enclosing_scope(loop, ctx.parents), {ctx.facts.torch or "torch"},
             {ctx.facts.numpy} if ctx.facts.numpy else {"np", "numpy"},
@@ -762,8 +888,8 @@ class CatInLoop(Rule):
         inputs: list[InputSpec] = []
         for n in steps:
             if n in pieces or n in bare:
-                # concatenated, so at least 1-D
-                inputs.append(InputSpec(n, kinds=concatenated, ranks=(1, 2, 3), per_step=True))
+                # concatenated, so at least 1-D; np.append flattens a piece, so any rank
+                inputs.append(InputSpec(n, kinds=concatenated, ranks=(0, 1, 2, 3) if appended else (1, 2, 3), per_step=True))
             elif n in index_like:
                 inputs.append(InputSpec(n, Kind.ANY, index=True, per_step=True))
             else:
@@ -788,7 +914,7 @@ class CatInLoop(Rule):
             header = "for _ in range(_torchfix_steps):\n"
             inputs.append(InputSpec("_torchfix_steps", Kind.INT, count=True))
         prefix = ""
-        if _uses_rng(p.match.unit for p in plans):
+        if _uses_rng(site.unit for site in sites):
             torch_name = ctx.facts.torch or "torch"
             prefix = f"{torch_name}.manual_seed(0)\n" if ctx.facts.torch else ""
             if ctx.facts.numpy:

@@ -185,7 +185,7 @@ KNOWN_CALLEES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("numpy: creation, shape and joining", _rows("numpy", """
         array asarray ascontiguousarray copy zeros ones empty full zeros_like ones_like
         empty_like full_like arange linspace logspace eye identity diag diagflat tri tril
-        triu concatenate stack hstack vstack dstack column_stack split array_split hsplit
+        triu concatenate append stack hstack vstack dstack column_stack split array_split hsplit
         vsplit reshape ravel squeeze expand_dims transpose swapaxes moveaxis flip fliplr
         flipud roll rot90 tile repeat broadcast_to broadcast_arrays atleast_1d atleast_2d
         atleast_3d meshgrid take take_along_axis where nonzero argwhere flatnonzero

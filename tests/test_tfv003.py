@@ -183,3 +183,80 @@ def test_other_concatenations_are_not_matches():
 
 def test_explain_has_ruff_sections():
     assert_ruff_sections(CatInLoop)
+
+
+_APPEND_FLAT = """
+import numpy as np
+def f(values):
+    out = np.zeros((0,))
+    for v in values:
+        out = np.append(out, v)
+    return out
+"""
+
+
+def test_np_append_without_axis_flattens_and_the_checker_refutes_forgetting_it(checker):
+    """np.append ravels what it grows; a final concatenate along axis 0 would reject 2-D pieces."""
+    kernel = _kernel(_APPEND_FLAT)
+    assert kernel.new.endswith("out = np.concatenate([out, *out_parts], axis=None)\n")
+    assert checker.check(kernel).ok
+    wrong = Kernel(
+        old=kernel.old, new=kernel.new.replace("axis=None", "axis=0"), inputs=kernel.inputs,
+        outputs=kernel.outputs, modules=kernel.modules,
+    )
+    assert checker.check(wrong).outcome is Outcome.REJECTED
+
+
+def test_np_append_axis_positional_becomes_the_concatenate_axis():
+    source = _APPEND_FLAT.replace("np.append(out, v)", "np.append(out, v, 1)").replace("(0,)", "(2, 0)")
+    assert _kernel(source).new.endswith("out = np.concatenate([out, *out_parts], axis=1)\n")
+
+
+def test_one_name_grown_by_different_calls_is_left_alone():
+    source = """
+    import numpy as np
+    def f(values, flag):
+        out = np.zeros((0, 2))
+        for v in values:
+            if flag:
+                out = np.append(out, v, axis=0)
+            else:
+                out = np.append(out, v)
+        return out
+    """
+    (proposal,) = _proposals(source)
+    assert proposal.skip_reason == "`out` grows by different calls in the loop"
+
+
+def test_np_append_in_the_none_initial_form_is_not_matched():
+    """`out = v` then np.append: the first piece is not flattened, the later ones are."""
+    source = """
+    import numpy as np
+    def f(values):
+        out = None
+        for v in values:
+            if out is None:
+                out = v
+            else:
+                out = np.append(out, v)
+        return out
+    """
+    assert _proposals(source) == []
+
+
+def test_a_piece_filled_before_it_is_grown_is_fresh_only_if_allocated_each_step():
+    fresh = """
+    import numpy as np
+    def f(values):
+        out = np.zeros((0, 2))
+        for v in values:
+            row = np.zeros((1, 2))
+            row[0, 0] = v
+            out = np.append(out, row, axis=0)
+        return out
+    """
+    assert _kernel(fresh).new.endswith("out = np.concatenate([out, *out_parts], axis=0)\n")
+    shared = fresh.replace("        for v in values:\n            row = np.zeros((1, 2))\n", "        row = np.zeros((1, 2))\n        for v in values:\n")
+    assert shared != fresh
+    (proposal,) = _proposals(shared)
+    assert proposal.skip_reason is not None and "changed in place" in proposal.skip_reason
