@@ -27,6 +27,7 @@ from torchfix.equivalence.execute import Unbound, base_namespace, error_site, ru
 from torchfix.equivalence.kernel import FLOAT_DTYPES, NO_DOMAIN, Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
     OneShot,
+    ADMISSION_SIZES,
     Signature,
     Slot,
     candidate_signatures,
@@ -36,6 +37,7 @@ from torchfix.equivalence.values import (
     encode_inputs,
     inputs_strategy,
     is_primary,
+    literal_index_sizes,
     primary_signatures,
     render_value,
     sample_nonempty,
@@ -497,8 +499,9 @@ def _admits(
 ) -> bool:
     """Whether the old code runs on some non-empty input of ``signature`` (a few tries)."""
     specs = list(kernel.inputs)
+    sizes = ADMISSION_SIZES + literal_index_sizes(kernel.old)
     for _ in range(ADMISSION_TRIES):
-        raw = sample_nonempty(specs, signature, rng)
+        raw = sample_nonempty(specs, signature, rng, sizes)
         if _old_raises_on_cpu(old_code, kernel, base, raw, device):
             error: BaseException | None = run_snippet(old_code, kernel, base, raw).error
         else:
@@ -723,6 +726,8 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             if refuted is not None:
                 return _rejected(refuted, stats, config.device)
 
+    wanted = literal_index_sizes(kernel.old)
+
     @settings(
         max_examples=config.examples,
         deadline=None,
@@ -736,7 +741,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     @given(st.data())
     def explore(data: st.DataObject) -> None:
         signature = data.draw(st.sampled_from(admitted), label="signature")
-        raw = data.draw(inputs_strategy(specs, signature), label="inputs")
+        raw = data.draw(inputs_strategy(specs, signature, wanted=wanted), label="inputs")
         refuted = refute(raw, signature)
         if refuted is not None:
             raise refuted

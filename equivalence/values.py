@@ -17,6 +17,7 @@ the way real batch dimensions do; the length of a list, dict or iterator is one 
 
 from __future__ import annotations
 
+import ast
 import copy
 import itertools
 import json
@@ -458,17 +459,40 @@ def value_strategy(spec: InputSpec, slot: Slot, pool: tuple[int, ...]) -> st.Sea
     return scalar_strategy(spec, slot, pool)
 
 
-def pool_strategy(nonempty: bool) -> st.SearchStrategy[tuple[int, ...]]:
+def literal_index_sizes(source: str) -> tuple[int, ...]:
+    """Sizes the code's literal indices need beyond :data:`ADMISSION_SIZES` (``d[4]`` needs 5),
+    up to :data:`MAX_DIM`: an admission sample of only small sizes would never run such code."""
+    needed = 0
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Subscript):
+            continue
+        elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for element in elements:
+            if isinstance(element, ast.UnaryOp) and isinstance(element.op, ast.USub) and isinstance(element.operand, ast.Constant):
+                value = element.operand.value
+                needed = max(needed, value if type(value) is int else 0)
+            elif isinstance(element, ast.Constant) and type(element.value) is int:
+                needed = max(needed, element.value + 1)
+    return tuple(range(max(ADMISSION_SIZES) + 1, min(needed, MAX_DIM) + 1))
+
+
+def pool_strategy(nonempty: bool, wanted: tuple[int, ...] = ()) -> st.SearchStrategy[tuple[int, ...]]:
+    """The sizes of one example's dimensions. ``wanted`` sizes (what literal indices need) fill
+    one of the pool's places, so that code indexing ``d[4]`` runs on a good share of examples."""
     low = 2 if nonempty else 0
-    return st.lists(st.integers(low, MAX_DIM), min_size=POOL_SIZE, max_size=POOL_SIZE).map(tuple)
+    sizes = st.lists(st.integers(low, MAX_DIM), min_size=POOL_SIZE, max_size=POOL_SIZE)
+    if not wanted:
+        return sizes.map(tuple)
+    return st.tuples(st.lists(st.integers(low, MAX_DIM), min_size=POOL_SIZE - 1, max_size=POOL_SIZE - 1),
+                     st.sampled_from(wanted)).map(lambda drawn: (*drawn[0], drawn[1]))
 
 
 @st.composite
 def inputs_strategy(
-    draw: st.DrawFn, specs: list[InputSpec], signature: Signature, nonempty: bool = False
+    draw: st.DrawFn, specs: list[InputSpec], signature: Signature, nonempty: bool = False, wanted: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """Values for every input of one example, sizes from one shared pool."""
-    pool = draw(pool_strategy(nonempty))
+    pool = draw(pool_strategy(nonempty, wanted))
     steps = draw(st.integers(1 if nonempty else 0, MAX_STEPS))
     slots = dict(signature)
     values: dict[str, Any] = {}
@@ -483,10 +507,16 @@ def inputs_strategy(
     return values
 
 
-def sample_nonempty(specs: list[InputSpec], signature: Signature, rng: random.Random) -> dict[str, Any]:
+#: the sizes an admission sample draws from: 1 is a non-empty size too (an [N, 1] tensor
+#: iterates like a 1-D one in .item() code)
+ADMISSION_SIZES = (1, 2, 3, 3, 4)
+
+
+def sample_nonempty(
+    specs: list[InputSpec], signature: Signature, rng: random.Random, sizes: tuple[int, ...] = ADMISSION_SIZES,
+) -> dict[str, Any]:
     """One concrete input with non-empty sizes, for admitting a signature (no hypothesis run)."""
-    # 1 is a non-empty size too: an [N, 1] tensor iterates like a 1-D one in .item() code
-    pool = tuple(rng.choice((1, 2, 3, 3, 4)) for _ in range(POOL_SIZE))
+    pool = tuple(rng.choice(sizes) for _ in range(POOL_SIZE))
     steps = rng.randint(1, 3)
     slots = dict(signature)
     values: dict[str, Any] = {}

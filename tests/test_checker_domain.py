@@ -112,3 +112,16 @@ def test_an_output_the_old_code_never_sets_is_not_verified_by_agreeing_on_nothin
     # accepts a one-element row, the mask does not)
     started = Kernel("total = 0.0\n" + old, "total = 0.0\n" + new, inputs, ("total",), modules=TORCH)
     assert check_kernel(started, FAST).outcome is Outcome.REJECTED
+
+
+def test_admission_samples_reach_the_sizes_literal_indices_need():
+    """`d[4]` runs only on rows of 5: admission draws that size too (up to MAX_DIM), or it
+    would find no input on which such code runs."""
+    from torchfix.equivalence.values import MAX_DIM, literal_index_sizes
+
+    assert literal_index_sizes("s = d[4]\n") == (5,)
+    assert literal_index_sizes("s = d[0, -5]\n") == (5,)
+    assert literal_index_sizes("s = d[1]\n") == ()
+    assert literal_index_sizes("s = d[40]\n") == tuple(range(5, MAX_DIM + 1))
+    kernel = Kernel("s = d[4] * 2\n", "s = d[4] + d[4]\n", (InputSpec("d", ranks=(1,), dtypes=("float32",)),), ("s",), modules=TORCH)
+    assert check_kernel(kernel, FAST).outcome is Outcome.VERIFIED
