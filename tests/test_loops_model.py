@@ -740,3 +740,38 @@ def doubled_later(x: torch.Tensor):
 """
     found, failure, _ = ladder.candidates(_first_loop_facts(source))
     assert not found and "other than as" in str(failure)
+
+
+def test_an_invariant_table_at_per_sample_positions_is_one_advanced_index():
+    """`table[labels[i]]` -> `table[labels]`: the positions' own dimensions come first, so each
+    sample is one row of the result whatever the ranks."""
+    source = """
+        import torch
+
+        def looked_up(table: torch.Tensor, scores: torch.Tensor):
+            labels = scores.argmax(1)
+            rows = []
+            for i in range(len(labels)):
+                rows.append(table[labels[i], :2])
+            return torch.stack(rows)
+    """
+    found, failure, _ = ladder.candidates(_first_loop_facts(source))
+    assert found, failure
+    assert "table[labels, :2]" in found[0].kernel.new
+
+
+def test_a_number_read_from_a_walked_name_is_tried_as_a_vector_first():
+    """`int(inds[i])` is one number per sample: `inds` 1-D is tried before the rank shared with
+    the other names (`boxes` rows), so mixed ranks are reached."""
+    source = """
+        import numpy as np
+
+        def rescale(boxes: np.ndarray, inds: np.ndarray, scales: np.ndarray):
+            for i in range(boxes.shape[0]):
+                boxes[i, :] = boxes[i, :] / scales[int(inds[i])]
+            return boxes
+    """
+    found, failure, _ = ladder.candidates(_first_loop_facts(source))
+    assert found, failure
+    assumed = [c.description for c in found]
+    assert any("`boxes` is 2-D; `inds` is 1-D; `scales` is 1-D" in d for d in assumed), assumed

@@ -43,11 +43,11 @@ HYPOTHETICAL_RANKS = (2, 1, 3)
 INVARIANT_RANKS = (1, 2)
 
 
-def hypotheses(names: frozenset[str]) -> list[tuple[tuple[str, int], ...]]:
-    """Rank hypotheses for ``names``: every name of the same rank, in :data:`HYPOTHETICAL_RANKS`
-    order (mixed ranks are rare in one loop body, and each hypothesis costs a check)."""
+def hypotheses(names: frozenset[str], order: tuple[int, ...] = ()) -> list[tuple[tuple[str, int], ...]]:
+    """Rank hypotheses for ``names``: every name of the same rank, in ``order`` (what the use
+    suggests) else :data:`HYPOTHETICAL_RANKS` order."""
     ordered = sorted(names)
-    return [tuple((n, rank) for n in ordered) for rank in HYPOTHETICAL_RANKS]
+    return [tuple((n, rank) for n in ordered) for rank in order or HYPOTHETICAL_RANKS]
 
 
 @dataclass
@@ -97,10 +97,16 @@ def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name
                 # invariant's rank spelled out may fare better
                 pending[0:0] = [_with_ranks(options, unpinned, rank) for rank in INVARIANT_RANKS]
             elif exc.needs_rank and not exc.needs_rank <= set(assumed):
-                if assumed:  # extend this rung's hypothesis to the names it now needs
-                    pending.insert(0, _with_ranks(options, exc.needs_rank, next(iter(assumed.values()))))
+                new = exc.needs_rank - set(assumed)
+                if assumed:
+                    # extend this rung's hypothesis to the names it now needs: the rank their use
+                    # suggests, else the rank already assumed, then the other ranks (one loop may
+                    # read a matrix of rows and a vector of positions)
+                    same = next(iter(assumed.values()))
+                    order = exc.rank_order or (same, *(r for r in HYPOTHETICAL_RANKS if r != same))
+                    pending[0:0] = [_with_ranks(options, new, rank) for rank in order]
                 else:
-                    pending[0:0] = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank)]
+                    pending[0:0] = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank, exc.rank_order)]
                 continue
             climb.failed(exc)
             continue
@@ -175,7 +181,7 @@ def nested(facts: LoopFacts) -> LoopFacts | None:
             rewrite = lift_loop(inner_facts, options, torch_name)
         except CannotRewrite as exc:
             if exc.needs_rank and not options.hypotheses:
-                pending = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank)]
+                pending = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank, exc.rank_order)]
                 continue
             return None
         statements = rewrite.statements

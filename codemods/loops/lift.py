@@ -119,6 +119,10 @@ class Extent:
     float_index: bool = False
 
 
+#: ranks to try for a walked name read as one number per sample, likeliest first
+NUMBER_RANKS = (1, 2, 3)
+
+
 class CannotLift(Exception):
     """The expression has no batched form the lifter knows."""
 
@@ -126,9 +130,12 @@ class CannotLift(Exception):
 class NeedRank(CannotLift):
     """The lift depends on the rank of a sample of these tensors, which nothing pins."""
 
-    def __init__(self, names: frozenset[str], what: str) -> None:
+    def __init__(self, names: frozenset[str], what: str, ranks: tuple[int, ...] = ()) -> None:
         super().__init__(what)
         self.names = names
+        #: the ranks to try for ``names``, likeliest first, when the use says (a per-sample number
+        #: read from ``x[i]``: a vector first); empty: the ladder's usual order
+        self.ranks = ranks
 
 
 @dataclass
@@ -420,17 +427,23 @@ class Lifter:
         ``p[i, labels[i]]``): one integer per sample, or the lift fails. A position that is
         ``labels[i]`` itself is counted in :attr:`position_reads`."""
         position = self._lift(expression)
+        if position.batched and not position.scalar and position.rank is None and position.sources:
+            raise NeedRank(position.sources, f"`{short(node)}`: a per-sample index must be one number", NUMBER_RANKS)
         if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
             raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
         if position.kind not in ("int", None):
             raise CannotLift(f"`{short(node)}`: the per-sample index is not an integer")
+        self._count_position_read(expression)
+        return position
+
+    def _count_position_read(self, expression: cst.BaseExpression) -> None:
+        """A position that is ``labels[i]`` itself counts in :attr:`position_reads`."""
         if (
             isinstance(expression, cst.Subscript) and isinstance(expression.value, cst.Name) and len(expression.slice) == 1
             and self.index_form(expression.slice[0]) == ("index", 0)
         ):
             base = expression.value.value
             self.position_reads[base] = self.position_reads.get(base, 0) + 1
-        return position
 
     def _gather(self, node: cst.Subscript) -> Lifted:
         """``X[..., i, ...]`` with an invariant ``X``: the samples are a slice of ``X``."""
@@ -438,6 +451,10 @@ class Lifter:
         if len(positions) == 2 and positions[0][0] == 0 and positions[0][1] == ("index", 0) and positions[1][1] is None:
             # x[i, labels[i]]: row i at its own column
             return self._select_rows(node, self._gather(node.with_changes(slice=[node.slice[0]])))
+        if len(positions) == 1 and positions[0] == (0, None) and isinstance(node.slice[0].slice, cst.Index):
+            # `scales[int(inds[i])]`, `V[rank[i, :k]]`: rows of an invariant array at per-sample
+            # positions
+            return self._take(node)
         if len(positions) != 1 or positions[0][1] is None:
             raise CannotLift(
                 f"`{short(node)}` uses the loop index other than as one index (`x[i]`, `x[:, i]`, `x[i + 1]`, `x[i:i + 1]`)"
@@ -475,6 +492,33 @@ class Lifter:
         sources = frozenset({base_name}) if base_name is not None and base_rank is None else frozenset()
         return Lifted(batched, True, sample_rank, keepdim=keep, sources=sources,
                       min_rank=_fewest_sample_dims(node.slice, position) + (1 if keep else 0))
+
+    def _take(self, node: cst.Subscript) -> Lifted:
+        """``X[p, ...]`` with an invariant ``X`` and integer positions ``p`` per sample (one number
+        or an array): ``X[P, ...]`` with ``P`` the batch of positions. An advanced index in front
+        puts its own dimensions first, so each sample ``X[p_k, ...]`` is row ``k`` of the result,
+        negative and out-of-range positions included."""
+        expression = node.slice[0].slice.value  # type: ignore[attr-defined]
+        position = self._lift(expression)
+        if not position.batched or position.keepdim or position.pair:
+            raise CannotLift(f"`{short(node)}`: the per-sample positions are not one array per sample")
+        if position.kind not in ("int", None):
+            raise CannotLift(f"`{short(node)}`: the per-sample positions are not integers")
+        rest = list(node.slice[1:])
+        if any(element_effect(e) not in ("keep", "remove") for e in rest):
+            raise CannotLift(f"`{short(node)}` indexes with `None` or `...` after the per-sample positions")
+        self._count_position_read(expression)
+        batched = subscript(node.value, [index_of(position.node), *rest])
+        base = node.value.value if isinstance(node.value, cst.Name) else None
+        base_rank = self.rank_of(base) if base is not None else None
+        if base is not None and base_rank is None:
+            # a table looked up by position: a vector of values first, then rows of a matrix
+            raise NeedRank(frozenset({base}), f"`{short(node)}`: the rank of `{base}` decides a sample's", NUMBER_RANKS)
+        position_rank = 0 if position.scalar else position.rank
+        rank = None
+        if base_rank is not None and position_rank is not None:
+            rank = position_rank + _rank_after(base_rank - 1, rest)  # type: ignore[operator]
+        return Lifted(batched, True, rank, kind=None, sources=position.sources | (frozenset({base}) if base and base_rank is None else frozenset()))
 
     def _attribute(self, node: cst.Attribute) -> Lifted:
         inner = self._lift(node.value)
@@ -908,6 +952,9 @@ class Lifter:
         """A per-sample tensor converted to a Python number (``.item()``)."""
         if value.scalar:
             return value
+        if value.rank is None and value.sources and not value.keepdim:
+            # one number per sample: a vector of them is the likeliest reading
+            raise NeedRank(value.sources, f"`{short(source)}`: a number per sample needs one element per sample", NUMBER_RANKS)
         if value.keepdim:
             rank = self._need(value, f"`{short(source)}`: a number per sample needs one element per sample")
             if rank != 1:

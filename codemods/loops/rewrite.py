@@ -101,8 +101,10 @@ class CannotRewrite(Exception):
     """The loop cannot be lifted; the message says which fact stopped it (and where)."""
 
     def __init__(self, reason: str, node: cst.CSTNode | None = None, needs_rank: frozenset[str] = frozenset(),
-                 assumed: frozenset[str] = frozenset(), arrays: bool = False) -> None:
+                 assumed: frozenset[str] = frozenset(), arrays: bool = False, rank_order: tuple[int, ...] = ()) -> None:
         super().__init__(reason)
+        #: the ranks to try for ``needs_rank``, likeliest first (empty: the ladder's order)
+        self.rank_order = rank_order
         self.node = node
         #: a walked name is shown to be a NumPy array, not a tensor: the NumPy spelling may lift it
         self.arrays = arrays
@@ -624,7 +626,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         try:
             anchor = _lift_step(step, lifter, facts, extent, options, plan, spell) or anchor
         except NeedRank as exc:
-            raise CannotRewrite(str(exc), step.statement, exc.names, frozenset(lifter.assumed_invariants)) from None
+            raise CannotRewrite(str(exc), step.statement, exc.names, frozenset(lifter.assumed_invariants), rank_order=exc.ranks) from None
         except CannotLift as exc:
             raise CannotRewrite(str(exc), step.statement, assumed=frozenset(lifter.assumed_invariants)) from None
         except CannotRewrite as exc:
