@@ -281,7 +281,7 @@ VALUE_ATTRIBUTES: frozenset[str] = frozenset(
     scatter_reduce_ put_ fill_diagonal_
     uniform_ normal_ bernoulli bernoulli_ random_ exponential_ multinomial manual_seed
     astype copy flat fill reshape astype sum cumsum ptp conj conjugate
-    accumulate reduce reduceat
+    accumulate reduce reduceat at
     append extend insert pop remove index count clear reverse sort
     keys values items get setdefault update
     is_integer bit_length as_integer_ratio conjugate numerator denominator

@@ -370,8 +370,10 @@ def element_strategy(spec: InputSpec, dtype: str, pool: tuple[int, ...] = ()) ->
         # indices within the sizes in play (negative ones too), so that most examples index
         # in range and duplicates are common; one step outside now and then
         bound = max(max(pool), 1)
-        low = 0 if (spec.nonnegative or dtype == "uint8") else -bound
-        return st.one_of(st.integers(low, bound - 1), st.integers(low - 1, bound))
+        if spec.nonnegative or dtype == "uint8":
+            # (a nonnegative index steps outside above only: never below 0)
+            return st.one_of(st.integers(0, bound - 1), st.integers(0, bound))
+        return st.one_of(st.integers(-bound, bound - 1), st.integers(-bound - 1, bound))
     return _int_values(spec, dtype)
 
 
