@@ -786,9 +786,12 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
         positions={n for n in lifter.position_reads if _only_positions(facts, lifter, n)},
         inner=dict(facts.inner_walked),
     )
+    body_names = names_used(facts.loop.body) if isinstance(facts.loop, cst.For) else set()
     walked_inputs = [
         s.name for s in kernel.inputs
         if s.name in {**dict(facts.inner_walked), **lifter.walked_dims} and not _only_positions(facts, lifter, s.name)
+        # the tensor that only gives the loop count (`range(x.size(0))`) is never batched
+        and not (facts.domain.measures is not None and s.name == facts.domain.measures[0] and s.name not in body_names)
     ]
     array_kind = Kind.NDARRAY if lifter.library.is_numpy else Kind.TENSOR
     for spec in kernel.inputs:
