@@ -138,6 +138,37 @@ def _within(node: cst.CSTNode, outer: cst.CSTNode, ctx: RuleContext) -> bool:
     return True
 
 
+#: methods whose result may share memory with the value they are called on
+_VIEW_METHODS = frozenset(
+    {"view", "view_as", "reshape", "reshape_as", "transpose", "permute", "squeeze", "unsqueeze", "expand",
+     "expand_as", "flatten", "ravel", "narrow", "select", "unfold", "detach", "contiguous", "t", "swapaxes",
+     "movedim", "moveaxis", "as_strided", "diagonal", "numpy", "cpu", "to", "type_as", "float", "double",
+     "long", "int", "astype", "squeeze_", "unsqueeze_", "get", "copy_"}
+)
+
+
+def _with_view_roots(names: set[str], scope: cst.CSTNode) -> set[str]:
+    """``names`` and every name one of them may be a view of: ``obs = buf[0]`` makes ``obs``
+    change when ``buf`` is changed in place (``.float()`` / ``.to()`` of a value already of that
+    dtype or device hand back the value itself, so they count as views too)."""
+    found, pending = set(names), list(names)
+    while pending:
+        name = pending.pop()
+        for assign in m.findall(scope, m.Assign(targets=[m.AssignTarget(target=m.Name(name))])):
+            value = assign.value  # type: ignore[attr-defined]
+            while True:
+                if isinstance(value, (cst.Subscript, cst.Attribute)):
+                    value = value.value
+                elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _VIEW_METHODS:
+                    value = value.func.value
+                else:
+                    break
+            if isinstance(value, cst.Name) and value.value not in found:
+                found.add(value.value)
+                pending.append(value.value)
+    return found
+
+
 def _only_returned(statement: cst.CSTNode, name: str) -> bool:
     """Whether ``name`` appears in ``statement`` only as ``return name`` (an early exit, as in
     ``if not items: return out``): the path that reaches the loop leaves it as it was."""
@@ -222,8 +253,8 @@ class CatInLoop(Rule):
     ## What it does
     Finds a tensor (or numpy array) grown by concatenation once per step of a loop --
     `out = torch.cat([out, y], dim=0)`, also with a tuple, a positional dim, `torch.concat`,
-    `torch.vstack` / `hstack`, `np.concatenate(..., axis=0)`, `import torch as th`, and the
-    `None`-initial form
+    `torch.vstack` / `hstack`, `np.concatenate(..., axis=0)`, `np.append(out, y)` (with or
+    without `axis=`), `import torch as th`, and the `None`-initial form
 
     ```python
     out = None
@@ -262,6 +293,14 @@ class CatInLoop(Rule):
     call's own arguments (`dim=`, `axis=`) are kept. For the `None`-initial form the result is
     `torch.cat(out_parts) if out_parts else None`. The list is named `<name>_parts` (with a
     number added if that name is taken).
+
+    `np.append(out, y, axis=k)` is `np.concatenate((out, y), axis=k)`; without an axis it
+    flattens both, so the final call is `np.concatenate([out, *out_parts], axis=None)`. (Where a
+    piece is a Python float and the start is `float32`, the two differ -- `np.append` makes the
+    float a `float64` array, `np.concatenate` treats it as weak -- and the checker refutes the
+    rewrite.) A name grown at several places of one loop (`if`/`else` branches) collects into one
+    list, in the order the steps run. A piece built fresh each step (`row = np.zeros((1, 5))`),
+    filled in place, then appended, is not "changed in place later".
 
     ## When it stays silent
     - Anything else in the loop reads or writes the growing value: `out.shape[0]`, `len(out)`,
@@ -385,6 +424,13 @@ class CatInLoop(Rule):
                     plan.sites.append(match)
         groups: dict[int, list[_Plan]] = {}
         for plan in plans.values():
+            inside = [s for s in matches if s.name == plan.match.name and _within(s.unit, plan.loop, ctx)]
+            if len(inside) != len(plan.sites):
+                # a site the others cannot collect with (skipped above) keeps the loop as it is:
+                # collecting the rest would reorder the pieces
+                skip = self._skip(plan.loop, ctx, self._message(plan.match), f"`{plan.match.name}` grows at a place that cannot be collected")
+                skips.setdefault((skip.line, skip.column, skip.skip_reason), skip)
+                continue
             if len({(_code(s.call.func), tuple(_code(a) for a in s.options)) for s in plan.sites}) > 1:
                 skip = self._skip(plan.loop, ctx, self._message(plan.match), f"`{plan.match.name}` grows by different calls in the loop")
                 skips.setdefault((skip.line, skip.column, skip.skip_reason), skip)
@@ -590,8 +636,9 @@ class CatInLoop(Rule):
             return self._skip(chosen, ctx, message, "the concatenation's other arguments change from step to step")
         if any(m.findall(a.value, m.Call()) for a in rest):
             return self._skip(chosen, ctx, message, "the concatenation's other arguments make calls")
-        mutated = (self._mutated_roots(chosen) - ctx.module_names) & set().union(*(names_used(p) for p in match.parts))
-        mutated = {n for n in mutated if not self._fresh_each_step(chosen, match, n, ctx)}
+        read = set().union(*(names_used(p) for p in match.parts))
+        read = {n for n in read if not self._fresh_each_step(chosen, match, n, ctx)}
+        mutated = (self._mutated_roots(chosen) - ctx.module_names) & _with_view_roots(read, scope)
         if mutated:
             which = ", ".join(f"`{n}`" for n in sorted(mutated))
             return self._skip(
@@ -621,8 +668,11 @@ class CatInLoop(Rule):
         if not (isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1
                 and m.matches(first.body[0], m.Assign(targets=[m.AssignTarget(target=m.Name(name))], value=m.Call()))):
             return False
-        if self._resolve(first.body[0].value.func, ctx) not in _ALLOCATORS:  # type: ignore[attr-defined]
+        allocation = first.body[0].value  # type: ignore[attr-defined]
+        if self._resolve(allocation.func, ctx) not in _ALLOCATORS:
             return False
+        if any(a.keyword is not None and a.keyword.value == "copy" for a in allocation.args):
+            return False  # np.array(buf, copy=False) may hand back `buf` itself
         for k in mentions[1:-1]:
             statement = body[k]
             if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
@@ -888,8 +938,12 @@ class CatInLoop(Rule):
         inputs: list[InputSpec] = []
         for n in steps:
             if n in pieces or n in bare:
-                # concatenated, so at least 1-D; np.append flattens a piece, so any rank
-                inputs.append(InputSpec(n, kinds=concatenated, ranks=(0, 1, 2, 3) if appended else (1, 2, 3), per_step=True))
+                # concatenated, so at least 1-D; np.append flattens a piece, so any rank, and a
+                # Python or NumPy number too (which promotes otherwise than in np.concatenate)
+                if appended:
+                    inputs.append(InputSpec(n, kinds=(*concatenated, Kind.NUMPY_SCALAR, Kind.INT, Kind.FLOAT), ranks=(0, 1, 2, 3), per_step=True))
+                else:
+                    inputs.append(InputSpec(n, kinds=concatenated, ranks=(1, 2, 3), per_step=True))
             elif n in index_like:
                 inputs.append(InputSpec(n, Kind.ANY, index=True, per_step=True))
             else:

@@ -180,6 +180,10 @@ class Lifter:
     position_reads: dict[str, int] = field(default_factory=dict)
     #: invariant names the function binds to Python numbers (``ShapeFacts.numbers``)
     numbers: frozenset[str] = frozenset()
+    #: whether the code shows ``name`` holds an array (a tensor or an ndarray) and nothing else:
+    #: a list or a dict indexed by an array of positions raises, a tuple of positions indexes
+    #: several dimensions
+    shown_array: Callable[[str], bool] = lambda name: False
 
     # ------------------------------------------------------------------ entry points
 
@@ -499,6 +503,13 @@ class Lifter:
         puts its own dimensions first, so each sample ``X[p_k, ...]`` is row ``k`` of the result,
         negative and out-of-range positions included."""
         expression = node.slice[0].slice.value  # type: ignore[attr-defined]
+        if not (isinstance(node.value, cst.Name) and self.shown_array(node.value.value)):
+            raise CannotLift(f"`{short(node)}`: nothing shows `{short(node.value)}` is an array (a list is indexed one position at a time)")
+        if (
+            isinstance(expression, cst.Subscript) and isinstance(expression.value, cst.Name)
+            and not self.shown_array(expression.value.value)
+        ):
+            raise CannotLift(f"`{short(node)}`: nothing shows `{expression.value.value}` is an array (a tuple of positions indexes several dimensions)")
         position = self._lift(expression)
         if not position.batched or position.keepdim or position.pair:
             raise CannotLift(f"`{short(node)}`: the per-sample positions are not one array per sample")

@@ -608,7 +608,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     layers = _layers_in_scope(facts)
     lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=_ranks(facts), numbers=_numbers(facts),
                     hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library],
-                    opaque_calls=options.opaque_calls)
+                    opaque_calls=options.opaque_calls, shown_array=lambda name: _shown_array(facts, name))
     for walked in facts.domain.walked:
         if lifter.depends(walked.source):
             raise CannotRewrite("the loop walks a value computed per sample", facts.loop)
@@ -814,6 +814,13 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
     return LoopRewrite(facts, description, edits, kernel, tuple(sorted(imports)), tuple(lifter.assumptions), anchor, statements,
                        tuple(sorted(walked.items())), tuple(sorted(lifter.assumed_invariants)),
                        tuple(dict.fromkeys(lifter.opaque_callees)))
+
+
+def _shown_array(facts: LoopFacts, name: str) -> bool:
+    """Whether the code shows ``name`` holds a tensor or an ndarray (or a NumPy scalar, which
+    raises when indexed whatever the index), and nothing else."""
+    kinds = set(facts.evidence(name).kinds)
+    return bool(kinds) and kinds <= {Kind.TENSOR, Kind.NDARRAY, Kind.NUMPY_SCALAR}
 
 
 def _only_positions(facts: LoopFacts, lifter: Lifter, walked: str) -> bool:
