@@ -410,11 +410,14 @@ class CatInLoop(Rule):
         if not assigns:
             return []
         ctx = _Context.from_wrapper(wrapper, facts, bindings=bindings)
-        matches = [match for match in (self._match(stmt, ctx) for stmt in assigns) if match is not None]
+        sites_of: dict[str, list[_Match]] = {}
+        for match in (self._match(stmt, ctx) for stmt in assigns):
+            if match is not None:
+                sites_of.setdefault(match.name, []).append(match)
         skips: dict[tuple[int, int, str | None], Proposal] = {}
         plans: dict[tuple[str, int], _Plan] = {}
-        for match in matches:
-            outcome = self._plan(match, [s for s in matches if s.name == match.name], ctx)
+        for match in (match for sites in sites_of.values() for match in sites):
+            outcome = self._plan(match, sites_of[match.name], ctx)
             if isinstance(outcome, Proposal):
                 skips.setdefault((outcome.line, outcome.column, outcome.skip_reason), outcome)
             elif outcome is not None:
@@ -424,7 +427,7 @@ class CatInLoop(Rule):
                     plan.sites.append(match)
         groups: dict[int, list[_Plan]] = {}
         for plan in plans.values():
-            inside = [s for s in matches if s.name == plan.match.name and _within(s.unit, plan.loop, ctx)]
+            inside = [s for s in sites_of[plan.match.name] if _within(s.unit, plan.loop, ctx)]
             if len(inside) != len(plan.sites):
                 # a site the others cannot collect with (skipped above) keeps the loop as it is:
                 # collecting the rest would reorder the pieces

@@ -495,11 +495,11 @@ def edge_cycle() -> int:
 
 def _admits(
     kernel: Kernel, old_code: Any, base: dict[str, Any], rng: random.Random, device: str,
-    signature: Signature, errors: Counter | None = None,
+    signature: Signature, errors: Counter | None = None, sizes: tuple[int, ...] = ADMISSION_SIZES,
 ) -> bool:
-    """Whether the old code runs on some non-empty input of ``signature`` (a few tries)."""
+    """Whether the old code runs on some non-empty input of ``signature`` (a few tries), its
+    sizes drawn from ``sizes``."""
     specs = list(kernel.inputs)
-    sizes = ADMISSION_SIZES + literal_index_sizes(kernel.old)
     for _ in range(ADMISSION_TRIES):
         raw = sample_nonempty(specs, signature, rng, sizes)
         if _old_raises_on_cpu(old_code, kernel, base, raw, device):
@@ -515,18 +515,20 @@ def _admits(
 
 def admit_signatures(
     kernel: Kernel, old_code: Any, base: dict[str, Any], rng: random.Random, device: str,
-    errors: Counter | None = None,
+    errors: Counter | None = None, wanted: tuple[int, ...] = (),
 ) -> list[Signature]:
     """The candidate signatures the old code runs on, then kind coverage: each kind of each input
     that no admitted signature holds is tried beside the admitted ones (the old code may take a
-    list for ``a`` only when ``b`` is a tensor, a case the sample need not contain)."""
+    list for ``a`` only when ``b`` is a tensor, a case the sample need not contain). ``wanted``:
+    sizes the code's literal indices need, drawn beside the usual small ones."""
     specs = list(kernel.inputs)
+    sizes = ADMISSION_SIZES + wanted
     admitted: list[Signature] = []
     tried: set[Signature] = set()
 
     def admit(signature: Signature) -> bool:
         tried.add(signature)
-        if _admits(kernel, old_code, base, rng, device, signature, errors):
+        if _admits(kernel, old_code, base, rng, device, signature, errors, sizes):
             admitted.append(signature)
             return True
         return False
@@ -674,7 +676,8 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     specs = list(kernel.inputs)
     spec_by_name = {s.name: s for s in specs}
     stats = _Stats()
-    admitted = admit_signatures(kernel, old_code, base, rng, config.device, stats.old_errors)
+    wanted = literal_index_sizes(kernel.old)
+    admitted = admit_signatures(kernel, old_code, base, rng, config.device, stats.old_errors, wanted)
     if not admitted:
         why = ""
         if stats.old_errors:
@@ -725,8 +728,6 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             refuted = refute(edge, signature)
             if refuted is not None:
                 return _rejected(refuted, stats, config.device)
-
-    wanted = literal_index_sizes(kernel.old)
 
     @settings(
         max_examples=config.examples,

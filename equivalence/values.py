@@ -482,11 +482,13 @@ def pool_strategy(nonempty: bool, wanted: tuple[int, ...] = ()) -> st.SearchStra
     """The sizes of one example's dimensions. ``wanted`` sizes (what literal indices need) fill
     one of the pool's places, so that code indexing ``d[4]`` runs on a good share of examples."""
     low = 2 if nonempty else 0
-    sizes = st.lists(st.integers(low, MAX_DIM), min_size=POOL_SIZE, max_size=POOL_SIZE)
+
+    def sizes(count: int) -> st.SearchStrategy[list[int]]:
+        return st.lists(st.integers(low, MAX_DIM), min_size=count, max_size=count)
+
     if not wanted:
-        return sizes.map(tuple)
-    return st.tuples(st.lists(st.integers(low, MAX_DIM), min_size=POOL_SIZE - 1, max_size=POOL_SIZE - 1),
-                     st.sampled_from(wanted)).map(lambda drawn: (*drawn[0], drawn[1]))
+        return sizes(POOL_SIZE).map(tuple)
+    return st.tuples(sizes(POOL_SIZE - 1), st.sampled_from(wanted)).map(lambda drawn: (*drawn[0], drawn[1]))
 
 
 @st.composite

@@ -235,14 +235,15 @@ class Lifter:
         if text not in self.assumptions:
             self.assumptions.append(text)
 
-    def _need(self, value: Lifted, what: str) -> int:
-        """The sample rank of ``value``, which the lift cannot do without."""
+    def _need(self, value: Lifted, what: str, ranks: tuple[int, ...] = ()) -> int:
+        """The sample rank of ``value``, which the lift cannot do without (``ranks``: the ranks
+        the use suggests for its sources, likeliest first)."""
         if value.scalar:
             return 0
         if value.rank is not None:
             return value.rank
         if value.sources:
-            raise NeedRank(value.sources, what)
+            raise NeedRank(value.sources, what, ranks)
         raise CannotLift(what)
 
     def _need_all(self, values: Sequence[Lifted], what: str) -> None:
@@ -431,9 +432,7 @@ class Lifter:
         ``p[i, labels[i]]``): one integer per sample, or the lift fails. A position that is
         ``labels[i]`` itself is counted in :attr:`position_reads`."""
         position = self._lift(expression)
-        if position.batched and not position.scalar and position.rank is None and position.sources:
-            raise NeedRank(position.sources, f"`{short(node)}`: a per-sample index must be one number", NUMBER_RANKS)
-        if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number") != 0:
+        if not position.batched or self._need(position, f"`{short(node)}`: a per-sample index must be one number", NUMBER_RANKS) != 0:
             raise CannotLift(f"`{short(node)}`: the per-sample index is not one number per sample")
         if position.kind not in ("int", None):
             raise CannotLift(f"`{short(node)}`: the per-sample index is not an integer")
@@ -505,6 +504,7 @@ class Lifter:
         expression = node.slice[0].slice.value  # type: ignore[attr-defined]
         if not (isinstance(node.value, cst.Name) and self.shown_array(node.value.value)):
             raise CannotLift(f"`{short(node)}`: nothing shows `{short(node.value)}` is an array (a list is indexed one position at a time)")
+        base = node.value.value
         if (
             isinstance(expression, cst.Subscript) and isinstance(expression.value, cst.Name)
             and not self.shown_array(expression.value.value)
@@ -519,17 +519,14 @@ class Lifter:
         if any(element_effect(e) not in ("keep", "remove") for e in rest):
             raise CannotLift(f"`{short(node)}` indexes with `None` or `...` after the per-sample positions")
         self._count_position_read(expression)
-        batched = subscript(node.value, [index_of(position.node), *rest])
-        base = node.value.value if isinstance(node.value, cst.Name) else None
-        base_rank = self.rank_of(base) if base is not None else None
-        if base is not None and base_rank is None:
+        base_rank = self.rank_of(base)
+        if base_rank is None:
             # a table looked up by position: a vector of values first, then rows of a matrix
             raise NeedRank(frozenset({base}), f"`{short(node)}`: the rank of `{base}` decides a sample's", NUMBER_RANKS)
         position_rank = 0 if position.scalar else position.rank
-        rank = None
-        if base_rank is not None and position_rank is not None:
-            rank = position_rank + _rank_after(base_rank - 1, rest)  # type: ignore[operator]
-        return Lifted(batched, True, rank, kind=None, sources=position.sources | (frozenset({base}) if base and base_rank is None else frozenset()))
+        rank = None if position_rank is None else position_rank + _rank_after(base_rank - 1, rest)  # type: ignore[operator]
+        batched = subscript(node.value, [index_of(position.node), *rest])
+        return Lifted(batched, True, rank, sources=position.sources)
 
     def _attribute(self, node: cst.Attribute) -> Lifted:
         inner = self._lift(node.value)
@@ -963,15 +960,13 @@ class Lifter:
         """A per-sample tensor converted to a Python number (``.item()``)."""
         if value.scalar:
             return value
-        if value.rank is None and value.sources and not value.keepdim:
-            # one number per sample: a vector of them is the likeliest reading
-            raise NeedRank(value.sources, f"`{short(source)}`: a number per sample needs one element per sample", NUMBER_RANKS)
         if value.keepdim:
             rank = self._need(value, f"`{short(source)}`: a number per sample needs one element per sample")
             if rank != 1:
                 raise CannotLift(f"`{short(source)}` has more than one element per sample")
             return Lifted(method(value.node, "flatten"), True, 0, scalar=True, kind=kind, sources=value.sources)
-        rank = self._need(value, f"`{short(source)}`: a number per sample needs one element per sample")
+        # one number per sample: a vector of them is the likeliest reading
+        rank = self._need(value, f"`{short(source)}`: a number per sample needs one element per sample", NUMBER_RANKS)
         if rank != 0:
             raise CannotLift(f"`{short(source)}` has {rank} dimensions per sample, not one number")
         return Lifted(value.node, True, 0, scalar=True, kind=kind, sources=value.sources)
