@@ -294,6 +294,90 @@ def test_kernels_replay_the_pure_prelude_and_mark_walked_dimensions() -> None:
     assert set(specs) == {"x", "w"} and specs["x"].batch_dim == 0 and specs["x"].ranks == (2,)
 
 
+@pytest.mark.parametrize("change", ["t[0] = -5", "t.neg_()", "u = t; u.fill_(-1)", "log(t)"])
+def test_the_prelude_stops_where_a_statement_may_change_what_it_bound(change: str) -> None:
+    # replaying `t = x.abs()` would show the checker only t >= 0; the loop sees what the
+    # statement between made of it (through an alias, or a call torchfix cannot see into, too)
+    facts = _first_loop_facts(f"""
+        import torch
+        def f(x: torch.Tensor, w: torch.Tensor):
+            t = x.abs().long()
+            {change}
+            out = torch.zeros(len(t))
+            for i in range(len(t)):
+                out[i] = w[t[i]]
+            return out
+        """)
+    assert facts is not None
+    kernel = lift_loop(facts, Options(hypotheses=(("w", 1),))).kernel
+    assert "x.abs()" not in kernel.old and "t" in {s.name for s in kernel.inputs}
+
+
+def test_the_prelude_is_read_back_across_an_if_and_no_grad_but_not_an_outer_loop() -> None:
+    source = """
+        import torch
+        def f(x: torch.Tensor, w: torch.Tensor, flag: bool):
+            v = w.view(-1)
+            for k in range(3):
+                t = x.abs()
+                if flag:
+                    with torch.no_grad():
+                        out = torch.zeros(len(t))
+                        for i in range(len(t)):
+                            out[i] = t[i] * v
+            return out
+        """
+    context = _context(source)
+    facts = loop_facts(context.nodes.of_type(cst.For)[1], context)
+    assert facts is not None
+    kernel = lift_loop(facts, Options()).kernel
+    # an earlier step of the outer loop may have changed `v`: it is an input, `t` is replayed
+    assert kernel.old.startswith("t = x.abs()\n") and "w.view" not in kernel.old
+    assert {s.name for s in kernel.inputs} == {"x", "v"}
+
+
+def test_shallower_preludes_come_with_the_rewrite_for_when_the_full_one_admits_no_input() -> None:
+    source = """
+        import torch
+        def f(matches: torch.Tensor, q: int, keep: torch.Tensor):
+            hits = matches[q][keep]
+            found = hits.cumsum(0)
+            out = torch.zeros(len(found))
+            for k in range(len(found)):
+                out[k] = found[k] / (k + 1.0)
+            return out * hits
+        """
+    facts = _first_loop_facts(source)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    candidate = found[0]
+    assert candidate.kernel.old.startswith("hits = matches[q][keep]\nfound = hits.cumsum(0)\n")
+    # depth 1: `found` computed from a `hits` drawn freely; depth 0: `found` drawn freely
+    assert [k.old.split("\n", 1)[0] for k in candidate.shallower] == ["found = hits.cumsum(0)", "out = torch.zeros(len(found))"]
+    assert [{s.name for s in k.inputs} for k in candidate.shallower] == [{"hits"}, {"found"}]
+
+
+def test_a_walked_name_the_function_computes_as_an_ndarray_is_lifted_with_numpy() -> None:
+    # `found` is no input of the kernel (its prelude computes it), yet the code shows an ndarray:
+    # `torch.arange(..., device=found.device)` would not apply to it
+    facts = _first_loop_facts("""
+        import numpy as np
+        import torch
+        def f(ranked: np.ndarray):
+            found = ranked.cumsum()
+            out = np.zeros(len(found))
+            for k in range(len(found)):
+                out[k] = found[k] / (k + 1.0)
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    assert all("torch" not in c.kernel.new for c in found)
+    assert "found / (np.arange(len(found)) + 1.0).astype(np.result_type(found, 0.0))" in found[0].kernel.new
+
+
 def test_a_builtin_name_the_function_binds_is_a_kernel_input() -> None:
     # legacy code names its batch `input`: there it is a variable, not the builtin
     facts = _first_loop_facts("""

@@ -86,38 +86,72 @@ def _single_assignment(statement: cst.BaseStatement) -> cst.Assign | None:
 
 
 def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode] = (),
-                given: Collection[str] = ()) -> tuple[cst.BaseStatement, ...]:
-    """The replayable statements before the loop that compute ``needed`` (transitively), in
-    program order. ``exclude``: statements the kernel holds already (inits it rewrites);
-    ``given``: names the kernel takes as inputs however the function computed them."""
+                given: Collection[str] = (), depth: int | None = None) -> tuple[cst.BaseStatement, ...]:
+    """The statements right before the loop that compute ``needed`` (transitively), in program
+    order. ``exclude``: statements the kernel holds already (inits it rewrites); ``given``: names
+    the kernel takes as inputs however the function computed them; ``depth``: how many
+    definitions deep to go (1: only the statements that bind what the loop reads), None: all.
+
+    Only an unbroken run of replayable single assignments is read back, walking out of the
+    ``if``/``with`` blocks around the loop: such statements have no effects, so what they bind
+    reaches the loop unchanged. Any other statement (``t[0] = -1``, ``t.neg_()``, a call torchfix
+    cannot see into) may change a value -- through an alias, too -- so from there on the names
+    still needed are inputs, drawn from everything the code allows: a superset of what the
+    function computes, never a subset."""
+    return tuple(statement for statement, _ in prelude_levels(facts, needed, exclude, given, depth))
+
+
+def prelude_levels(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode] = (),
+                   given: Collection[str] = (), depth: int | None = None) -> list[tuple[cst.BaseStatement, int]]:
+    """:func:`prelude_for` with each statement's level: 1 for those that bind what the loop reads,
+    2 for those that bind what level-1 statements read, and so on."""
     context = facts.context
-    chosen: list[cst.BaseStatement] = []
-    needed = set(needed) - set(given)
+    chosen: list[tuple[cst.BaseStatement, int]] = []
+    levels = {n: 1 for n in set(needed) - set(given)}
     current: cst.CSTNode = facts.statement or facts.loop
     excluded = {id(s) for s in exclude}
-    while needed:
+    while levels:
         located = context.block_of(current)
         if located is None:
             break
         block, index = located
         for statement in reversed(block[:index]):
-            bound = assigned_names(statement)
-            hit = bound & needed
-            if not hit or id(statement) in excluded:
+            if id(statement) in excluded:
                 continue
             assign = _single_assignment(statement)
-            if assign is not None and is_replayable(statement, context):
-                chosen.append(statement)
-                needed -= bound
-                needed |= names_used(assign.value)
-            else:
-                needed -= hit  # bound by code the checker does not run: an input
+            if assign is None or not is_replayable(statement, context):
+                return chosen[::-1]
+            hit = assigned_names(statement) & set(levels)
+            if not hit:
+                continue
+            level = min(levels.pop(n) for n in hit)
+            if depth is not None and level > depth:
+                continue  # bound deeper than asked: an input
+            chosen.append((statement, level))
+            for read in names_used(assign.value) - set(given):
+                levels[read] = min(levels.get(read, level + 1), level + 1)
         owner = context.parents.get(context.parents.get(current))
-        if owner is None or not isinstance(owner, (cst.With, cst.For, cst.While, cst.If, cst.Try)):
+        if not _crossable(owner, context):
             break
-        current = owner
-    chosen.reverse()
-    return tuple(chosen)
+        current = owner  # type: ignore[assignment]
+    return chosen[::-1]
+
+
+#: context managers a prelude may be read back across: they only set the grad mode
+_GRAD_MODES = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled"})
+
+
+def _crossable(owner: cst.CSTNode | None, context: ModuleContext) -> bool:
+    """Whether the statements before ``owner`` (the block around the loop) still reach the loop
+    unchanged: an ``if`` whose test has no effect, a ``with`` that only sets the grad mode."""
+    if isinstance(owner, cst.If):
+        return is_replayable(owner.test, context)
+    if isinstance(owner, cst.With):
+        return all(
+            isinstance(item.item, cst.Call) and context.qualified(item.item.func) in _GRAD_MODES and item.asname is None
+            for item in owner.items
+        )
+    return False
 
 
 def free_names(statements: Iterable[cst.CSTNode], module_names: set[str], shadowed: Collection[str] = ()) -> list[str]:
@@ -321,18 +355,20 @@ def build_kernel(
     given: Collection[str] = (),
     positions: Collection[str] = (),
     inner: dict[str, int] | None = None,
+    prelude_depth: int | None = None,
 ) -> Kernel:
     """A kernel whose old snippet is ``old`` and new snippet is ``new``, both after the prelude
     that computes what they read -- except the names in ``given``, which are inputs drawn from
     what the code shows about them (a superset of the values the function can compute).
     ``positions``: walked names read only as per-sample positions (``p[i, labels[i]]``), drawn as
     integers (a bool there would select, not index: a different operation the code cannot mean).
-    ``inner``: the dimension an inner loop walks, for names an outer loop walks along another."""
+    ``inner``: the dimension an inner loop walks, for names an outer loop walks along another.
+    ``prelude_depth``: how many definitions deep the prelude goes (None: as deep as it can)."""
     context = facts.context
     module_names = set(context.bindings)
     shadowed = _shadowed_builtins(facts.scope)
     reads = set(free_names(old, module_names, shadowed)) | set(free_names(new, module_names, shadowed))
-    prelude = prelude_for(facts, reads, exclude_from_prelude, given)
+    prelude = prelude_for(facts, reads, exclude_from_prelude, given, prelude_depth)
     old_all = [*prelude, *old]
     new_all = [*prelude, *new]
     renamed = _AttributesAsInputs.for_function(facts, [*old_all, *new_all])
@@ -375,6 +411,15 @@ def build_kernel(
         note=note,
         gradients=gradients,
     )
+
+
+def prelude_depth(facts: LoopFacts, old: Sequence[cst.CSTNode], new: Sequence[cst.CSTNode],
+                  exclude_from_prelude: Sequence[cst.CSTNode] = (), given: Collection[str] = ()) -> int:
+    """How many definitions deep the full prelude of :func:`build_kernel` goes (0: none)."""
+    module_names = set(facts.context.bindings)
+    shadowed = _shadowed_builtins(facts.scope)
+    reads = set(free_names(old, module_names, shadowed)) | set(free_names(new, module_names, shadowed))
+    return max((level for _, level in prelude_levels(facts, reads, exclude_from_prelude, given)), default=0)
 
 
 class _AttributesAsInputs(cst.CSTTransformer):

@@ -58,6 +58,8 @@ class _Climb:
     seen: set[str] = field(default_factory=set)
     failure: CannotRewrite | None = None
     first: LoopRewrite | None = None
+    #: some rung failed because a walked name is shown to be a NumPy array
+    arrays: bool = False
 
     def offer(self, rewrite: LoopRewrite) -> None:
         if rewrite.kernel.new in self.seen:
@@ -71,10 +73,12 @@ class _Climb:
         if rewrite.opaque_callees:
             names = ", ".join(f"`{c}`" for c in rewrite.opaque_callees)
             unverifiable = f"assumes {names} treats the samples of a batch independently (false for BatchNorm in training mode)"
-        self.found.append(Candidate(description, rewrite.edits, rewrite.kernel, rewrite.imports, unverifiable))
+        self.found.append(Candidate(description, rewrite.edits, rewrite.kernel, rewrite.imports, unverifiable,
+                                    shallower=rewrite.shallower))
 
     def failed(self, exc: CannotRewrite) -> None:
         self.failure = self.failure or exc
+        self.arrays = self.arrays or exc.arrays
 
 
 def _with_ranks(options: Options, names: Iterable[str], rank: int) -> Options:
@@ -146,15 +150,19 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
             climb.failed(exc)
         return climb.found, (None if climb.found else climb.failure), climb.first
     _lift_rungs(facts, base, climb, torch_name)
-    if not climb.found and climb.failure is not None and climb.failure.arrays:
+    if not climb.found and climb.arrays:
         # the walked arrays are NumPy's: the same rungs spelled with numpy (no vmap for those)
         numpy = _Climb()
         _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
-        return numpy.found, (None if numpy.found else numpy.failure), numpy.first
+        if numpy.found or (climb.failure is not None and climb.failure.arrays):
+            return numpy.found, (None if numpy.found else numpy.failure), numpy.first
+        # only a rung under some hypothesis met an ndarray: the torch rungs' failure stands
     _vmap_rungs(facts, base, climb, torch_name)
     if not climb.found and climb.failure is not None and "cannot see into" in str(climb.failure):
         opaque = _Climb()
         _lift_rungs(facts, [replace(o, opaque_calls=True) for o in base], opaque, torch_name)
+        if not opaque.found and opaque.arrays:
+            _lift_rungs(facts, [replace(o, opaque_calls=True, library="numpy") for o in base], opaque, torch_name)
         if opaque.found:
             return opaque.found, None, opaque.first
     return climb.found, (None if climb.found else climb.failure), climb.first

@@ -48,6 +48,14 @@ class Library:
     def where(self, spell: Spell, test: cst.BaseExpression, yes: cst.BaseExpression, no: cst.BaseExpression) -> cst.Call:
         return call(self.function(spell, "where"), test, yes, no)
 
+    def as_weak_number(self, spell: Spell, numbers: cst.BaseExpression, array: cst.BaseExpression, kind: str) -> cst.BaseExpression:
+        """Per-sample Python numbers (``numbers``, batched) cast to the dtype they take next to a
+        sample of ``array`` (NumPy only, None elsewhere). NumPy treats a Python number as weak
+        (NEP 50): ``np.float32(x) / (i + 1.)`` stays float32, ``np.int32(x) + i`` int32; the
+        batched numbers are an array of their own (float64, int64) and would promote instead."""
+        zero = cst.Float("0.0") if kind == "float" else integer(0)
+        return method(numbers, "astype", call(self.function(spell, "result_type"), array, zero))
+
     def move_axis(self, spell: Spell, value: cst.BaseExpression, source: int, destination: int) -> cst.BaseExpression:
         if self.is_numpy:
             return call(self.function(spell, "moveaxis"), value, integer(source), integer(destination))

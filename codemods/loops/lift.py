@@ -628,10 +628,17 @@ class Lifter:
             self._need_all((left, right), what)
             lr, rr = self._need(left, what), self._need(right, what)
             if lr == rr:
-                return left.node, right.node, lr
-            if lr < rr:
-                return self._expand(left, rr - lr), right.node, rr
-            return left.node, self._expand(right, lr - rr), lr
+                a, b, rank = left.node, right.node, lr
+            elif lr < rr:
+                a, b, rank = self._expand(left, rr - lr), right.node, rr
+            else:
+                a, b, rank = left.node, self._expand(right, lr - rr), lr
+            if self.library.is_numpy and left.scalar != right.scalar:
+                numbers, array = (left, right) if left.scalar else (right, left)
+                if numbers.kind in ("int", "float") and _cheap(array.node):
+                    weak = self.library.as_weak_number(self.spell, a if left.scalar else b, array.node, numbers.kind)
+                    a, b = (weak, b) if left.scalar else (a, weak)
+            return a, b, rank
         sample, other = (left, right) if left.batched else (right, left)
         if other.rank is None:
             if isinstance(other.node, cst.Name):
@@ -1059,6 +1066,13 @@ class Lifter:
 
 
 # ----------------------------------------------------------------------------- small helpers
+
+
+def _cheap(node: cst.BaseExpression) -> bool:
+    """A name or an attribute of one (``x``, ``self.w``): cheap and safe to read twice."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def short(node: cst.CSTNode) -> str:

@@ -22,7 +22,7 @@ from torchfix.codemods.base import Edit
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind
-from torchfix.codemods.loops.kernels import build_kernel, walkable_arrays
+from torchfix.codemods.loops.kernels import build_kernel, prelude_depth, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.lift import element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
@@ -95,6 +95,8 @@ class LoopRewrite:
     assumed_invariants: tuple[str, ...] = ()
     #: callables torchfix cannot see into that the rewrite calls once on the batch
     opaque_callees: tuple[str, ...] = ()
+    #: the same proof obligation after shorter preludes (see :attr:`Candidate.shallower`)
+    shallower: tuple[Kernel, ...] = ()
 
 
 class CannotRewrite(Exception):
@@ -737,7 +739,7 @@ def _lift_step(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, opt
         _accumulate(step, lifter, facts, extent, options, plan, spell)
         return step.statement
     if step.kind is StepKind.APPEND:
-        _append(step, lifter, facts, plan, spell)
+        _append(step, lifter, facts, plan, spell, options)
         return step.statement
     if step.kind is StepKind.GUARD:
         _guard(step, lifter, facts, plan)
@@ -775,45 +777,75 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
     if facts.domain.measures is not None:
         # the tensor whose size is the loop count is walked along that dimension too
         lifter.walked_dims.setdefault(*facts.domain.measures)
-    kernel = build_kernel(
-        facts, old, new, tuple(dict.fromkeys(plan.outputs)), exclude_from_prelude=plan.exclude,
-        extra_modules=(torch_name,) if "torch" not in context.bindings.values() else (),
-        library=lifter.library.root,
-        reorders_float_reduction=plan.reorders or lifter.reorders,
-        note="the loop (with what it initialises and consumes) against its batched form",
-        gradients=True,
-        walked={**dict(facts.inner_walked), **lifter.walked_dims},
-        positions={n for n in lifter.position_reads if _only_positions(facts, lifter, n)},
-        inner=dict(facts.inner_walked),
-    )
-    body_names = names_used(facts.loop.body) if isinstance(facts.loop, cst.For) else set()
-    walked_inputs = [
-        s.name for s in kernel.inputs
-        if s.name in {**dict(facts.inner_walked), **lifter.walked_dims} and not _only_positions(facts, lifter, s.name)
-        # the tensor that only gives the loop count (`range(x.size(0))`) is never batched
-        and not (facts.domain.measures is not None and s.name == facts.domain.measures[0] and s.name not in body_names)
-    ]
-    array_kind = Kind.NDARRAY if lifter.library.is_numpy else Kind.TENSOR
-    for spec in kernel.inputs:
-        if spec.name in walked_inputs and spec.allowed_kinds() != (array_kind,) and not (
-            # a tensor-or-ndarray the library's array may be: the checker tries each kind
-            spec.batch_dim is not None and array_kind in spec.allowed_kinds() and walkable_arrays(spec.allowed_kinds())
-        ):
-            # a list of tensors (maybe ragged) iterates like a tensor but does not batch like one:
-            # the walked name needs positive evidence that it is an array of the library spelled
-            found = facts.evidence(spec.name)
-            if lifter.library.is_numpy:
-                raise CannotRewrite(f"`{spec.name}` is not shown to be a NumPy array ({found.describe()})", facts.loop)
-            arrays = Kind.NDARRAY in found.kinds and Kind.TENSOR not in found.kinds and Kind.LIST not in found.kinds
-            raise CannotRewrite(found.missing_tensor("batching its samples"), facts.loop, arrays=arrays)
+
+    def kernel(depth: int | None = None) -> Kernel:
+        return build_kernel(
+            facts, old, new, tuple(dict.fromkeys(plan.outputs)), exclude_from_prelude=plan.exclude,
+            extra_modules=(torch_name,) if "torch" not in context.bindings.values() else (),
+            library=lifter.library.root,
+            reorders_float_reduction=plan.reorders or lifter.reorders,
+            note="the loop (with what it initialises and consumes) against its batched form",
+            gradients=True,
+            walked={**dict(facts.inner_walked), **lifter.walked_dims},
+            positions={n for n in lifter.position_reads if _only_positions(facts, lifter, n)},
+            inner=dict(facts.inner_walked),
+            prelude_depth=depth,
+        )
+
+    full = kernel()
+    problem = _unbatchable_input(full, facts, lifter)
+    if problem is not None:
+        raise problem
+    # the same rewrite judged after shorter preludes, for when the checker finds no input on
+    # which the full one runs (a long chain of definitions the generated inputs rarely satisfy):
+    # each draws the names it stops at from everything the code allows, a superset of the values
+    # the function computes -- so a shorter prelude may only refute more, never accept more
+    shallower: list[Kernel] = []
+    for depth in range(prelude_depth(facts, old, new, plan.exclude) - 1, -1, -1):
+        fallback = kernel(depth)
+        if fallback.old != full.old and _unbatchable_input(fallback, facts, lifter) is None:
+            shallower.append(fallback)
     description = "; ".join(dict.fromkeys(plan.descriptions)) or "batched loop body"
     replacement = edits[0].replacement if edits else None
     statements = tuple(replacement.nodes) if isinstance(replacement, cst.FlattenSentinel) else (
         (replacement,) if isinstance(replacement, cst.BaseStatement) else ())
     walked = {**dict(facts.inner_walked), **lifter.walked_dims}
-    return LoopRewrite(facts, description, edits, kernel, tuple(sorted(imports)), tuple(lifter.assumptions), anchor, statements,
+    return LoopRewrite(facts, description, edits, full, tuple(sorted(imports)), tuple(lifter.assumptions), anchor, statements,
                        tuple(sorted(walked.items())), tuple(sorted(lifter.assumed_invariants)),
-                       tuple(dict.fromkeys(lifter.opaque_callees)))
+                       tuple(dict.fromkeys(lifter.opaque_callees)), tuple(shallower))
+
+
+def _unbatchable_input(kernel: Kernel, facts: LoopFacts, lifter: Lifter) -> CannotRewrite | None:
+    """Why an input the rewrite batches (a walked name) may not be an array of the library
+    spelled, or None: a list of tensors (maybe ragged) iterates like a tensor but does not batch
+    like one, so a walked name needs positive evidence that it is an array."""
+    body_names = names_used(facts.loop.body) if isinstance(facts.loop, cst.For) else set()
+    walked = {**dict(facts.inner_walked), **lifter.walked_dims}
+    walked_inputs = [
+        s.name for s in kernel.inputs
+        if s.name in walked and not _only_positions(facts, lifter, s.name)
+        # the tensor that only gives the loop count (`range(x.size(0))`) is never batched
+        and not (facts.domain.measures is not None and s.name == facts.domain.measures[0] and s.name not in body_names)
+    ]
+    array_kind = Kind.NDARRAY if lifter.library.is_numpy else Kind.TENSOR
+    if not lifter.library.is_numpy:
+        # a walked name the function computes (not an input) the code shows is an ndarray:
+        # torch spellings (`torch.arange(..., device=x.device)`) do not apply to it
+        for walked_name in sorted(walked):
+            kinds = set(facts.evidence(walked_name).kinds)
+            if kinds and kinds <= {Kind.NDARRAY, Kind.NUMPY_SCALAR}:
+                return CannotRewrite(f"`{walked_name}` is a NumPy array", facts.loop, arrays=True)
+    for spec in kernel.inputs:
+        if spec.name in walked_inputs and spec.allowed_kinds() != (array_kind,) and not (
+            # a tensor-or-ndarray the library's array may be: the checker tries each kind
+            spec.batch_dim is not None and array_kind in spec.allowed_kinds() and walkable_arrays(spec.allowed_kinds())
+        ):
+            found = facts.evidence(spec.name)
+            if lifter.library.is_numpy:
+                return CannotRewrite(f"`{spec.name}` is not shown to be a NumPy array ({found.describe()})", facts.loop)
+            arrays = Kind.NDARRAY in found.kinds and Kind.TENSOR not in found.kinds and Kind.LIST not in found.kinds
+            return CannotRewrite(found.missing_tensor("batching its samples"), facts.loop, arrays=arrays)
+    return None
 
 
 def _shown_array(facts: LoopFacts, name: str) -> bool:
@@ -1130,7 +1162,7 @@ def _collected(facts: LoopFacts, step: Step, numpy: bool) -> tuple[str, Definiti
     return items, definition, consumer
 
 
-def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) -> None:  # noqa: ANN001
+def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, options: Options) -> None:  # noqa: ANN001
     assert step.value is not None
     items, definition, consumer = _collected(facts, step, lifter.library.is_numpy)
     lifted = lifter.lift(step.value)
@@ -1152,6 +1184,15 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell) ->
         if lifter._need(lifted, f"`{_short(consumer.call)}` of samples of unknown rank") != 0:  # noqa: SLF001
             raise CannotRewrite(f"`{_short(consumer.call)}` of samples with dimensions is not lifted", consumer.statement)
         value = consumer.call.with_changes(args=[consumer.call.args[0].with_changes(value=value), *consumer.call.args[1:]])
+        typed = any(a.keyword is not None and a.keyword.value == "dtype" for a in consumer.call.args) or consumer.form != "array" or (
+            isinstance(consumer.call.func, cst.Attribute) and consumer.call.func.attr.value not in ("array", "asarray"))
+        if options.guard_empty and not typed and not (lifted.scalar and lifted.kind == "float"):
+            # an empty list makes a float64 array whatever the batch's dtype (np.asarray([]))
+            test = _runs_test(facts, lifter.extent)
+            if test is None:
+                raise CannotRewrite("the loop count is not known", consumer.statement)
+            empty = consumer.call.with_changes(args=[consumer.call.args[0].with_changes(value=cst.List([])), *consumer.call.args[1:]])
+            value = cst.IfExp(test=test, body=value, orelse=empty)
     elif consumer.form == "stack":
         if lifted.scalar:
             raise CannotRewrite(f"`{items}` collects Python numbers: `torch.stack` of them raises", step.statement)
