@@ -51,11 +51,6 @@ class Candidate:
     #: the checker measured it and found it no slower; verified but unmeasured, it is reported
     #: ``unmeasured`` and emitted only with ``--allow-slower``
     needs_measurement: bool = False
-    #: the same proof obligation with less of the function replayed before the rewritten code,
-    #: judged in order only while the checker finds no input on which the old code runs (a long
-    #: prelude can be one the generated inputs rarely get through); each draws the names where
-    #: it stops from everything the code allows, so it can only be harder to pass, never easier
-    shallower: tuple[Kernel, ...] = ()
 
 
 @dataclass

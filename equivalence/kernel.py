@@ -299,11 +299,6 @@ class Verdict:
     def ok(self) -> bool:
         return self.outcome is Outcome.VERIFIED
 
-    @property
-    def found_no_domain(self) -> bool:
-        """Whether the old code ran on no generated input (so nothing was compared)."""
-        return self.outcome is Outcome.UNVERIFIED and self.reason.startswith(NO_DOMAIN)
-
     def deciding_timings(self) -> tuple[Timing, ...]:
         """The timings on the device that decides: the GPU when one was measured, else the CPU."""
         if not self.timings:

@@ -105,8 +105,6 @@ class AssignOne(Rule):
     needs_measurement: bool = False
     #: the value it rewrites
     value = "1"
-    #: preludes of the shallower kernels each candidate carries (``Candidate.shallower``)
-    shallower: tuple[str, ...] = ()
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         positions = wrapper.resolve(PositionProvider)
@@ -121,13 +119,9 @@ class AssignOne(Rule):
                 kernel = Kernel(
                     old=f"{name} = {self.value}", new=f"{name} = {value}", inputs=(InputSpec("unused", Kind.INT),), outputs=(name,)
                 )
-                shallower = tuple(
-                    Kernel(old=f"{prelude}\n{kernel.old}", new=f"{prelude}\n{kernel.new}", inputs=kernel.inputs, outputs=kernel.outputs)
-                    for prelude in self.shallower
-                )
                 candidates.append(
                     Candidate(f"assign {value}", (Edit(node, new_stmt),), kernel, self.imports, self.unverifiable,
-                              needs_measurement=self.needs_measurement, shallower=shallower)
+                              needs_measurement=self.needs_measurement)
                 )
             pos = positions[node].start
             yield Proposal(

@@ -336,26 +336,76 @@ def test_the_prelude_is_read_back_across_an_if_and_no_grad_but_not_an_outer_loop
     assert {s.name for s in kernel.inputs} == {"x", "v"}
 
 
-def test_shallower_preludes_come_with_the_rewrite_for_when_the_full_one_admits_no_input() -> None:
-    source = """
+def test_inputs_that_share_memory_where_the_prelude_stops_refuse_the_rewrite() -> None:
+    # `v` is `buf`, which `out` views: drawn as independent inputs, the loop's read of a row it
+    # wrote earlier would be invisible to the checker
+    facts = _first_loop_facts("""
         import torch
-        def f(matches: torch.Tensor, q: int, keep: torch.Tensor):
-            hits = matches[q][keep]
-            found = hits.cumsum(0)
-            out = torch.zeros(len(found))
-            for k in range(len(found)):
-                out[k] = found[k] / (k + 1.0)
-            return out * hits
-        """
-    facts = _first_loop_facts(source)
+        def f(y: torch.Tensor):
+            buf = torch.zeros(y.numel())
+            v = buf
+            print("reversing")
+            out = buf.view(-1)
+            x = y.flatten()
+            for i in range(len(x)):
+                out[i] = v[len(x) - 1 - i] + x[i]
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and "`buf` and `v` may share memory" in str(failure)
+
+
+def test_inputs_that_may_share_memory_but_that_nothing_writes_keep_the_rewrite() -> None:
+    # `mask` and `gb` both come out of calls of `image` torchfix cannot see into; the loop writes
+    # only the fresh `cam`, so whether they share memory changes no value it reads
+    facts = _first_loop_facts("""
+        import numpy as np
+        def f(image, grad_cam, guided):
+            mask = grad_cam(image)
+            print("guided")
+            gb = guided(image)
+            cam = np.zeros(gb.shape)
+            for i in range(0, gb.shape[0]):
+                cam[i, :, :] = mask
+            return np.multiply(cam, gb)
+        """)
     assert facts is not None
     found, failure, _ = ladder.candidates(facts)
     assert found, failure
-    candidate = found[0]
-    assert candidate.kernel.old.startswith("hits = matches[q][keep]\nfound = hits.cumsum(0)\n")
-    # depth 1: `found` computed from a `hits` drawn freely; depth 0: `found` drawn freely
-    assert [k.old.split("\n", 1)[0] for k in candidate.shallower] == ["found = hits.cumsum(0)", "out = torch.zeros(len(found))"]
-    assert [{s.name for s in k.inputs} for k in candidate.shallower] == [{"hits"}, {"found"}]
+
+
+def test_a_with_whose_argument_may_have_an_effect_ends_the_prelude() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def f(y: torch.Tensor, w: torch.Tensor):
+            t = y.flatten()
+            with torch.set_grad_enabled(w.add_(1) is None):
+                out = torch.zeros(len(t))
+                for i in range(len(t)):
+                    out[i] = t[i] * 2
+            return out
+        """)
+    assert facts is not None
+    kernel = lift_loop(facts, Options()).kernel
+    assert "y.flatten()" not in kernel.old and "t" in {s.name for s in kernel.inputs}
+
+
+def test_numpy_comparisons_keep_the_python_numbers_uncast() -> None:
+    # NumPy compares `uint64 > -1` exactly; casting -1 to the array's dtype would wrap it
+    facts = _first_loop_facts("""
+        import numpy as np
+        def f(a: np.ndarray):
+            found = a.cumsum()
+            out = np.zeros(len(found), dtype=bool)
+            for k in range(len(found)):
+                out[k] = found[k] > k - 1
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    assert "astype" not in found[0].kernel.new and "found > np.arange(len(found)) - 1" in found[0].kernel.new
 
 
 def test_a_walked_name_the_function_computes_as_an_ndarray_is_lifted_with_numpy() -> None:

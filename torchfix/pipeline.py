@@ -280,10 +280,6 @@ def _judge(proposal: Proposal, checker: CheckerFactory, unsafe: bool, allow_slow
             unverified = unverified or (candidate, candidate.unverifiable, None)
             continue
         verdict = checker().check(candidate.kernel)
-        for shallower in candidate.shallower:
-            if not verdict.found_no_domain:
-                break
-            verdict = checker().check(shallower)
         if verdict.outcome is Outcome.VERIFIED:
             held = None if allow_slower else _withheld_for_speed(candidate, verdict)
             if held is not None:
@@ -532,15 +528,7 @@ class _RememberingChecker:
 
     def judged(self, proposal: Proposal) -> bool:
         """Whether every checkable rung of ``proposal`` already has its verdict."""
-        return all(self._judged(c) for c in proposal.candidates if not c.unverifiable)
-
-    def _judged(self, candidate: Candidate) -> bool:
-        verdict = self.verdicts.get(candidate.kernel.key())
-        for shallower in candidate.shallower:
-            if verdict is None or not verdict.found_no_domain:
-                break
-            verdict = self.verdicts.get(shallower.key())
-        return verdict is not None
+        return all(c.kernel.key() in self.verdicts for c in proposal.candidates if not c.unverifiable)
 
     def submit(self, ladders: list[list[Kernel]]) -> None:
         # only what has not been judged yet goes ahead to a service that works ahead

@@ -28,7 +28,7 @@ import libcst as cst
 from torchfix.codemods.analysis import comments_in, names_used
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops.facts import LoopFacts, StepKind
-from torchfix.codemods.loops.kernels import build_kernel, walkable_arrays
+from torchfix.codemods.loops.kernels import SharedInputs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.nodes import attribute, call, code_of, integer, is_number, name, slice_of, subscript
 from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite
 from torchfix.equivalence.kernel import Kind
@@ -119,13 +119,16 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
         batched = call(attribute(batched, method), *lifted)
     leading = list(facts.loop.leading_lines) + comments_in(facts.loop.with_changes(leading_lines=()))
     new_statement = cst.SimpleStatementLine([cst.Expr(batched)], leading_lines=leading)
-    kernel = build_kernel(
-        facts, [facts.loop], [new_statement.with_changes(leading_lines=())], (target.name,),
-        note="the per-channel in-place loop against one chain on the channels", gradients=True, walked={target.name: 0},
-        # the walked tensor is an input however it was computed (``img = imgs[j]``): only then
-        # can the checker tell an example on which the loop runs no step
-        given=(target.name,),
-    )
+    try:
+        kernel = build_kernel(
+            facts, [facts.loop], [new_statement.with_changes(leading_lines=())], (target.name,),
+            note="the per-channel in-place loop against one chain on the channels", gradients=True, walked={target.name: 0},
+            # the walked tensor is an input however it was computed (``img = imgs[j]``): only then
+            # can the checker tell an example on which the loop runs no step
+            given=(target.name,),
+        )
+    except SharedInputs as exc:
+        raise CannotRewrite(str(exc), facts.loop) from None
     return LoopRewrite(
         facts, f"`{target.name}` changed in place once, channels last", (Edit(facts.loop, new_statement),), kernel, (),
         anchor=statement, statements=(new_statement,), walked=((target.name, 0),),

@@ -5,9 +5,10 @@ the one that consumes its list) against the rewrite, both preceded by the same *
 pure statements of the function that compute what the loop reads (``b, c = x.shape``,
 ``w = torch.zeros(c)``, ``feats = x.view(b, -1)``). Replaying them pins what the function itself
 pins -- ranks, sizes shared between tensors -- so the checker explores the inputs the function
-can see rather than any tensor at all. A statement the checker could not run safely (a call to
-anything outside the callee table, an attribute of ``self``) is not replayed: the names it binds
-become inputs of the kernel instead.
+can see rather than any tensor at all. Only the unbroken run of such statements right before the
+loop is replayed: a statement the checker could not run safely (a call to anything outside the
+callee table, an attribute of ``self``, an in-place change) may change what earlier ones bound,
+so it ends the prelude, and the names still needed become inputs of the kernel instead.
 """
 
 from __future__ import annotations
@@ -85,56 +86,156 @@ def _single_assignment(statement: cst.BaseStatement) -> cst.Assign | None:
     return None
 
 
+class SharedInputs(Exception):
+    """Names the kernel would take as independent inputs may share memory in the function."""
+
+
 def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode] = (),
-                given: Collection[str] = (), depth: int | None = None) -> tuple[cst.BaseStatement, ...]:
+                given: Collection[str] = ()) -> tuple[tuple[cst.BaseStatement, ...], frozenset[str]]:
     """The statements right before the loop that compute ``needed`` (transitively), in program
     order. ``exclude``: statements the kernel holds already (inits it rewrites); ``given``: names
-    the kernel takes as inputs however the function computed them; ``depth``: how many
-    definitions deep to go (1: only the statements that bind what the loop reads), None: all.
+    the kernel takes as inputs however the function computed them.
 
     Only an unbroken run of replayable single assignments is read back, walking out of the
     ``if``/``with`` blocks around the loop: such statements have no effects, so what they bind
     reaches the loop unchanged. Any other statement (``t[0] = -1``, ``t.neg_()``, a call torchfix
-    cannot see into) may change a value -- through an alias, too -- so from there on the names
-    still needed are inputs, drawn from everything the code allows: a superset of what the
-    function computes, never a subset."""
-    return tuple(statement for statement, _ in prelude_levels(facts, needed, exclude, given, depth))
-
-
-def prelude_levels(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode] = (),
-                   given: Collection[str] = (), depth: int | None = None) -> list[tuple[cst.BaseStatement, int]]:
-    """:func:`prelude_for` with each statement's level: 1 for those that bind what the loop reads,
-    2 for those that bind what level-1 statements read, and so on."""
+    cannot see into) may change a value, so from there on the names still needed are inputs:
+    they are returned beside the statements (empty where the prelude reached the function's
+    start, whose names are its parameters)."""
     context = facts.context
-    chosen: list[tuple[cst.BaseStatement, int]] = []
-    levels = {n: 1 for n in set(needed) - set(given)}
+    chosen: list[cst.BaseStatement] = []
+    needed = set(needed) - set(given)
     current: cst.CSTNode = facts.statement or facts.loop
     excluded = {id(s) for s in exclude}
-    while levels:
+    cut: frozenset[str] = frozenset()
+    while needed:
         located = context.block_of(current)
         if located is None:
             break
         block, index = located
+        broken = False
         for statement in reversed(block[:index]):
             if id(statement) in excluded:
                 continue
             assign = _single_assignment(statement)
             if assign is None or not is_replayable(statement, context):
-                return chosen[::-1]
-            hit = assigned_names(statement) & set(levels)
-            if not hit:
-                continue
-            level = min(levels.pop(n) for n in hit)
-            if depth is not None and level > depth:
-                continue  # bound deeper than asked: an input
-            chosen.append((statement, level))
-            for read in names_used(assign.value) - set(given):
-                levels[read] = min(levels.get(read, level + 1), level + 1)
+                broken = True
+                break
+            hit = assigned_names(statement) & needed
+            if hit:
+                chosen.append(statement)
+                needed = (needed - hit) | (names_used(assign.value) - set(given))
         owner = context.parents.get(context.parents.get(current))
-        if not _crossable(owner, context):
+        if broken or not _crossable(owner, context):
+            if broken or not isinstance(owner, (cst.FunctionDef, type(None))):
+                cut = frozenset(needed)
             break
         current = owner  # type: ignore[assignment]
-    return chosen[::-1]
+    chosen.reverse()
+    return tuple(chosen), cut
+
+
+def _refuse_shared(facts: LoopFacts, names: Collection[str], written: Collection[str]) -> None:
+    """Raise :class:`SharedInputs` when two of ``names`` (inputs where the prelude stops), one of
+    them ``written`` by the kernel, may share memory: bound, in the function, to values that may
+    be a common object or views of it (``v = buf``; ``a = base.view(-1)`` and ``b = base[0]``).
+    The checker draws inputs as independent values, so a write through one that the other reads
+    would be invisible to it. Where nothing is written, sharing changes no value read."""
+    context = facts.context
+    ignored = set(context.bindings) | _BUILTINS | set(facts.shapes.numbers) | set(facts.shapes.measures)
+    reads: dict[str, set[str]] = {}
+    for node in _walk(facts.scope):
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.NamedExpr)) and getattr(node, "value", None) is not None:
+            for bound in assigned_names(node):
+                reads.setdefault(bound, set()).update(_may_be(node.value, context) - ignored)  # type: ignore[arg-type]
+    def roots(name: str) -> set[str]:
+        seen, pending = {name}, [name]
+        while pending:
+            for read in reads.get(pending.pop(), ()):
+                if read not in seen:
+                    seen.add(read)
+                    pending.append(read)
+        return seen
+
+    candidates = sorted(n for n in names if n not in ignored)
+    found = {n: roots(n) for n in candidates}
+    for k, first in enumerate(candidates):
+        for second in candidates[k + 1:]:
+            if (first in written or second in written) and found[first] & found[second]:
+                raise SharedInputs(f"`{first}` and `{second}` may share memory where the replayed lines before the loop stop")
+
+
+#: methods and functions whose result may be their argument or a view of it (``.float()`` of a
+#: float tensor is the tensor itself; ``np.asarray`` of an array is the array)
+_MAY_RETURN_ITS_INPUT = frozenset(
+    {"view", "view_as", "reshape", "reshape_as", "transpose", "permute", "squeeze", "unsqueeze", "expand",
+     "expand_as", "flatten", "ravel", "narrow", "select", "unfold", "detach", "contiguous", "t", "swapaxes",
+     "movedim", "moveaxis", "as_strided", "diagonal", "numpy", "cpu", "cuda", "to", "type", "type_as", "float",
+     "double", "half", "long", "int", "bool", "astype", "asarray", "asanyarray", "as_tensor", "from_numpy",
+     "squeeze_", "unsqueeze_", "get", "copy_", "real", "imag", "unbind", "split", "chunk", "atleast_1d",
+     "atleast_2d", "atleast_3d", "broadcast_to", "requires_grad_", "resize_", "data"}
+)
+#: what a call of these kinds returns is a new value, never one of its arguments
+_FRESH = frozenset({Batching.ELEMENTWISE, Batching.REDUCTION, Batching.ALONG_DIM, Batching.MATMUL,
+                    Batching.ALLOCATE, Batching.ALLOCATE_LIKE, Batching.RANDOM})
+
+
+def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
+    """The names whose object ``value`` may be, or view (conservative): ``v = buf``,
+    ``out = buf.view(-1)``, ``row = x[0]``, a call torchfix cannot see into of ``x``. A new
+    value (``x + 1``, ``torch.zeros(n)``, ``x.sum()``) is none of them."""
+    if isinstance(value, cst.Name):
+        return {value.value}
+    if isinstance(value, (cst.Attribute, cst.Subscript)):
+        return _may_be(value.value, context)
+    if isinstance(value, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BaseNumber, cst.BaseString)):
+        return set()
+    if isinstance(value, cst.BooleanOperation):
+        return _may_be(value.left, context) | _may_be(value.right, context)
+    if isinstance(value, cst.IfExp):
+        return _may_be(value.body, context) | _may_be(value.orelse, context)
+    if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+        return set().union(*(_may_be(e.value, context) for e in value.elements))
+    if isinstance(value, cst.Call):
+        func = value.func
+        qualified = context.qualified(func)
+        row = callees.function(qualified) if qualified else None
+        leaf = qualified.rsplit(".", 1)[-1] if qualified else (func.attr.value if isinstance(func, cst.Attribute) else "")
+        if row is None and isinstance(func, cst.Attribute) and qualified is None:
+            row = callees.method(func.attr.value)
+        if row is not None and row.batching in _FRESH and leaf not in _MAY_RETURN_ITS_INPUT:
+            return set()
+        found = set().union(*(_may_be(a.value, context) for a in value.args))
+        if isinstance(func, cst.Attribute) and qualified is None:
+            found |= _may_be(func.value, context)  # the receiver of a method
+        return found
+    return set(names_used(value))
+
+
+def _written_through(prelude: Sequence[cst.BaseStatement], code: Sequence[cst.CSTNode], context: ModuleContext) -> set[str]:
+    """Names ``code`` may write into (``t[i] = v``, ``t += v``, ``t.add_(v)``), and the names the
+    prelude's values for them may be (``out = buf.view(-1)`` written makes ``buf`` written)."""
+    written: set[str] = set()
+    for statement in code:
+        for node in _walk(statement):
+            if isinstance(node, (cst.Assign, cst.AugAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, (cst.Subscript, cst.Attribute)) or isinstance(node, cst.AugAssign):
+                        written |= _may_be(target, context)
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                attr = node.func.attr.value
+                if (attr.endswith("_") and not attr.startswith("__")) or attr in ("at", "put", "fill", "sort", "resize"):
+                    written |= _may_be(node.func.value, context)
+            if isinstance(node, cst.Call):
+                for a in node.args:
+                    if a.keyword is not None and a.keyword.value == "out":
+                        written |= _may_be(a.value, context)
+    for statement in reversed(prelude):
+        assign = _single_assignment(statement)
+        if assign is not None and assigned_names(statement) & written:
+            written |= _may_be(assign.value, context)
+    return written
 
 
 #: context managers a prelude may be read back across: they only set the grad mode
@@ -149,6 +250,7 @@ def _crossable(owner: cst.CSTNode | None, context: ModuleContext) -> bool:
     if isinstance(owner, cst.With):
         return all(
             isinstance(item.item, cst.Call) and context.qualified(item.item.func) in _GRAD_MODES and item.asname is None
+            and is_replayable(item.item.args and cst.Tuple([cst.Element(a.value) for a in item.item.args]) or item.item.func, context)
             for item in owner.items
         )
     return False
@@ -355,7 +457,6 @@ def build_kernel(
     given: Collection[str] = (),
     positions: Collection[str] = (),
     inner: dict[str, int] | None = None,
-    prelude_depth: int | None = None,
 ) -> Kernel:
     """A kernel whose old snippet is ``old`` and new snippet is ``new``, both after the prelude
     that computes what they read -- except the names in ``given``, which are inputs drawn from
@@ -363,12 +464,14 @@ def build_kernel(
     ``positions``: walked names read only as per-sample positions (``p[i, labels[i]]``), drawn as
     integers (a bool there would select, not index: a different operation the code cannot mean).
     ``inner``: the dimension an inner loop walks, for names an outer loop walks along another.
-    ``prelude_depth``: how many definitions deep the prelude goes (None: as deep as it can)."""
+    Raises :class:`SharedInputs` where the inputs would lose a sharing the function has."""
     context = facts.context
     module_names = set(context.bindings)
     shadowed = _shadowed_builtins(facts.scope)
     reads = set(free_names(old, module_names, shadowed)) | set(free_names(new, module_names, shadowed))
-    prelude = prelude_for(facts, reads, exclude_from_prelude, given, prelude_depth)
+    prelude, cut = prelude_for(facts, reads, exclude_from_prelude, given)
+    if cut:
+        _refuse_shared(facts, cut, _written_through(prelude, [*old, *new], context))
     old_all = [*prelude, *old]
     new_all = [*prelude, *new]
     renamed = _AttributesAsInputs.for_function(facts, [*old_all, *new_all])
@@ -411,15 +514,6 @@ def build_kernel(
         note=note,
         gradients=gradients,
     )
-
-
-def prelude_depth(facts: LoopFacts, old: Sequence[cst.CSTNode], new: Sequence[cst.CSTNode],
-                  exclude_from_prelude: Sequence[cst.CSTNode] = (), given: Collection[str] = ()) -> int:
-    """How many definitions deep the full prelude of :func:`build_kernel` goes (0: none)."""
-    module_names = set(facts.context.bindings)
-    shadowed = _shadowed_builtins(facts.scope)
-    reads = set(free_names(old, module_names, shadowed)) | set(free_names(new, module_names, shadowed))
-    return max((level for _, level in prelude_levels(facts, reads, exclude_from_prelude, given)), default=0)
 
 
 class _AttributesAsInputs(cst.CSTTransformer):

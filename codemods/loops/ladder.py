@@ -73,8 +73,7 @@ class _Climb:
         if rewrite.opaque_callees:
             names = ", ".join(f"`{c}`" for c in rewrite.opaque_callees)
             unverifiable = f"assumes {names} treats the samples of a batch independently (false for BatchNorm in training mode)"
-        self.found.append(Candidate(description, rewrite.edits, rewrite.kernel, rewrite.imports, unverifiable,
-                                    shallower=rewrite.shallower))
+        self.found.append(Candidate(description, rewrite.edits, rewrite.kernel, rewrite.imports, unverifiable))
 
     def failed(self, exc: CannotRewrite) -> None:
         self.failure = self.failure or exc

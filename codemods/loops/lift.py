@@ -633,7 +633,9 @@ class Lifter:
                 a, b, rank = self._expand(left, rr - lr), right.node, rr
             else:
                 a, b, rank = left.node, self._expand(right, lr - rr), lr
-            if self.library.is_numpy and left.scalar != right.scalar:
+            # arithmetic only: NumPy compares a Python int outside an array's range exactly,
+            # where the cast would wrap it (`uint64 > -1`)
+            if self.library.is_numpy and left.scalar != right.scalar and isinstance(node, cst.BinaryOperation):
                 numbers, array = (left, right) if left.scalar else (right, left)
                 if numbers.kind in ("int", "float") and _cheap(array.node):
                     weak = self.library.as_weak_number(self.spell, a if left.scalar else b, array.node, numbers.kind)

@@ -22,7 +22,7 @@ from torchfix.codemods.base import Edit
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind
-from torchfix.codemods.loops.kernels import build_kernel, prelude_depth, walkable_arrays
+from torchfix.codemods.loops.kernels import SharedInputs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.lift import element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
@@ -95,8 +95,6 @@ class LoopRewrite:
     assumed_invariants: tuple[str, ...] = ()
     #: callables torchfix cannot see into that the rewrite calls once on the batch
     opaque_callees: tuple[str, ...] = ()
-    #: the same proof obligation after shorter preludes (see :attr:`Candidate.shallower`)
-    shallower: tuple[Kernel, ...] = ()
 
 
 class CannotRewrite(Exception):
@@ -778,8 +776,8 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
         # the tensor whose size is the loop count is walked along that dimension too
         lifter.walked_dims.setdefault(*facts.domain.measures)
 
-    def kernel(depth: int | None = None) -> Kernel:
-        return build_kernel(
+    try:
+        full = build_kernel(
             facts, old, new, tuple(dict.fromkeys(plan.outputs)), exclude_from_prelude=plan.exclude,
             extra_modules=(torch_name,) if "torch" not in context.bindings.values() else (),
             library=lifter.library.root,
@@ -789,22 +787,12 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
             walked={**dict(facts.inner_walked), **lifter.walked_dims},
             positions={n for n in lifter.position_reads if _only_positions(facts, lifter, n)},
             inner=dict(facts.inner_walked),
-            prelude_depth=depth,
         )
-
-    full = kernel()
+    except SharedInputs as exc:
+        raise CannotRewrite(str(exc), facts.loop) from None
     problem = _unbatchable_input(full, facts, lifter)
     if problem is not None:
         raise problem
-    # the same rewrite judged after shorter preludes, for when the checker finds no input on
-    # which the full one runs (a long chain of definitions the generated inputs rarely satisfy):
-    # each draws the names it stops at from everything the code allows, a superset of the values
-    # the function computes -- so a shorter prelude may only refute more, never accept more
-    shallower: list[Kernel] = []
-    for depth in range(prelude_depth(facts, old, new, plan.exclude) - 1, -1, -1):
-        fallback = kernel(depth)
-        if fallback.old != full.old and _unbatchable_input(fallback, facts, lifter) is None:
-            shallower.append(fallback)
     description = "; ".join(dict.fromkeys(plan.descriptions)) or "batched loop body"
     replacement = edits[0].replacement if edits else None
     statements = tuple(replacement.nodes) if isinstance(replacement, cst.FlattenSentinel) else (
@@ -812,7 +800,7 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
     walked = {**dict(facts.inner_walked), **lifter.walked_dims}
     return LoopRewrite(facts, description, edits, full, tuple(sorted(imports)), tuple(lifter.assumptions), anchor, statements,
                        tuple(sorted(walked.items())), tuple(sorted(lifter.assumed_invariants)),
-                       tuple(dict.fromkeys(lifter.opaque_callees)), tuple(shallower))
+                       tuple(dict.fromkeys(lifter.opaque_callees)))
 
 
 def _unbatchable_input(kernel: Kernel, facts: LoopFacts, lifter: Lifter) -> CannotRewrite | None:
