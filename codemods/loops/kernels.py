@@ -100,8 +100,8 @@ def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNod
     ``if``/``with`` blocks around the loop: such statements have no effects, so what they bind
     reaches the loop unchanged. Any other statement (``t[0] = -1``, ``t.neg_()``, a call torchfix
     cannot see into) may change a value, so from there on the names still needed are inputs:
-    they are returned beside the statements (empty where the prelude reached the function's
-    start, whose names are its parameters)."""
+    they are returned beside the statements (all but the parameters where the prelude reached
+    the function's start)."""
     context = facts.context
     chosen: list[cst.BaseStatement] = []
     needed = set(needed) - set(given)
@@ -110,7 +110,8 @@ def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNod
     cut: frozenset[str] = frozenset()
     while needed:
         located = context.block_of(current)
-        if located is None:
+        if located is None:  # an `elif` body, a statement on its header's line: stop here
+            cut = frozenset(needed)
             break
         block, index = located
         broken = False
@@ -127,7 +128,11 @@ def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNod
                 needed = (needed - hit) | (names_used(assign.value) - set(given))
         owner = context.parents.get(context.parents.get(current))
         if broken or not _crossable(owner, context):
-            if broken or not isinstance(owner, (cst.FunctionDef, type(None))):
+            if isinstance(owner, cst.FunctionDef) and not broken:
+                # the function's start: what is still needed and not a parameter is a closure
+                # variable or a global, bound where the prelude does not look
+                cut = frozenset(needed - set(parameter_names(owner)))
+            else:
                 cut = frozenset(needed)
             break
         current = owner  # type: ignore[assignment]
@@ -143,11 +148,44 @@ def _refuse_shared(facts: LoopFacts, names: Collection[str], written: Collection
     would be invisible to it. Where nothing is written, sharing changes no value read."""
     context = facts.context
     ignored = set(context.bindings) | _BUILTINS | set(facts.shapes.numbers) | set(facts.shapes.measures)
+    candidates = sorted(n for n in names if n not in ignored)
+    if len(candidates) < 2 or not set(candidates) & set(written):
+        return
     reads: dict[str, set[str]] = {}
-    for node in _walk(facts.scope):
-        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.NamedExpr)) and getattr(node, "value", None) is not None:
-            for bound in assigned_names(node):
-                reads.setdefault(bound, set()).update(_may_be(node.value, context) - ignored)  # type: ignore[arg-type]
+    # the function, the functions around it (closure variables) and the module (globals)
+    scopes: list[cst.CSTNode] = [facts.scope]
+    parent = context.parents.get(facts.scope)
+    while parent is not None:
+        if isinstance(parent, (cst.FunctionDef, cst.Module)):
+            scopes.append(parent)
+        parent = context.parents.get(parent)
+    # the kernel runs the loop itself: what its body binds or stores is not a sharing to model
+    inside = {id(n) for n in _walk(facts.loop)}
+    for scope in scopes:
+        for node in _walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+            if id(node) in inside:
+                continue
+            value: cst.BaseExpression | None = None
+            bound: set[str] = set()
+            if isinstance(node, (cst.Assign, cst.AnnAssign, cst.NamedExpr)) and node.value is not None:
+                value, bound = node.value, assigned_names(node)
+            elif isinstance(node, (cst.For, cst.CompFor)):
+                value, bound = node.iter, target_names(node.target)  # the target is an element of it
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                value, bound = node.item, target_names(node.asname.name)
+            if value is not None:
+                for name_ in bound:
+                    reads.setdefault(name_, set()).update(_may_be(value, context) - ignored)
+            # a container may come to hold what is put into it: `bufs.append(out)`, `d[k] = out`
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args:
+                held = set().union(*(_may_be(a.value, context) for a in node.args)) - ignored
+                for holder in _may_be(node.func.value, context):
+                    reads.setdefault(holder, set()).update(held)
+            elif isinstance(node, cst.Assign):
+                for target in node.targets:
+                    if isinstance(target.target, (cst.Subscript, cst.Attribute)):
+                        for holder in _may_be(target.target, context):
+                            reads.setdefault(holder, set()).update(_may_be(node.value, context) - ignored)
     def roots(name: str) -> set[str]:
         seen, pending = {name}, [name]
         while pending:
@@ -157,7 +195,6 @@ def _refuse_shared(facts: LoopFacts, names: Collection[str], written: Collection
                     pending.append(read)
         return seen
 
-    candidates = sorted(n for n in names if n not in ignored)
     found = {n: roots(n) for n in candidates}
     for k, first in enumerate(candidates):
         for second in candidates[k + 1:]:
@@ -173,7 +210,16 @@ _MAY_RETURN_ITS_INPUT = frozenset(
      "movedim", "moveaxis", "as_strided", "diagonal", "numpy", "cpu", "cuda", "to", "type", "type_as", "float",
      "double", "half", "long", "int", "bool", "astype", "asarray", "asanyarray", "as_tensor", "from_numpy",
      "squeeze_", "unsqueeze_", "get", "copy_", "real", "imag", "unbind", "split", "chunk", "atleast_1d",
-     "atleast_2d", "atleast_3d", "broadcast_to", "requires_grad_", "resize_", "data"}
+     "atleast_2d", "atleast_3d", "broadcast_to", "requires_grad_", "resize_", "data", "array", "asfortranarray",
+     "ascontiguousarray", "squeeze", "reshape", "transpose", "ravel", "flatten"}
+)
+#: attributes that describe a value rather than hold it
+_METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "itemsize", "nbytes"})
+#: calls that make a new value (or a Python number) whatever they are given
+_NEW_VALUES = frozenset(
+    {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
+     "eye", "tensor", "copy", "clone", "concatenate", "cat", "stack", "vstack", "hstack", "len", "size", "numel",
+     "dim", "item", "tolist", "int", "float", "bool", "range", "round", "abs"}
 )
 #: what a call of these kinds returns is a new value, never one of its arguments
 _FRESH = frozenset({Batching.ELEMENTWISE, Batching.REDUCTION, Batching.ALONG_DIM, Batching.MATMUL,
@@ -186,6 +232,8 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
     value (``x + 1``, ``torch.zeros(n)``, ``x.sum()``) is none of them."""
     if isinstance(value, cst.Name):
         return {value.value}
+    if isinstance(value, cst.Attribute) and value.attr.value in _METADATA:
+        return set()
     if isinstance(value, (cst.Attribute, cst.Subscript)):
         return _may_be(value.value, context)
     if isinstance(value, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BaseNumber, cst.BaseString)):
@@ -203,7 +251,12 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
         leaf = qualified.rsplit(".", 1)[-1] if qualified else (func.attr.value if isinstance(func, cst.Attribute) else "")
         if row is None and isinstance(func, cst.Attribute) and qualified is None:
             row = callees.method(func.attr.value)
-        if row is not None and row.batching in _FRESH and leaf not in _MAY_RETURN_ITS_INPUT:
+        in_place = (leaf.endswith("_") and not leaf.startswith("__")) or any(
+            a.keyword is not None and (a.keyword.value == "out" or (a.keyword.value in ("inplace", "copy") and not m.matches(
+                a.value, m.Name("True") if a.keyword.value == "copy" else m.Name("False"))))
+            for a in value.args
+        )
+        if not in_place and (leaf in _NEW_VALUES or (row is not None and row.batching in _FRESH and leaf not in _MAY_RETURN_ITS_INPUT)):
             return set()
         found = set().union(*(_may_be(a.value, context) for a in value.args))
         if isinstance(func, cst.Attribute) and qualified is None:
