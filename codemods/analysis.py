@@ -978,6 +978,21 @@ def loop_proposals(
 # ----------------------------------------------------------------------------- conversions
 
 
+#: methods whose result may share memory with the value they are called on (``.float()`` of a
+#: float tensor is the tensor itself)
+VIEW_METHODS = frozenset(
+    {"view", "view_as", "reshape", "reshape_as", "transpose", "permute", "squeeze", "unsqueeze", "expand",
+     "expand_as", "flatten", "ravel", "narrow", "select", "unfold", "detach", "contiguous", "t", "swapaxes",
+     "movedim", "moveaxis", "as_strided", "diagonal", "numpy", "cpu", "to", "type_as", "float", "double",
+     "long", "int", "astype", "squeeze_", "unsqueeze_", "get", "copy_"}
+)
+
+
+def is_in_place_method(name: str) -> bool:
+    """``add_``, ``relu_``: torch's spelling of a method that changes its receiver and returns it."""
+    return name.endswith("_") and not name.startswith("__")
+
+
 def is_conversion(node: cst.CSTNode) -> bool:
     """``T.item()``, ``float(T)`` or ``int(T)`` with one positional argument."""
     if not isinstance(node, cst.Call):

@@ -13,12 +13,14 @@ from libcst.metadata import MetadataWrapper
 
 from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
+    VIEW_METHODS,
     RuleContext,
     assigned_names,
     comments_in,
     dotted,
     enclosing_scope,
     escaping_control_flow,
+    is_in_place_method,
     module_facts,
     module_nodes,
     name_nodes,
@@ -138,15 +140,6 @@ def _within(node: cst.CSTNode, outer: cst.CSTNode, ctx: RuleContext) -> bool:
     return True
 
 
-#: methods whose result may share memory with the value they are called on
-_VIEW_METHODS = frozenset(
-    {"view", "view_as", "reshape", "reshape_as", "transpose", "permute", "squeeze", "unsqueeze", "expand",
-     "expand_as", "flatten", "ravel", "narrow", "select", "unfold", "detach", "contiguous", "t", "swapaxes",
-     "movedim", "moveaxis", "as_strided", "diagonal", "numpy", "cpu", "to", "type_as", "float", "double",
-     "long", "int", "astype", "squeeze_", "unsqueeze_", "get", "copy_"}
-)
-
-
 def _with_view_roots(names: set[str], scope: cst.CSTNode) -> set[str]:
     """``names`` and every name one of them may be a view of: ``obs = buf[0]`` makes ``obs``
     change when ``buf`` is changed in place (``.float()`` / ``.to()`` of a value already of that
@@ -159,7 +152,7 @@ def _with_view_roots(names: set[str], scope: cst.CSTNode) -> set[str]:
             while True:
                 if isinstance(value, (cst.Subscript, cst.Attribute)):
                     value = value.value
-                elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _VIEW_METHODS:
+                elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in VIEW_METHODS:
                     value = value.func.value
                 else:
                     break
@@ -715,7 +708,7 @@ class CatInLoop(Rule):
                 func = node.func
                 if isinstance(func, cst.Attribute):
                     attr = func.attr.value
-                    if attr.endswith("_") and not attr.startswith("__"):
+                    if is_in_place_method(attr):
                         root = _root_name(func.value)
                         if root:
                             roots.add(root)

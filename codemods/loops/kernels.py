@@ -20,7 +20,7 @@ from typing import Collection, Iterable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import parameter_names, target_names
+from torchfix.codemods.analysis import VIEW_METHODS, is_in_place_method, parameter_names, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.facts import LoopFacts, _walk
@@ -162,30 +162,11 @@ def _refuse_shared(facts: LoopFacts, names: Collection[str], written: Collection
     # the kernel runs the loop itself: what its body binds or stores is not a sharing to model
     inside = {id(n) for n in _walk(facts.loop)}
     for scope in scopes:
-        for node in _walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
-            if id(node) in inside:
-                continue
-            value: cst.BaseExpression | None = None
-            bound: set[str] = set()
-            if isinstance(node, (cst.Assign, cst.AnnAssign, cst.NamedExpr)) and node.value is not None:
-                value, bound = node.value, assigned_names(node)
-            elif isinstance(node, (cst.For, cst.CompFor)):
-                value, bound = node.iter, target_names(node.target)  # the target is an element of it
-            elif isinstance(node, cst.WithItem) and node.asname is not None:
-                value, bound = node.item, target_names(node.asname.name)
-            if value is not None:
-                for name_ in bound:
-                    reads.setdefault(name_, set()).update(_may_be(value, context) - ignored)
-            # a container may come to hold what is put into it: `bufs.append(out)`, `d[k] = out`
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args:
-                held = set().union(*(_may_be(a.value, context) for a in node.args)) - ignored
-                for holder in _may_be(node.func.value, context):
-                    reads.setdefault(holder, set()).update(held)
-            elif isinstance(node, cst.Assign):
-                for target in node.targets:
-                    if isinstance(target.target, (cst.Subscript, cst.Attribute)):
-                        for holder in _may_be(target.target, context):
-                            reads.setdefault(holder, set()).update(_may_be(node.value, context) - ignored)
+        for node_id, names_, sources in context.once("sharing links", scope, lambda scope=scope: _sharing_links(scope, context)):
+            if node_id not in inside:
+                for name_ in names_:
+                    reads.setdefault(name_, set()).update(sources - ignored)
+
     def roots(name: str) -> set[str]:
         seen, pending = {name}, [name]
         while pending:
@@ -202,16 +183,36 @@ def _refuse_shared(facts: LoopFacts, names: Collection[str], written: Collection
                 raise SharedInputs(f"`{first}` and `{second}` may share memory where the replayed lines before the loop stop")
 
 
-#: methods and functions whose result may be their argument or a view of it (``.float()`` of a
-#: float tensor is the tensor itself; ``np.asarray`` of an array is the array)
-_MAY_RETURN_ITS_INPUT = frozenset(
-    {"view", "view_as", "reshape", "reshape_as", "transpose", "permute", "squeeze", "unsqueeze", "expand",
-     "expand_as", "flatten", "ravel", "narrow", "select", "unfold", "detach", "contiguous", "t", "swapaxes",
-     "movedim", "moveaxis", "as_strided", "diagonal", "numpy", "cpu", "cuda", "to", "type", "type_as", "float",
-     "double", "half", "long", "int", "bool", "astype", "asarray", "asanyarray", "as_tensor", "from_numpy",
-     "squeeze_", "unsqueeze_", "get", "copy_", "real", "imag", "unbind", "split", "chunk", "atleast_1d",
-     "atleast_2d", "atleast_3d", "broadcast_to", "requires_grad_", "resize_", "data", "array", "asfortranarray",
-     "ascontiguousarray", "squeeze", "reshape", "transpose", "ravel", "flatten"}
+def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int, set[str], set[str]]]:
+    """Per node of ``scope`` (its own, not nested functions'): the names it makes refer to what
+    the other names may be -- ``v = buf`` binds ``v`` to ``buf``, ``for src in bufs`` binds
+    ``src`` to an element of ``bufs``, ``bufs.append(out)`` and ``d[k] = out`` make a container
+    hold ``out``. Once per scope: every rung of every loop in it asks."""
+    links: list[tuple[int, set[str], set[str]]] = []
+    for node in _walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.NamedExpr)) and node.value is not None:
+            value = _may_be(node.value, context)
+            links.append((id(node), assigned_names(node), value))
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    if isinstance(target.target, (cst.Subscript, cst.Attribute)):
+                        links.append((id(node), _may_be(target.target, context), value))
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            links.append((id(node), target_names(node.target), _may_be(node.iter, context)))
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            links.append((id(node), target_names(node.asname.name), _may_be(node.item, context)))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args:
+            held = set().union(*(_may_be(a.value, context) for a in node.args))
+            links.append((id(node), _may_be(node.func.value, context), held))
+    return links
+
+
+#: methods and functions whose result may be their argument or a view of it (``np.asarray`` of an
+#: array is the array)
+_MAY_RETURN_ITS_INPUT = VIEW_METHODS | frozenset(
+    {"cuda", "type", "half", "bool", "asarray", "asanyarray", "as_tensor", "from_numpy", "real", "imag", "unbind",
+     "split", "chunk", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "requires_grad_", "resize_",
+     "data", "array", "asfortranarray", "ascontiguousarray"}
 )
 #: attributes that describe a value rather than hold it
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "itemsize", "nbytes"})
@@ -251,7 +252,7 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
         leaf = qualified.rsplit(".", 1)[-1] if qualified else (func.attr.value if isinstance(func, cst.Attribute) else "")
         if row is None and isinstance(func, cst.Attribute) and qualified is None:
             row = callees.method(func.attr.value)
-        in_place = (leaf.endswith("_") and not leaf.startswith("__")) or any(
+        in_place = is_in_place_method(leaf) or any(
             a.keyword is not None and (a.keyword.value == "out" or (a.keyword.value in ("inplace", "copy") and not m.matches(
                 a.value, m.Name("True") if a.keyword.value == "copy" else m.Name("False"))))
             for a in value.args
@@ -278,7 +279,7 @@ def _written_through(prelude: Sequence[cst.BaseStatement], code: Sequence[cst.CS
                         written |= _may_be(target, context)
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 attr = node.func.attr.value
-                if (attr.endswith("_") and not attr.startswith("__")) or attr in ("at", "put", "fill", "sort", "resize"):
+                if is_in_place_method(attr) or attr in ("at", "put", "fill", "sort", "resize"):
                     written |= _may_be(node.func.value, context)
             if isinstance(node, cst.Call):
                 for a in node.args:
@@ -303,7 +304,7 @@ def _crossable(owner: cst.CSTNode | None, context: ModuleContext) -> bool:
     if isinstance(owner, cst.With):
         return all(
             isinstance(item.item, cst.Call) and context.qualified(item.item.func) in _GRAD_MODES and item.asname is None
-            and is_replayable(item.item.args and cst.Tuple([cst.Element(a.value) for a in item.item.args]) or item.item.func, context)
+            and all(is_replayable(a.value, context) for a in item.item.args)
             for item in owner.items
         )
     return False

@@ -633,11 +633,11 @@ class Lifter:
                 a, b, rank = self._expand(left, rr - lr), right.node, rr
             else:
                 a, b, rank = left.node, self._expand(right, lr - rr), lr
-            if self.library.is_numpy and left.scalar != right.scalar and isinstance(node, cst.Comparison):
-                # NumPy compares a Python int with a float array in the array's dtype, with an int
-                # array exactly (`uint64 > -1`); a batch of numbers compares in neither way
-                raise CannotLift(f"`{short(node)}`: NumPy compares a per-sample Python number unlike a batch of them")
             if self.library.is_numpy and left.scalar != right.scalar:
+                if isinstance(node, cst.Comparison):
+                    # NumPy compares a Python int with a float array in the array's dtype, with an
+                    # int array exactly (`uint64 > -1`); a batch of numbers compares in neither way
+                    raise CannotLift(f"`{short(node)}`: NumPy compares a per-sample Python number unlike a batch of them")
                 numbers, array = (left, right) if left.scalar else (right, left)
                 if numbers.kind in ("int", "float") and _cheap(array.node):
                     weak = self.library.as_weak_number(self.spell, a if left.scalar else b, array.node, numbers.kind)
