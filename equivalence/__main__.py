@@ -114,10 +114,10 @@ def report(verdict: Verdict, args: argparse.Namespace, out=sys.stdout) -> None:
         if not args.replay:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(cex.witness)
-        cmd = ["python", "-m", "equivalence", args.old, args.new, "--replay", str(path)]
+        cmd = ["python", "-m", "torchfix.equivalence", args.old, args.new, "--replay", str(path)]
         print(f"replay: {shlex.join(cmd)}", file=out)
     if not args.replay:
-        again = ["python", "-m", "equivalence", args.old, args.new, "--seed", str(args.seed),
+        again = ["python", "-m", "torchfix.equivalence", args.old, args.new, "--seed", str(args.seed),
                  "--examples", str(args.examples)]
         if args.device:
             again += ["--device", args.device]

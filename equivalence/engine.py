@@ -12,7 +12,7 @@ import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import torch
@@ -105,7 +105,11 @@ def _to_device(value: Any, device: str) -> Any:
     if isinstance(value, list):
         return [_to_device(v, device) for v in value]
     if isinstance(value, dict):  # an example (name -> value), or a dict input
-        return {name: _to_device(v, device) for name, v in value.items()}
+        moved: dict[int, Any] = {}  # one object given as two inputs stays one object
+        for v in value.values():
+            if id(v) not in moved:
+                moved[id(v)] = _to_device(v, device)
+        return {name: moved[id(v)] for name, v in value.items()}
     if isinstance(value, OneShot):
         return OneShot([_to_device(v, device) for v in value.items])
     return value
@@ -189,7 +193,12 @@ def compare_runs(kernel: Kernel, old: Any, new: Any, inputs: dict[str, Any], tol
 def _counterexample(
     inputs: dict[str, Any], diff: Difference, seed_value: int, device: str = "cpu", kinds: str = ""
 ) -> Counterexample:
-    rendered = [(name, f"{render_value(value)}  # {describe_value(value)}") for name, value in inputs.items()]
+    aliases = _aliases(inputs)
+    rendered = [
+        (name, f"{aliases[name]}  # the same object as `{aliases[name]}`: one array given as both")
+        if name in aliases else (name, f"{render_value(value)}  # {describe_value(value)}")
+        for name, value in inputs.items()
+    ]
     try:
         witness = encode_inputs(inputs, device=device, seed=seed_value)
     except TypeError:
@@ -443,6 +452,88 @@ def _outside_nonempty_domain(kernel: Kernel, old_code: Any, base: dict[str, Any]
                 if run_snippet(old_code, kernel, base, _with_extent(kernel, inputs, extent, rng, element)).error is None:
                     return False
     return True
+
+
+#: edge inputs per signature scanned for inputs the old code writes into, and how many of those
+#: the aliasing sweep varies
+ALIAS_SCAN = 12
+ALIAS_EXAMPLES = 3
+
+
+def _changed(before: Any, after: Any) -> bool:
+    """Whether a run changed an array input (NaN where NaN was is no change)."""
+    if isinstance(before, torch.Tensor):
+        if not isinstance(after, torch.Tensor) or before.shape != after.shape or before.dtype != after.dtype:
+            return True
+        b, a = before.detach(), after.detach()
+        return not bool(((a == b) | ((a != a) & (b != b))).all())
+    if isinstance(before, np.ndarray):
+        if not isinstance(after, np.ndarray) or before.shape != after.shape or before.dtype != after.dtype:
+            return True
+        return not bool(((after == before) | ((after != after) & (before != before))).all())
+    return False
+
+
+def _may_alias(kernel: Kernel, first: str, second: str) -> bool:
+    return kernel.may_alias is None or (first, second) in kernel.may_alias or (second, first) in kernel.may_alias
+
+
+def _aliases(inputs: dict[str, Any]) -> dict[str, str]:
+    """Each input that is the same array as an earlier one -> that one's name."""
+    first_names: dict[int, str] = {}
+    found: dict[str, str] = {}
+    for name, value in inputs.items():
+        same = first_names.setdefault(id(value), name)
+        if same != name and _array_family(value) is not None:
+            found[name] = same
+    return found
+
+
+def _array_family(value: Any) -> type | None:
+    return torch.Tensor if isinstance(value, torch.Tensor) else np.ndarray if isinstance(value, np.ndarray) else None
+
+
+def aliased_inputs(
+    kernel: Kernel, old_code: Any, base: dict[str, Any], specs: list[InputSpec], signature: Signature,
+) -> Iterator[dict[str, Any]]:
+    """The aliasing sweep's examples of ``signature``: :func:`aliased_variants` of the first
+    few edge inputs the old code writes an input of."""
+    if not _aliasable(kernel, specs):
+        return
+    varied = 0
+    for raw in itertools.islice(edge_inputs(specs, signature), ALIAS_SCAN):
+        variants = aliased_variants(kernel, old_code, base, raw)
+        if variants:
+            varied += 1
+            yield from variants
+            if varied == ALIAS_EXAMPLES:
+                return
+
+
+def _aliasable(kernel: Kernel, specs: list[InputSpec]) -> bool:
+    return kernel.may_alias != () and len(specs) >= 2
+
+
+def aliased_variants(kernel: Kernel, old_code: Any, base: dict[str, Any], raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """``raw`` with one array given as two inputs: for each input the old code writes into and
+    each other input of the same family (tensor, ndarray) that ``kernel.may_alias`` allows, that
+    input replaced by the written one's object. The checker draws inputs as independent values,
+    but a caller may pass one tensor twice, and then a loop that reads what it wrote at an earlier
+    step (``out[i] = src[n - 1 - i]``) is no longer a batched operation. An example the old code
+    rejects so aliased proves nothing, as ever; where the old code writes no input, aliasing
+    changes no value read. (Views that overlap only in part, ``f(x[1:], x[:-1])``, are not
+    built: a documented limit.)"""
+    run = run_snippet(old_code, kernel, base, raw)
+    if run.error is not None:
+        return []
+    written = [n for n, v in raw.items() if _array_family(v) is not None and _changed(v, run.inputs_after.get(n))]
+    variants = []
+    for target in written:
+        family = _array_family(raw[target])
+        for other, value in raw.items():
+            if other != target and _array_family(value) is family and _may_alias(kernel, target, other):
+                variants.append({**raw, other: raw[target]})
+    return variants
 
 
 def judge_example(
@@ -709,6 +800,9 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             stats.old_raised += 1
             return None
         kinds = describe(signature, spec_by_name)
+        aliases = _aliases(raw)
+        if aliases:
+            kinds += "".join(f"; `{name}` is `{same}`" for name, same in aliases.items())
         stats.signatures_seen.add(kinds)
         if result is not None:
             return _Refuted(_counterexample(inputs, result, config.seed, config.device, kinds), kinds)
@@ -729,6 +823,16 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             if refuted is not None:
                 return _rejected(refuted, stats, config.device)
 
+    # a caller may pass one array as two inputs (`fill(out, out)`, `self.src = self.out`): where
+    # the old code writes into an input, the same object given as each other input of its kind
+    for signature in admitted:
+        for aliased in aliased_inputs(kernel, old_code, base, specs, signature):
+            refuted = refute(aliased, signature)
+            if refuted is not None:
+                return _rejected(refuted, stats, config.device)
+
+    aliasable = _aliasable(kernel, specs)
+
     @settings(
         max_examples=config.examples,
         deadline=None,
@@ -744,6 +848,11 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         signature = data.draw(st.sampled_from(admitted), label="signature")
         raw = data.draw(inputs_strategy(specs, signature, wanted=wanted), label="inputs")
         refuted = refute(raw, signature)
+        if refuted is None and aliasable:
+            # the edge sweep aliases small shapes only; some loops differ from five rows up
+            variants = aliased_variants(kernel, old_code, base, raw)
+            if variants:
+                refuted = refute(data.draw(st.sampled_from(variants), label="aliased"), signature)
         if refuted is not None:
             raise refuted
 

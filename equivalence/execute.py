@@ -198,6 +198,18 @@ def clone(value: Any) -> Any:
     return copy.copy(value)
 
 
+def clone_example(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Clones of an example's inputs. Two names given the same object get the same clone: the
+    aliasing sweep (``engine``) passes one tensor as two inputs, as a caller may (``f(x, x)``)."""
+    clones: dict[int, Any] = {}
+    own: dict[str, Any] = {}
+    for name, value in inputs.items():
+        if id(value) not in clones:
+            clones[id(value)] = clone(value)
+        own[name] = clones[id(value)]
+    return own
+
+
 @dataclass
 class RunResult:
     outputs: dict[str, Any]
@@ -249,7 +261,7 @@ def exec_on_device(code: Any, namespace: dict[str, Any], device: torch.device | 
 def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[str, Any]) -> RunResult:
     """Execute a compiled snippet on clones of ``inputs``; never raises for the snippet's errors."""
     namespace = dict(base)
-    own_inputs = {name: clone(v) for name, v in inputs.items()}
+    own_inputs = clone_example(inputs)
     namespace.update(own_inputs)
     try:
         exec_on_device(code, namespace, input_device(inputs))

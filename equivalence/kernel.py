@@ -178,6 +178,10 @@ class Kernel:
     #: stay so: a ``.detach()`` that kills a gradient is refuted). Off by default: rewrites of
     #: ``.item()`` code drop the graph on purpose, as the old code did.
     gradients: bool = False
+    #: the pairs of inputs that may be one object where the code runs (two parameters a caller
+    #: may pass one tensor as; ``codemods.loops.kernels.alias_pairs``): the checker's aliasing
+    #: sweep gives them one array where the old code writes into one of them. None: any pair may.
+    may_alias: tuple[tuple[str, str], ...] | None = None
 
     def key(self) -> str:
         """A content hash: equal kernels get equal verdicts, so verdicts can be cached."""

@@ -664,11 +664,27 @@ def decode_value(data: Any, device: str | None = None) -> Any:
 
 
 def encode_inputs(inputs: dict[str, Any], **meta: Any) -> str:
-    return json.dumps({**meta, "inputs": {k: encode_value(v) for k, v in inputs.items()}})
+    """The example as JSON; an array given as two inputs (the aliasing sweep) is written once and
+    named again as ``{"same_as": first name}``, so that a replay passes one object twice too."""
+    encoded: dict[str, Any] = {}
+    first_names: dict[int, str] = {}
+    for name, value in inputs.items():
+        same = first_names.setdefault(id(value), name)
+        if same != name and isinstance(value, (torch.Tensor, np.ndarray)):
+            encoded[name] = {"same_as": same}
+        else:
+            encoded[name] = encode_value(value)
+    return json.dumps({**meta, "inputs": encoded})
 
 
 def decode_inputs(text: str, device: str | None = None) -> dict[str, Any]:
-    return {k: decode_value(v, device) for k, v in json.loads(text)["inputs"].items()}
+    decoded: dict[str, Any] = {}
+    for name, body in json.loads(text)["inputs"].items():
+        if isinstance(body, dict) and set(body) == {"same_as"}:
+            decoded[name] = decoded[body["same_as"]]
+        else:
+            decoded[name] = decode_value(body, device)
+    return decoded
 
 
 def render_value(value: Any) -> str:

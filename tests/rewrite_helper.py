@@ -7,7 +7,11 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 
-from torchfix.codemods.base import Rule
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from torchfix.codemods.base import Proposal, Rule
+from torchfix.codemods.loops.kernels import with_alias_pairs
 from torchfix.equivalence.kernel import Outcome, Verdict
 from torchfix.pipeline import RewriteRecord, process_source
 
@@ -75,3 +79,10 @@ def assert_ruff_sections(rule: type[Rule]) -> None:
     text = rule.explain()
     for section in ("What it does", "Why is this bad?", "Example", "Use instead", "When it stays silent"):
         assert f"## {section}" in text
+
+
+def propose(rule: type[Rule], source: str) -> list[Proposal]:
+    """``rule``'s proposals for ``source`` as the pipeline receives them: each kernel told which
+    of its inputs may be one object (``codemods.loops.kernels.with_alias_pairs``)."""
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    return with_alias_pairs(rule().propose(wrapper), wrapper)

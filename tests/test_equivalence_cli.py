@@ -191,6 +191,7 @@ def test_deterministic_rerun_path_runs_on_cpu_when_forced():
         "out.index_put_((idx,), torch.ones_like(idx, dtype=out.dtype), accumulate=True)\n",
         (InputSpec("out", dtypes=("int64",), ranks=(1,)), InputSpec("idx", index=True, ranks=(1,))),
         (),
+        may_alias=(),  # `idx` given as `out` too would be another test
     )
     verdict = check_kernel(kernel, EngineSettings(examples=30, deterministic=True))
     assert verdict.outcome is Outcome.VERIFIED, verdict

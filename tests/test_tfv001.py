@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import textwrap
 
-import libcst as cst
 import pytest
 from conftest import corpus_cases
-from libcst.metadata import MetadataWrapper
-from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
+from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite, propose
 
 from torchfix.codemods.tfv001_loop_over_batch import LoopOverBatch
 from torchfix.equivalence.kernel import Outcome
@@ -38,7 +36,7 @@ def test_explain_has_ruff_sections() -> None:
 
 
 def _proposals(source: str) -> list:
-    return list(LoopOverBatch().propose(MetadataWrapper(cst.parse_module(textwrap.dedent(source)))))
+    return propose(LoopOverBatch, textwrap.dedent(source))
 
 
 def test_unpinned_ranks_climb_from_hypotheses_to_vmap(checker) -> None:  # noqa: ANN001

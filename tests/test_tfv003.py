@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import textwrap
 
-import libcst as cst
 import pytest
 from conftest import corpus_cases
-from libcst.metadata import MetadataWrapper
-from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
+from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite, propose
 
 from torchfix.codemods.tfv003_cat_in_loop import CatInLoop
 from torchfix.equivalence.kernel import Kernel, Outcome
@@ -36,7 +34,7 @@ def test_rule_examples(example, checker):
 
 
 def _proposals(source: str):
-    return list(CatInLoop().propose(MetadataWrapper(cst.parse_module(textwrap.dedent(source)))))
+    return propose(CatInLoop, textwrap.dedent(source))
 
 
 def _kernel(source: str) -> Kernel:

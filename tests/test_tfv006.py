@@ -7,11 +7,9 @@ import ast
 import dataclasses
 import textwrap
 
-import libcst as cst
 import pytest
 from conftest import corpus_cases
-from libcst.metadata import MetadataWrapper
-from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections
+from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, propose
 
 from torchfix.codemods.tfv006_index_accumulation import IndexAccumulation
 from torchfix.equivalence.kernel import Kind, Outcome
@@ -28,7 +26,7 @@ def checker():
 
 
 def _proposals(source: str):
-    return list(IndexAccumulation().propose(MetadataWrapper(cst.parse_module(textwrap.dedent(source)))))
+    return propose(IndexAccumulation, textwrap.dedent(source))
 
 
 def test_corpus_has_enough_cases():

@@ -10,8 +10,7 @@ import textwrap
 import libcst as cst
 import pytest
 from conftest import corpus_cases
-from libcst.metadata import MetadataWrapper
-from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections
+from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, propose
 
 from torchfix.codemods.analysis import loop_variable_used_outside, parent_map
 from torchfix.codemods.tfv007_running_scan import RunningScan
@@ -21,7 +20,7 @@ CASES = corpus_cases("TFV007")
 
 
 def _proposals(source: str):
-    return list(RunningScan().propose(MetadataWrapper(cst.parse_module(textwrap.dedent(source)))))
+    return propose(RunningScan, textwrap.dedent(source))
 
 
 def test_corpus_has_enough_cases():

@@ -28,6 +28,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from torchfix.codemods.analysis import TENSOR_ONLY_ATTRS
 from torchfix.codemods.apply import add_imports, apply_edits, overlaps
 from torchfix.codemods.base import Candidate, Edit, Proposal, Rule
+from torchfix.codemods.loops.kernels import with_alias_pairs
 from torchfix.codemods.syntax import SyntaxIndex, parse_tree
 from torchfix.equivalence.kernel import CLEARLY_FASTER, CLEARLY_SLOWER, Kernel, Outcome, SpeedClass, Verdict
 from torchfix.limits import Budget, FileLimits
@@ -567,7 +568,7 @@ def _one_round(
     may_suppress = b"torchfix:" in data
     accepted: list[Edit] = []
     imports: list[str] = []
-    proposals = [proposal for rule in rules for proposal in rule().propose(wrapper)]
+    proposals = with_alias_pairs((proposal for rule in rules for proposal in rule().propose(wrapper)), wrapper)
     suppressed_by = [
         _suppressed(lines, _suppression_lines(wrapper, lines, p), p.rule) if may_suppress else None for p in proposals
     ]

@@ -15,18 +15,23 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, replace
-from typing import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Collection, Iterable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
+import numpy as np
 
-from torchfix.codemods.analysis import VIEW_METHODS, is_in_place_method, parameter_names, target_names
+from torchfix.codemods.analysis import VIEW_METHODS, dotted, is_in_place_method, parameter_names, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.facts import LoopFacts, _walk
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
+from torchfix.codemods.base import Proposal
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
+
+if TYPE_CHECKING:
+    from libcst.metadata import MetadataWrapper
 
 _BUILTINS = frozenset(dir(builtins))
 #: builtins a replayed statement may call
@@ -151,36 +156,164 @@ def _refuse_shared(facts: LoopFacts, names: Collection[str], written: Collection
     candidates = sorted(n for n in names if n not in ignored)
     if len(candidates) < 2 or not set(candidates) & set(written):
         return
-    reads: dict[str, set[str]] = {}
-    # the function, the functions around it (closure variables) and the module (globals)
-    scopes: list[cst.CSTNode] = [facts.scope]
-    parent = context.parents.get(facts.scope)
-    while parent is not None:
-        if isinstance(parent, (cst.FunctionDef, cst.Module)):
-            scopes.append(parent)
-        parent = context.parents.get(parent)
     # the kernel runs the loop itself: what its body binds or stores is not a sharing to model
-    inside = {id(n) for n in _walk(facts.loop)}
-    for scope in scopes:
-        for node_id, names_, sources in context.once("sharing links", scope, lambda scope=scope: _sharing_links(scope, context)):
-            if node_id not in inside:
-                for name_ in names_:
-                    reads.setdefault(name_, set()).update(sources - ignored)
-
-    def roots(name: str) -> set[str]:
-        seen, pending = {name}, [name]
-        while pending:
-            for read in reads.get(pending.pop(), ()):
-                if read not in seen:
-                    seen.add(read)
-                    pending.append(read)
-        return seen
-
+    roots = _Sharing(context, facts.scope, (facts.loop,), ignored).roots
     found = {n: roots(n) for n in candidates}
     for k, first in enumerate(candidates):
         for second in candidates[k + 1:]:
             if (first in written or second in written) and found[first] & found[second]:
                 raise SharedInputs(f"`{first}` and `{second}` may share memory where the replayed lines before the loop stop")
+
+
+class _Sharing:
+    """What the names of ``scope`` may refer to, from the links its code makes (``v = buf``,
+    ``for src in bufs``, ``bufs.append(out)``), in it, the functions around it (closure
+    variables) and the module (globals) -- but the links made inside ``inside`` (the code the
+    kernel runs itself)."""
+
+    def __init__(self, context: ModuleContext, scope: cst.CSTNode, inside: Sequence[cst.CSTNode], ignored: Collection[str] = ()) -> None:
+        self.context = context
+        self.scope = scope
+        self.reads: dict[str, set[str]] = {}
+        scopes: list[cst.CSTNode] = [scope]
+        parent = context.parents.get(scope)
+        while parent is not None:
+            if isinstance(parent, (cst.FunctionDef, cst.Module)):
+                scopes.append(parent)
+            parent = context.parents.get(parent)
+        skipped = {id(n) for node in inside for n in _walk(node)}
+        for each in scopes:
+            for node_id, names_, sources in context.once("sharing links", each, lambda each=each: _sharing_links(each, context)):
+                if node_id not in skipped:
+                    for name_ in names_:
+                        self.reads.setdefault(name_, set()).update(set(sources) - set(ignored))
+
+    def roots(self, name: str) -> set[str]:
+        """``name`` and every name its object may be (or view) through the links."""
+        seen, pending = {name}, [name]
+        while pending:
+            for read in self.reads.get(pending.pop(), ()):
+                if read not in seen:
+                    seen.add(read)
+                    pending.append(read)
+        return seen
+
+
+def with_alias_pairs(proposals: Iterable[Proposal], wrapper: "MetadataWrapper") -> list[Proposal]:
+    """``proposals`` with each candidate's kernel told which of its inputs may be one object
+    (:func:`alias_pairs`): one place for every rule, so that no rule can forget it."""
+    proposals = list(proposals)
+    if not any(p.candidates for p in proposals):
+        return proposals
+    context = ModuleContext.of(wrapper)
+    for proposal in proposals:
+        proposal.candidates = tuple(
+            replace(c, kernel=replace(c.kernel, may_alias=alias_pairs(
+                context, proposal.anchor, [s.name for s in c.kernel.inputs], [e.target for e in c.edits],
+            ))) if c.kernel.may_alias is None else c
+            for c in proposal.candidates
+        )
+    return proposals
+
+
+def alias_pairs(
+    context: ModuleContext, anchor: cst.CSTNode, names: Sequence[str], ran: Sequence[cst.CSTNode] = (),
+) -> tuple[tuple[str, str], ...]:
+    """The pairs of a kernel's inputs ``names`` that may be one object when the code at
+    ``anchor`` runs (``ran``: the statements the kernel runs itself, whose links are its own),
+    for the checker's aliasing sweep (``Kernel.may_alias``). Two inputs may be
+    one object when the links of the function make them so (``src = out if src is None else
+    src``), or when both may come from outside the function: a parameter (a caller may pass one
+    tensor twice: ``rev(x, x)``), a global or closure variable, an attribute (``self.src =
+    self.out``), the result of a call torchfix cannot see into, a loop or ``with`` target. A
+    name every binding of which makes a new value (``torch.zeros(n)``, ``x * 2``) comes from
+    nowhere else."""
+    scope = _function_of(anchor, context)
+    sharing = _Sharing(context, scope, (anchor, *ran))
+    origins = context.once("origins", scope, lambda: _origins(scope, context))
+    roots = {n: sharing.roots(n) for n in names}
+    external = {n: any(origins.from_outside(r) for r in roots[n]) for n in names}
+    pairs = []
+    for k, first in enumerate(names):
+        for second in names[k + 1:]:
+            if roots[first] & roots[second] or (external[first] and external[second]):
+                pairs.append((first, second))
+    return tuple(pairs)
+
+
+def _function_of(node: cst.CSTNode, context: ModuleContext) -> cst.CSTNode:
+    parent = context.parents.get(node)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
+        parent = context.parents.get(parent)
+    return parent if parent is not None else context.module
+
+
+@dataclass(frozen=True)
+class _Origins:
+    """Of the names a scope binds: ``bound``, all of them (a name outside it is a global or a
+    closure variable), and ``outside``, those bound to a value that may come from outside it."""
+
+    bound: frozenset[str]
+    outside: frozenset[str]
+
+    def from_outside(self, name: str) -> bool:
+        return name in self.outside or name not in self.bound
+
+
+def _origins(scope: cst.CSTNode, context: ModuleContext) -> _Origins:
+    """Which names ``scope`` binds from outside it: parameters, loop and ``with`` targets,
+    imports, ``global`` / ``nonlocal`` names, exception names, assignments of a call torchfix
+    cannot see into. (``v = buf`` binds nothing from outside itself: ``v`` comes from outside
+    where ``buf`` does, which :class:`_Sharing` follows.)"""
+    bound: set[str] = set()
+    outside: set[str] = set()
+
+    def add(names: Iterable[str], from_outside: bool = True) -> None:
+        bound.update(names)
+        if from_outside:
+            outside.update(names)
+
+    if isinstance(scope, cst.FunctionDef):
+        add(parameter_names(scope))
+    for node in _walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.NamedExpr, cst.AugAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            names = set().union(*(target_names(t) for t in targets if isinstance(t, (cst.Name, cst.Tuple, cst.List))))
+            value = None if isinstance(node, cst.AugAssign) else node.value
+            add(names, value is not None and _calls_unknown(value, context))
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            add(target_names(node.target))
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            add(target_names(node.asname.name))
+        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+            add(target_names(node.name.name))
+        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                add(target_names(alias.asname.name) if alias.asname is not None else {(dotted(alias.name) or "").split(".")[0]})
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            outside.update(item.name.value for item in node.names)
+    return _Origins(frozenset(bound), frozenset(outside))
+
+
+def _calls_unknown(value: cst.BaseExpression, context: ModuleContext) -> bool:
+    """Whether ``value`` calls something torchfix cannot see into (which may return any object)."""
+    for node in _walk(value):
+        if isinstance(node, cst.Call):
+            func = node.func
+            qualified = context.qualified(func)
+            if qualified is not None:
+                if callees.function(qualified) is None and qualified.rsplit(".", 1)[-1] not in _NEW_VALUES:
+                    return True
+            elif isinstance(func, cst.Name):
+                if func.value not in _PURE_BUILTINS and func.value not in _NEW_VALUES:
+                    return True
+            elif isinstance(func, cst.Attribute):
+                attr = func.attr.value
+                if callees.method(attr) is None and attr not in _NEW_VALUES | _SHAPE_METHODS | _MAY_RETURN_ITS_INPUT:
+                    return True
+            else:
+                return True
+    return False
 
 
 def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int, set[str], set[str]]]:
@@ -208,15 +341,20 @@ def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int
 
 
 #: methods and functions whose result may be their argument or a view of it (``np.asarray`` of an
-#: array is the array)
+#: array is the array; ``x.float()`` of a float32 tensor is ``x``)
 _MAY_RETURN_ITS_INPUT = VIEW_METHODS | frozenset(
-    {"cuda", "type", "half", "bool", "asarray", "asanyarray", "as_tensor", "from_numpy", "real", "imag", "unbind",
-     "split", "chunk", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "requires_grad_", "resize_",
-     "data", "array", "asfortranarray", "ascontiguousarray"}
+    {"cuda", "type", "half", "bool", "byte", "char", "short", "bfloat16", "asarray", "asanyarray", "as_tensor",
+     "from_numpy", "real", "imag", "unbind", "split", "chunk", "atleast_1d", "atleast_2d", "atleast_3d",
+     "broadcast_to", "requires_grad_", "resize_", "data", "array", "asfortranarray", "ascontiguousarray",
+     "view_as_real", "view_as_complex", "conj", "resolve_conj", "resolve_neg", "align_to", "rename",
+     "refine_names", "pin_memory", "share_memory_", "mT", "mH", "H", "T",
+     # the input itself when it drops nothing (eval mode, p=0) or replaces nothing (copy=False)
+     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "nan_to_num"}
 )
 #: attributes that describe a value rather than hold it
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "itemsize", "nbytes"})
-#: calls that make a new value (or a Python number) whatever they are given
+#: functions that make a new value (or a Python number) whatever they are given (as methods,
+#: ``x.float()``, ``x.int()`` may return ``x`` itself: :data:`_MAY_RETURN_ITS_INPUT` is asked first)
 _NEW_VALUES = frozenset(
     {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
      "eye", "tensor", "copy", "clone", "concatenate", "cat", "stack", "vstack", "hstack", "len", "size", "numel",
@@ -225,18 +363,71 @@ _NEW_VALUES = frozenset(
 #: what a call of these kinds returns is a new value, never one of its arguments
 _FRESH = frozenset({Batching.ELEMENTWISE, Batching.REDUCTION, Batching.ALONG_DIM, Batching.MATMUL,
                     Batching.ALLOCATE, Batching.ALLOCATE_LIKE, Batching.RANDOM})
+#: NumPy functions of three positional arguments with no ``out`` among them
+_NUMPY_THREE_ARGUMENTS = frozenset({"where", "clip", "linspace", "full", "arange", "einsum"})
+
+
+def _writes_into_an_argument(call_: cst.Call, qualified: str | None, leaf: str) -> bool:
+    """Whether the call may write into an argument and return it: an in-place method, ``out=``,
+    ``inplace=``/``copy=False`` given by keyword or by position (``F.relu(x, True)``,
+    ``np.multiply(a, b, a)``)."""
+    if is_in_place_method(leaf):
+        return True
+    for a in call_.args:
+        if a.keyword is None:
+            continue
+        if a.keyword.value == "out":
+            return True
+        if a.keyword.value == "inplace" and not m.matches(a.value, m.Name("False")):
+            return True
+        if a.keyword.value == "copy" and not m.matches(a.value, m.Name("True")):
+            return True
+    positional = [a for a in call_.args if a.keyword is None and not a.star]
+    if qualified is not None and qualified.startswith("torch.nn.functional.") and leaf in _FUNCTIONAL_INPLACE:
+        # the `inplace` flag by position (`F.relu(x, True)`): anything but False may be true
+        return any(not m.matches(a.value, m.Name("False") | m.Integer() | m.Float()) for a in positional[1:])
+    if qualified is not None and qualified.startswith("numpy."):
+        # a ufunc's `out` by position: one past its operands (`np.sqrt(a, a)`, `np.add(a, b, a)`)
+        ufunc = getattr(np, leaf, None)
+        if isinstance(ufunc, np.ufunc):
+            return len(positional) > ufunc.nin
+        return len(positional) >= (4 if leaf in _NUMPY_THREE_ARGUMENTS else 3)
+    if qualified is None and isinstance(call_.func, cst.Attribute) and leaf in _NUMPY_METHODS_WITH_OUT:
+        # `a.clip(lo, hi, a)`, `a.sum(0, None, a)`: any argument that may be an array may be `out`
+        return any(not isinstance(a.value, (cst.BaseNumber, cst.BaseString)) and not m.matches(a.value, m.Name("None") | m.Name("True") | m.Name("False"))
+                   for a in positional)
+    return False
+
+
+#: ndarray methods that take an ``out`` array by position
+_NUMPY_METHODS_WITH_OUT = frozenset(
+    {"clip", "round", "cumsum", "cumprod", "sum", "mean", "std", "var", "prod", "max", "min", "any", "all", "argmax",
+     "argmin", "ptp", "take", "choose", "compress", "trace", "dot", "conj", "conjugate"}
+)
+
+
+#: torch.nn.functional functions with an `inplace` parameter
+_FUNCTIONAL_INPLACE = frozenset(
+    {"relu", "relu6", "elu", "selu", "celu", "leaky_relu", "rrelu", "hardtanh", "dropout", "dropout1d", "dropout2d",
+     "dropout3d", "alpha_dropout", "feature_alpha_dropout", "threshold", "silu", "hardsigmoid", "hardswish", "mish"}
+)
 
 
 def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
     """The names whose object ``value`` may be, or view (conservative): ``v = buf``,
-    ``out = buf.view(-1)``, ``row = x[0]``, a call torchfix cannot see into of ``x``. A new
-    value (``x + 1``, ``torch.zeros(n)``, ``x.sum()``) is none of them."""
+    ``out = buf.view(-1)``, ``row = x[0]``, ``x.float()``, a call torchfix cannot see into of
+    ``x``. A new value (``x + 1``, ``torch.zeros(n)``, ``x.sum()``) is none of them, nor is a
+    module or a name in one (``np.float32``)."""
+    if isinstance(value, (cst.Name, cst.Attribute)) and context.qualified(value) is not None:
+        return set()  # a module, or a function or class of one
     if isinstance(value, cst.Name):
         return {value.value}
     if isinstance(value, cst.Attribute) and value.attr.value in _METADATA:
         return set()
     if isinstance(value, (cst.Attribute, cst.Subscript)):
         return _may_be(value.value, context)
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Plus):
+        return _may_be(value.expression, context)  # `+t` is `t` itself for a tensor
     if isinstance(value, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BaseNumber, cst.BaseString)):
         return set()
     if isinstance(value, cst.BooleanOperation):
@@ -248,19 +439,24 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
     if isinstance(value, cst.Call):
         func = value.func
         qualified = context.qualified(func)
+        method = isinstance(func, cst.Attribute) and qualified is None
         row = callees.function(qualified) if qualified else None
         leaf = qualified.rsplit(".", 1)[-1] if qualified else (func.attr.value if isinstance(func, cst.Attribute) else "")
-        if row is None and isinstance(func, cst.Attribute) and qualified is None:
-            row = callees.method(func.attr.value)
-        in_place = is_in_place_method(leaf) or any(
-            a.keyword is not None and (a.keyword.value == "out" or (a.keyword.value in ("inplace", "copy") and not m.matches(
-                a.value, m.Name("True") if a.keyword.value == "copy" else m.Name("False"))))
-            for a in value.args
-        )
-        if not in_place and (leaf in _NEW_VALUES or (row is not None and row.batching in _FRESH and leaf not in _MAY_RETURN_ITS_INPUT)):
-            return set()
+        if row is None and method:
+            row = callees.method(leaf)
+        # `torch.Tensor.float(x)` is the method `x.float()` spelled as a function
+        unbound = qualified is not None and qualified.startswith(("torch.Tensor.", "numpy.ndarray."))
+        if _writes_into_an_argument(value, qualified, leaf):
+            pass  # below: what it was given
+        elif method and leaf in _MAY_RETURN_ITS_INPUT:
+            # `x.float()`, `x.to(device)`, `x.astype(np.float32)`: the receiver, or a new value
+            return _may_be(func.value, context)
+        elif unbound and (leaf in _MAY_RETURN_ITS_INPUT or is_in_place_method(leaf)):
+            pass
+        elif leaf in _NEW_VALUES or (row is not None and row.batching in _FRESH and leaf not in _MAY_RETURN_ITS_INPUT):
+            return set()  # `int(x)`, `torch.zeros(n)`, `x.clone()`, `x.sum()`, `F.relu(x)`
         found = set().union(*(_may_be(a.value, context) for a in value.args))
-        if isinstance(func, cst.Attribute) and qualified is None:
+        if method:
             found |= _may_be(func.value, context)  # the receiver of a method
         return found
     return set(names_used(value))
