@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Collection, Iterable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
-import numpy as np
 
 from torchfix.codemods.analysis import VIEW_METHODS, dotted, is_in_place_method, parameter_names, target_names
 from torchfix.codemods.loops import callees
@@ -388,8 +387,10 @@ def _writes_into_an_argument(call_: cst.Call, qualified: str | None, leaf: str) 
         return any(not m.matches(a.value, m.Name("False") | m.Integer() | m.Float()) for a in positional[1:])
     if qualified is not None and qualified.startswith("numpy."):
         # a ufunc's `out` by position: one past its operands (`np.sqrt(a, a)`, `np.add(a, b, a)`)
-        ufunc = getattr(np, leaf, None)
-        if isinstance(ufunc, np.ufunc):
+        import numpy  # here: a scan of files with no candidate never imports NumPy
+
+        ufunc = getattr(numpy, leaf, None)
+        if isinstance(ufunc, numpy.ufunc):
             return len(positional) > ufunc.nin
         return len(positional) >= (4 if leaf in _NUMPY_THREE_ARGUMENTS else 3)
     if qualified is None and isinstance(call_.func, cst.Attribute) and leaf in _NUMPY_METHODS_WITH_OUT:
