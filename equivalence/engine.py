@@ -23,7 +23,7 @@ from hypothesis.errors import HypothesisException
 from torchfix.equivalence.edges import bound_inputs, edge_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
-from torchfix.equivalence.execute import Unbound, base_namespace, error_site, run_snippet
+from torchfix.equivalence.execute import Unbound, base_namespace, error_site, per_object, run_snippet
 from torchfix.equivalence.kernel import FLOAT_DTYPES, NO_DOMAIN, Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
     OneShot,
@@ -40,6 +40,7 @@ from torchfix.equivalence.values import (
     literal_index_sizes,
     primary_signatures,
     render_value,
+    repeated_arrays,
     sample_nonempty,
     slot_choices,
 )
@@ -105,11 +106,7 @@ def _to_device(value: Any, device: str) -> Any:
     if isinstance(value, list):
         return [_to_device(v, device) for v in value]
     if isinstance(value, dict):  # an example (name -> value), or a dict input
-        moved: dict[int, Any] = {}  # one object given as two inputs stays one object
-        for v in value.values():
-            if id(v) not in moved:
-                moved[id(v)] = _to_device(v, device)
-        return {name: moved[id(v)] for name, v in value.items()}
+        return per_object(value, lambda v: _to_device(v, device))
     if isinstance(value, OneShot):
         return OneShot([_to_device(v, device) for v in value.items])
     return value
@@ -193,7 +190,7 @@ def compare_runs(kernel: Kernel, old: Any, new: Any, inputs: dict[str, Any], tol
 def _counterexample(
     inputs: dict[str, Any], diff: Difference, seed_value: int, device: str = "cpu", kinds: str = ""
 ) -> Counterexample:
-    aliases = _aliases(inputs)
+    aliases = repeated_arrays(inputs)
     rendered = [
         (name, f"{aliases[name]}  # the same object as `{aliases[name]}`: one array given as both")
         if name in aliases else (name, f"{render_value(value)}  # {describe_value(value)}")
@@ -461,32 +458,19 @@ ALIAS_EXAMPLES = 3
 
 
 def _changed(before: Any, after: Any) -> bool:
-    """Whether a run changed an array input (NaN where NaN was is no change)."""
-    if isinstance(before, torch.Tensor):
-        if not isinstance(after, torch.Tensor) or before.shape != after.shape or before.dtype != after.dtype:
-            return True
-        b, a = before.detach(), after.detach()
-        return not bool(((a == b) | ((a != a) & (b != b))).all())
-    if isinstance(before, np.ndarray):
-        if not isinstance(after, np.ndarray) or before.shape != after.shape or before.dtype != after.dtype:
-            return True
-        return not bool(((after == before) | ((after != after) & (before != before))).all())
-    return False
+    """Whether a run changed an array input, exactly (NaN where NaN was is no change)."""
+    family = _array_family(before)
+    if family is None:
+        return False
+    if not isinstance(after, family) or before.shape != after.shape or before.dtype != after.dtype:
+        return True
+    if family is torch.Tensor:
+        before, after = before.detach(), after.detach()
+    return not bool(((after == before) | ((after != after) & (before != before))).all())
 
 
 def _may_alias(kernel: Kernel, first: str, second: str) -> bool:
     return kernel.may_alias is None or (first, second) in kernel.may_alias or (second, first) in kernel.may_alias
-
-
-def _aliases(inputs: dict[str, Any]) -> dict[str, str]:
-    """Each input that is the same array as an earlier one -> that one's name."""
-    first_names: dict[int, str] = {}
-    found: dict[str, str] = {}
-    for name, value in inputs.items():
-        same = first_names.setdefault(id(value), name)
-        if same != name and _array_family(value) is not None:
-            found[name] = same
-    return found
 
 
 def _array_family(value: Any) -> type | None:
@@ -800,7 +784,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             stats.old_raised += 1
             return None
         kinds = describe(signature, spec_by_name)
-        aliases = _aliases(raw)
+        aliases = repeated_arrays(raw)
         if aliases:
             kinds += "".join(f"; `{name}` is `{same}`" for name, same in aliases.items())
         stats.signatures_seen.add(kinds)

@@ -19,7 +19,7 @@ import hashlib
 import importlib
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -198,16 +198,19 @@ def clone(value: Any) -> Any:
     return copy.copy(value)
 
 
+def per_object(inputs: dict[str, Any], function: Callable[[Any], Any]) -> dict[str, Any]:
+    """``function`` of each input, called once per distinct object: two names given one object
+    (the aliasing sweep's ``f(x, x)``) get one result, so they stay one object."""
+    results: dict[int, Any] = {}
+    for value in inputs.values():
+        if id(value) not in results:
+            results[id(value)] = function(value)
+    return {name: results[id(value)] for name, value in inputs.items()}
+
+
 def clone_example(inputs: dict[str, Any]) -> dict[str, Any]:
-    """Clones of an example's inputs. Two names given the same object get the same clone: the
-    aliasing sweep (``engine``) passes one tensor as two inputs, as a caller may (``f(x, x)``)."""
-    clones: dict[int, Any] = {}
-    own: dict[str, Any] = {}
-    for name, value in inputs.items():
-        if id(value) not in clones:
-            clones[id(value)] = clone(value)
-        own[name] = clones[id(value)]
-    return own
+    """Clones of an example's inputs, one clone per distinct object (:func:`per_object`)."""
+    return per_object(inputs, clone)
 
 
 @dataclass

@@ -663,17 +663,25 @@ def decode_value(data: Any, device: str | None = None) -> Any:
     return None
 
 
-def encode_inputs(inputs: dict[str, Any], **meta: Any) -> str:
-    """The example as JSON; an array given as two inputs (the aliasing sweep) is written once and
-    named again as ``{"same_as": first name}``, so that a replay passes one object twice too."""
-    encoded: dict[str, Any] = {}
+def repeated_arrays(inputs: dict[str, Any]) -> dict[str, str]:
+    """Each input that is the same array (tensor or ndarray) as an earlier one -> that one's name:
+    what the aliasing sweep makes (``engine.aliased_variants``)."""
     first_names: dict[int, str] = {}
+    found: dict[str, str] = {}
     for name, value in inputs.items():
         same = first_names.setdefault(id(value), name)
         if same != name and isinstance(value, (torch.Tensor, np.ndarray)):
-            encoded[name] = {"same_as": same}
-        else:
-            encoded[name] = encode_value(value)
+            found[name] = same
+    return found
+
+
+def encode_inputs(inputs: dict[str, Any], **meta: Any) -> str:
+    """The example as JSON; an array given as two inputs (the aliasing sweep) is written once and
+    named again as ``{"same_as": first name}``, so that a replay passes one object twice too."""
+    repeated = repeated_arrays(inputs)
+    encoded = {
+        name: {"same_as": repeated[name]} if name in repeated else encode_value(value) for name, value in inputs.items()
+    }
     return json.dumps({**meta, "inputs": encoded})
 
 

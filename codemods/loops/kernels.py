@@ -171,8 +171,6 @@ class _Sharing:
     kernel runs itself)."""
 
     def __init__(self, context: ModuleContext, scope: cst.CSTNode, inside: Sequence[cst.CSTNode], ignored: Collection[str] = ()) -> None:
-        self.context = context
-        self.scope = scope
         self.reads: dict[str, set[str]] = {}
         scopes: list[cst.CSTNode] = [scope]
         parent = context.parents.get(scope)
