@@ -31,7 +31,13 @@ _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
     # operands whose trailing sizes disagree, where a broadcast expression raises
     ("empty_batch", (0, 2, 3), 0),
     ("empty_inner", (2, 0, 3), 1),
+    # leading sizes that differ between inputs (3 and 2, never 1, which broadcasts): a loop
+    # that reads `counts[k]` only where `out[k] != 0` accepts a shorter `counts`, where a
+    # mask over all of `out` raises
+    ("ragged", (3, 2, 2), 2),
 )
+#: the leading sizes of the "ragged" shape, alternated by input position
+_RAGGED_LEADS = (3, 2)
 #: value fills for floating tensors
 _FLOAT_FILLS = ("ramp", "nan_last", "nan_first", "huge", "signed_zero_inf")
 #: value fills for integer tensors
@@ -85,9 +91,11 @@ def _int_values(fill: str, numel: int, spec: InputSpec, size: int) -> list[int]:
     return [(i * 3) % 7 - 3 for i in range(numel)]
 
 
-def _tensor(slot: Slot, spec: InputSpec, pool: tuple[int, ...], fill: str, offset: int = 0) -> torch.Tensor:
-    # the first (batch) dimension is shared; trailing ones rotate per input so they can disagree
-    shape = _shape(slot.rank, pool)[:1] + _shape(max(slot.rank - 1, 0), pool, 1 + offset)
+def _tensor(slot: Slot, spec: InputSpec, pool: tuple[int, ...], fill: str, offset: int = 0, lead: int | None = None) -> torch.Tensor:
+    # the first (batch) dimension is shared unless ``lead`` says otherwise; trailing ones rotate
+    # per input so they can disagree
+    first = _shape(slot.rank, pool)[:1] if lead is None or slot.rank == 0 else (lead,)
+    shape = first + _shape(max(slot.rank - 1, 0), pool, 1 + offset)
     numel = 1
     for d in shape:
         numel *= d
@@ -158,7 +166,7 @@ def _example(
 ) -> dict[str, Any]:
     """One input of the sweep. ``bounds``: None, or the parity that sets Python float scalars to
     +inf / -inf by position (a pair of bounds wide open in one of the two parities)."""
-    _, pool, steps = shape
+    label, pool, steps = shape
     values: dict[str, Any] = {}
 
     def float_bound(position: int) -> float:
@@ -169,11 +177,13 @@ def _example(
         if slot.kind is Kind.OPAQUE:
             continue
         offset = position if k % 2 else 0  # half the sweep keeps shapes aligned
+        # which input is the longer one flips with each pass over the fills
+        lead = _RAGGED_LEADS[(position + k // len(_SHAPES)) % 2] if label == "ragged" else None
 
         def one(step: int) -> Any:
             if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
                 own = fill if slot.dtype in FLOAT_DTYPES else int_fill
-                tensor = _tensor(Slot(Kind.TENSOR, slot.rank, slot.dtype), spec, pool, own, offset)
+                tensor = _tensor(Slot(Kind.TENSOR, slot.rank, slot.dtype), spec, pool, own, offset, lead)
                 return tensor if slot.kind is Kind.TENSOR else to_ndarray(tensor)
             if slot.kind is Kind.LIST:
                 return _elements(slot, spec, pool, fill, int_fill, offset)

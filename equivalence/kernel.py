@@ -24,6 +24,11 @@ from dataclasses import asdict, dataclass, field
 
 #: dtypes the checker draws by default, in the order it prefers them.
 DEFAULT_DTYPES: tuple[str, ...] = ("float32", "float64", "int64", "int32", "bool")
+#: dtypes an input of unstated dtype may also hold, tried by the checker's dtype coverage (each in
+#: an admitted signature, where the old code takes it) rather than drawn in the sample: they are
+#: rarer, and where a rewrite differs on them it differs on its first input (a Python number
+#: beside an int8 sample stays int8; a batch of them as int64 promotes it)
+NARROW_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "int16", "int8", "uint8")
 FLOAT_DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
 INT_DTYPES: tuple[str, ...] = ("int64", "int32", "int16", "int8", "uint8")
 
@@ -148,11 +153,19 @@ class InputSpec:
         return self.kinds or expand_kinds(self.kind)
 
     def allowed_dtypes(self) -> tuple[str, ...]:
+        """The dtypes the checker draws this input with."""
         if self.dtypes:
             return self.dtypes
         if self.index:
             return ("int64", "int32")
         return DEFAULT_DTYPES
+
+    def coverage_dtypes(self) -> tuple[str, ...]:
+        """Every dtype the input may hold: those drawn, and -- where nothing narrows them -- the
+        narrow ones, each tried once by the checker's dtype coverage."""
+        if self.dtypes or self.index:
+            return self.allowed_dtypes()
+        return DEFAULT_DTYPES + NARROW_DTYPES
 
 
 @dataclass(frozen=True)

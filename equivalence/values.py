@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from torchfix.equivalence.kernel import FLOAT_DTYPES, NUMPY_SCALAR_DTYPES, InputSpec, Kind
+from torchfix.equivalence.kernel import FLOAT_DTYPES, NARROW_DTYPES, NUMPY_SCALAR_DTYPES, InputSpec, Kind
 
 MAX_STEPS = 4
 POOL_SIZE = 3
@@ -99,9 +99,10 @@ def _numpy_scalar_dtypes(dtypes: tuple[str, ...]) -> list[str]:
     return chosen or ["bool"]
 
 
-def slot_choices(spec: InputSpec) -> list[Slot]:
-    """Every slot the spec allows, kind by kind in canonical order (tensors first)."""
-    dtypes = spec.allowed_dtypes()
+def slot_choices(spec: InputSpec, coverage: bool = False) -> list[Slot]:
+    """Every slot the spec allows, kind by kind in canonical order (tensors first). ``coverage``:
+    with the dtypes only the checker's dtype coverage tries (``InputSpec.coverage_dtypes``)."""
+    dtypes = spec.coverage_dtypes() if coverage else spec.allowed_dtypes()
     slots: list[Slot] = []
     for kind in spec.allowed_kinds():
         if kind is Kind.TENSOR:
@@ -269,6 +270,11 @@ def candidate_signatures(specs: list[InputSpec], limit: int, rng: random.Random)
 def is_primary(signature: Signature) -> bool:
     """Whether every input of ``signature`` is a tensor, a Python number or opaque."""
     return all(slot.kind in _PRIMARY_KINDS for _, slot in signature)
+
+
+def is_narrow(signature: Signature) -> bool:
+    """Whether an array of ``signature`` has a dtype only dtype coverage tries (int8, float16...)."""
+    return any(slot.kind in (Kind.TENSOR, Kind.NDARRAY) and slot.dtype in NARROW_DTYPES for _, slot in signature)
 
 
 def primary_signatures(specs: list[InputSpec], cap: int = 20000) -> list[Signature]:

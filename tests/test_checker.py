@@ -171,6 +171,38 @@ def test_int64_overflow_is_found(checker):
     assert checker.check(kernel).outcome is Outcome.REJECTED
 
 
+NUMBERS_BESIDE_SAMPLES = "out = torch.stack([x[k] * (k + 0.5) for k in range(len(x))])\n"
+
+
+@pytest.mark.parametrize(
+    ("new", "outcome"),
+    [
+        # a batch of Python numbers is a float32 tensor: it promotes a float16 (or bfloat16, or
+        # int8) sample that the Python number beside it left alone
+        ("out = x * (torch.arange(len(x)) + 0.5)\n", Outcome.REJECTED),
+        ("out = x * (torch.arange(len(x)) + 0.5).to(torch.result_type(x, 0.0))\n", Outcome.VERIFIED),
+    ],
+)
+def test_narrow_dtypes_of_an_unstated_dtype_are_tried(checker, new, outcome):
+    """float16, bfloat16, int8, int16 and uint8 are not drawn in the sample, and dtype coverage
+    still tries each of them where the old code takes it."""
+    x = InputSpec("x", ranks=(1,))
+    verdict = checker.check(Kernel(NUMBERS_BESIDE_SAMPLES, new, (x,), ("out",), may_alias=()))
+    assert verdict.outcome is outcome, verdict.reason
+    if outcome is Outcome.VERIFIED:
+        tried = {s.split(": ")[1].split("[")[0] for s in verdict.signatures}
+        assert {"float16", "bfloat16", "int8", "int16", "uint8"} <= tried
+    else:
+        assert "float16" in verdict.reason or "bfloat16" in verdict.reason or "int" in verdict.reason
+
+
+def test_a_stated_dtype_is_not_widened_to_narrow_ones(checker):
+    x = InputSpec("x", ranks=(1,), dtypes=("float32",))
+    verdict = checker.check(Kernel(NUMBERS_BESIDE_SAMPLES, "out = x * (torch.arange(len(x)) + 0.5)\n", (x,), ("out",), may_alias=()))
+    assert verdict.outcome is Outcome.VERIFIED, verdict.reason
+    assert all("float32" in s for s in verdict.signatures)
+
+
 def test_a_worker_that_cannot_start_under_the_address_space_limit_is_restarted_without_it(monkeypatch):
     # a CUDA build of torch maps gigabytes of libraries at import and dies under a small
     # RLIMIT_AS before it is ready (seen on an H100 machine with memory_mb=3072): simulated here

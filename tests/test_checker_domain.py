@@ -125,3 +125,18 @@ def test_admission_samples_reach_the_sizes_literal_indices_need():
     assert literal_index_sizes("s = d[40]\n") == tuple(range(5, MAX_DIM + 1))
     kernel = Kernel("s = d[4] * 2\n", "s = d[4] + d[4]\n", (InputSpec("d", ranks=(1,), dtypes=("float32",)),), ("s",), modules=TORCH)
     assert check_kernel(kernel, FAST).outcome is Outcome.VERIFIED
+
+
+def test_inputs_of_different_lengths_are_swept_whatever_the_seed():
+    """`counts[k]` is read only where `out[k] != 0`: the loop accepts a `counts` shorter than
+    `out` where the tail of `out` is zero, and a mask over all of `out` raises there. The edge
+    sweep gives inputs leading sizes that differ (3 and 2, each way round), so no seed and no
+    hypothesis budget can miss it."""
+    old = "for k in range(out.size(0)):\n    if out[k] != 0 and counts[k] > 0:\n        out[k] = 2\n"
+    new = "out[(out != 0) & (counts[:out.size(0)] > 0)] = 2\n"
+    inputs = (InputSpec("counts", Kind.TENSOR, ranks=(1,)), InputSpec("out", Kind.TENSOR, ranks=(1,)))
+    kernel = Kernel(old, new, inputs, ("out",), modules=TORCH, may_alias=())
+    for seed in range(4):
+        verdict = check_kernel(kernel, EngineSettings(examples=1, seed=seed))
+        assert verdict.outcome is Outcome.REJECTED, verdict.reason
+        assert "the new code's run differs" in verdict.reason
