@@ -570,6 +570,13 @@ def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
     return any(_contains(child, node) for child in root.children)
 
 
+def _negative_step(element: cst.SubscriptElement) -> bool:
+    """``::-1``: a slice whose step is a negative integer literal."""
+    piece = element.slice
+    step = piece.step if isinstance(piece, cst.Slice) else None
+    return isinstance(step, cst.UnaryOperation) and isinstance(step.operator, cst.Minus) and isinstance(step.expression, cst.Integer)
+
+
 def _string_key(node: cst.Subscript) -> str | None:
     if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
         return None
@@ -960,6 +967,9 @@ class ScopeEvidence:
             return _known({T}, f"`{_code(node)}` indexes a tensor")
         if receiver.kinds and receiver.kinds <= {ND, NS}:
             return _known({ND, NS}, f"`{_code(node)}` indexes an ndarray")
+        if len(node.slice) > 1 and any(_negative_step(e) for e in node.slice):
+            # a tensor raises on a negative step, a list on a tuple of slices
+            return _known({ND}, f"`{_code(node)}` slices with a negative step along one of several dimensions (an ndarray)")
         if receiver.kinds == frozenset({LST}):
             if sliced:
                 return _known({LST}, f"`{_code(node)}` slices a list", receiver.elements)

@@ -125,11 +125,27 @@ def kinds(source: str, name: str, function: str = "f") -> tuple[Kind, ...]:
         ("x = t.item()", (I, FL, B)),
         ("x = t.size(0)", (I,)),
         ("x = t.shape[0]", (I,)),
+        ("x = t.copy()[:, :, ::-1]", (ND,)),
+        ("x = t[::-2, 0]", (ND,)),
     ],
 )
 def test_bindings_that_are_not_tensors(binding, expected):
     source = f"import numpy as np\ndef f(values, pairs, n, t):\n    {binding}\n    return x\n"
     assert kinds(source, "x") == expected
+
+
+def test_a_negative_step_along_one_of_several_dimensions_takes_an_ndarray_only():
+    """What the evidence says of `t[:, ::-1]`, held to the real types: a tensor raises on the
+    negative step, a list on the tuple of slices; an ndarray takes it."""
+    with pytest.raises(ValueError):
+        torch.zeros(2, 2)[:, ::-1]
+    rows = [[0, 1], [2, 3]]
+    with pytest.raises(TypeError):
+        rows[:, ::-1]  # type: ignore[call-overload]
+    assert np.zeros((2, 2))[:, ::-1].shape == (2, 2)
+    assert kinds("def f(t):\n    x = t[:, ::-1]\n    return x\n", "x") == (ND,)
+    # one dimension: a list reverses too
+    assert ND in kinds("def f(t):\n    x = t[::-1]\n    return x\n", "x") and len(kinds("def f(t):\n    x = t[::-1]\n    return x\n", "x")) > 1
 
 
 def test_elements_of_enumerate_and_zip_over_lists():

@@ -662,10 +662,28 @@ def test_an_inplace_chain_on_the_channels_is_one_chain_channels_last(checker) ->
     found, failure, _ = ladder.candidates(facts)
     assert failure is None and len(found) == 1
     assert found[0].kernel.new == (
-        "image[:3].movedim(0, -1).mul_(image.new_tensor([2.0, 4.0, 8.0])[:len(image)])"
+        "image[:3].movedim(0, -1).mul_(image.new_tensor([2.0, 4.0, 8.0], dtype=torch.promote_types(image.dtype, torch.float32))[:len(image)])"
         ".add_(image.new_tensor([0.5, 0.25, 0.125])[:len(image)])\n"
     )
     assert checker.check(found[0].kernel).outcome.value == "verified"
+
+
+def test_the_numbers_of_mul_keep_float32_for_a_half_precision_image(checker) -> None:  # noqa: ANN001
+    """`t.mul_(0.229)` multiplies a bfloat16 channel by 0.229 in float32; `t.add_(0.485)` first
+    rounds 0.485 to bfloat16. Numbers made in the image's dtype for both change `t * 0.229 + 0.485`
+    by several per cent where the two nearly cancel: the checker draws bfloat16 and refutes it."""
+    facts = _first_loop_facts(
+        "import torch\ndef f(img: torch.Tensor):\n"
+        "    for t, m, s in zip(img, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]):\n        t.mul_(s).add_(m)\n    return img\n"
+    )
+    assert facts is not None
+    (candidate,), _, _ = ladder.candidates(facts)
+    assert "mul_(img.new_tensor([0.229, 0.224, 0.225], dtype=torch.promote_types(img.dtype, torch.float32))" in candidate.kernel.new
+    assert ".add_(img.new_tensor([0.485, 0.456, 0.406])[:len(img)])" in candidate.kernel.new
+    assert checker.check(candidate.kernel).outcome.value == "verified"
+    rounded_first = candidate.kernel.new.replace(", dtype=torch.promote_types(img.dtype, torch.float32)", "")
+    verdict = checker.check(replace(candidate.kernel, new=rounded_first))
+    assert verdict.outcome.value == "rejected" and "bfloat16" in verdict.reason
 
 
 @pytest.mark.parametrize(
@@ -931,3 +949,33 @@ def test_a_number_read_from_a_walked_name_is_tried_as_a_vector_first():
     assert found, failure
     assumed = [c.description for c in found]
     assert any("`boxes` is 2-D; `inds` is 1-D; `scales` is 1-D" in d for d in assumed), assumed
+
+
+@pytest.mark.parametrize(
+    ("body", "literal"),
+    [
+        ("out[i] = x[i] * scale[i]", True),
+        ("out[i] = x[i] * scale[i - 1] + scale[i]", True),
+        # a store into the list, a method of it, the list itself passed on: its items may not be
+        # the literal's numbers any more
+        ("scale[i] = 2.0\n        out[i] = x[i] * scale[i]", False),
+        ("scale.append(1.0)\n        out[i] = x[i] * scale[i]", False),
+        ("out[i] = x[i] * helper(scale)[i]", False),
+    ],
+)
+def test_a_literal_number_list_is_one_only_while_the_loop_just_reads_its_items(body: str, literal: bool) -> None:
+    facts = _first_loop_facts(
+        "import torch\ndef f(x: torch.Tensor, out: torch.Tensor):\n    scale = [1.0, 2.0, 3.0]\n"
+        f"    for i in range(3):\n        {body}\n    return out\n"
+    )
+    assert facts is not None
+    assert (facts.number_list(cst.Name("scale")) is not None) is literal
+
+
+def test_a_number_list_holds_numbers_only() -> None:
+    facts = _first_loop_facts(
+        "import torch\ndef f(x: torch.Tensor, out: torch.Tensor, m: float):\n    scale = [1.0, m, 3.0]\n"
+        "    for i in range(3):\n        out[i] = x[i] * scale[i]\n    return out\n"
+    )
+    assert facts is not None and facts.number_list(cst.Name("scale")) is None
+

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+import torch
 from conftest import corpus_cases
 from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite, propose
 
@@ -137,6 +138,29 @@ def test_weak_scalar_promotion_is_checked_not_assumed(checker) -> None:  # noqa:
     """
     text = rewrite(textwrap.dedent(source).encode(), [LoopOverBatch], checker).source.decode()
     assert "torch.vmap(lambda xi, wi: xi * wi)(x, w[:n])" in text
+
+
+def test_the_index_beside_a_sample_is_a_weak_number(checker) -> None:  # noqa: ANN001
+    """`x[k] > k` compares in x's dtype: torch wraps a Python int into a uint8 sample's dtype
+    (`uint8(44) > 300` is True), where an int64 batch of positions would compare exactly. The
+    positions are cast as a Python number is; the checker cannot show the difference (it needs
+    256 rows), so the emitted code is run on them here."""
+    source = textwrap.dedent(
+        """
+        import torch
+        def above(x: torch.Tensor) -> torch.Tensor:
+            n, d = x.shape
+            return torch.stack([x[k] > k for k in range(n)])
+        """
+    )
+    text = rewrite(source.encode(), [LoopOverBatch], checker).source.decode()
+    assert "torch.arange(n, device=x.device)[:, None].to(torch.result_type(x, 0))" in text
+    old, new = {}, {}
+    exec(compile(source, "old", "exec"), old)
+    exec(compile(text, "new", "exec"), new)
+    x = torch.full((300, 2), 44, dtype=torch.uint8)
+    assert torch.equal(old["above"](x), new["above"](x))
+    assert bool(new["above"](x)[299].all())
 
 
 def test_a_list_used_after_the_stack_stays_a_list() -> None:

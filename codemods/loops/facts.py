@@ -22,7 +22,7 @@ import libcst.matchers as m
 from torchfix.codemods.analysis import annotated_scalar, child_nodes, escaping_control_flow, parameter_names, target_names
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.nodes import assigned_names, int_literal, name_nodes, names_used, python_number, same_code
+from torchfix.codemods.loops.nodes import assigned_names, int_literal, is_number, name_nodes, names_used, python_number, same_code
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import Evidence
@@ -143,6 +143,25 @@ class LoopFacts:
         """Whether ``name`` is read outside the loop (after it, or by a later iteration of an
         enclosing loop) -- conservatively: anywhere in the function but this loop."""
         return name in self.read_outside
+
+    def number_list(self, source: cst.BaseExpression) -> cst.List | cst.Tuple | None:
+        """The literal list (or tuple) of numbers ``source`` is -- written in place, or a name
+        bound to one before the loop, touched neither in between nor inside the loop other than
+        by reads of its items (``means[i]``) -- else None. Its length and values are in the code:
+        it can be made an array of one number per position."""
+        if isinstance(source, cst.Name):
+            definition = self.definition(source.value)
+            if definition is None or any(source.value in names_used(s) for s in definition.between):
+                return None
+            body = self.loop.body if isinstance(self.loop, cst.For) else self.loop.elt
+            if not _only_item_reads(body, source.value):
+                return None
+            source = definition.value
+        if isinstance(source, (cst.List, cst.Tuple)) and source.elements and all(
+            isinstance(e, cst.Element) and is_number(e.value) for e in source.elements
+        ):
+            return source
+        return None
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -650,3 +669,19 @@ def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context:
     step = Step(StepKind.APPEND, statement, None, None, comprehension.elt)  # type: ignore[arg-type]
     return LoopFacts(comprehension, context, domain, function, (*filters, step), frozenset(domain.variables), tuple(blockers),
                      shapes, frozenset(), statement)
+
+
+def _only_item_reads(body: cst.CSTNode, name: str) -> bool:
+    """Whether every use of ``name`` in a loop's ``body`` reads one item of it (``name[...]``),
+    never a store into it, a method of it or the name alone (which may reach code that changes
+    it)."""
+    reads = 0
+    for node in _walk(body):
+        if isinstance(node, cst.Subscript) and m.matches(node.value, m.Name(name)):
+            reads += 1
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if any(name in names_used(t) for t in targets):
+                return False
+    return reads == sum(1 for n in name_nodes(body) if n.value == name)
+

@@ -13,8 +13,12 @@ Why each piece is there:
 - ``.movedim(0, -1)`` is a view with the channels last, so a vector of one number per channel
   broadcasts against it whatever the rank of ``img`` (a channel of a 3-D image is a matrix, of a
   2-D one a vector); the in-place methods write through the view into ``img``.
-- ``img.new_tensor(...)`` has ``img``'s dtype and device: the numbers are rounded to that dtype,
-  as a Python number is when an in-place method takes it, and a CUDA image gets CUDA numbers.
+- ``img.new_tensor(...)`` is on ``img``'s device (a CUDA image gets CUDA numbers) and holds the
+  numbers as each in-place method holds a Python number: ``add_`` / ``sub_`` / ``clamp_`` round
+  it to ``img``'s dtype, ``mul_`` / ``div_`` keep a float in float32 for a float16 or bfloat16
+  image (``torch.promote_types(img.dtype, torch.float32)``, their "opmath" type). Rounding
+  ``0.229`` to bfloat16 first changes ``t * 0.229 + 0.485`` by several per cent where the two
+  nearly cancel; the checker draws those dtypes and holds the rewrite to it.
 
 Only lists (or tuples) of number literals -- written at the loop or bound once before it -- are
 lifted, and only the arithmetic in-place methods whose arguments are numbers: their count is
@@ -29,7 +33,7 @@ from torchfix.codemods.analysis import comments_in, names_used
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops.facts import LoopFacts, StepKind
 from torchfix.codemods.loops.kernels import SharedInputs, build_kernel, walkable_arrays
-from torchfix.codemods.loops.nodes import attribute, call, code_of, integer, is_number, name, slice_of, subscript
+from torchfix.codemods.loops.nodes import attribute, call, code_of, integer, is_float_literal, is_number, name, slice_of, subscript
 from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite
 from torchfix.equivalence.kernel import Kind
 
@@ -64,6 +68,10 @@ def is_inplace_chain(facts: LoopFacts) -> bool:
     found = chain_of(facts.steps[0].statement)
     return found is not None and found[0] in {w.element for w in facts.domain.walked}
 
+#: the methods that take a Python float in float32 for a float16 or bfloat16 tensor (the others
+#: round it to the tensor's dtype first), as torch's CPU kernels do
+_OPMATH_METHODS = frozenset({"mul_", "div_"})
+
 
 def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
     """The loop's in-place chain run once on the walked channels; raises :class:`CannotRewrite`."""
@@ -91,7 +99,7 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
     for other in facts.domain.walked:
         if other.element == element:
             continue
-        literal = _number_list(other.source, facts)
+        literal = facts.number_list(other.source)
         if literal is None:
             raise CannotRewrite(f"`{code_of(other.source)}` is not a list of number literals", statement)
         lengths.add(len(literal.elements))
@@ -100,6 +108,7 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
         raise CannotRewrite("the zipped lists differ in length", statement)
     count = lengths.pop()
     tensor = name(target.name)
+    imports: tuple[str, ...] = ()
     batched: cst.BaseExpression = call(
         attribute(subscript(tensor, [slice_of(None, integer(count))]), "movedim"), integer(0), cst.UnaryOperation(cst.Minus(), integer(1))
     )
@@ -110,7 +119,15 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
         for argument in args:
             value = argument.value
             if isinstance(value, cst.Name) and value.value in numbers:
-                per_channel = call(attribute(tensor, "new_tensor"), numbers[value.value])
+                literal = numbers[value.value]
+                floats = any(is_float_literal(e.value) for e in facts.number_list(literal).elements)
+                if floats and method in _OPMATH_METHODS:
+                    promote, imports = facts.context.spelling("torch.promote_types")
+                    float32, _ = facts.context.spelling("torch.float32")
+                    dtype = call(promote, attribute(tensor, "dtype"), float32)
+                    per_channel = call(attribute(tensor, "new_tensor"), literal, dtype=dtype)
+                else:
+                    per_channel = call(attribute(tensor, "new_tensor"), literal)
                 lifted.append(cst.Arg(subscript(per_channel, [slice_of(None, call(name("len"), tensor))])))
             elif is_number(value):
                 lifted.append(cst.Arg(value))
@@ -130,22 +147,7 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
     except SharedInputs as exc:
         raise CannotRewrite(str(exc), facts.loop) from None
     return LoopRewrite(
-        facts, f"`{target.name}` changed in place once, channels last", (Edit(facts.loop, new_statement),), kernel, (),
+        facts, f"`{target.name}` changed in place once, channels last", (Edit(facts.loop, new_statement),), kernel, imports,
         anchor=statement, statements=(new_statement,), walked=((target.name, 0),),
     )
-
-
-def _number_list(source: cst.BaseExpression, facts: LoopFacts) -> cst.List | cst.Tuple | None:
-    """The literal list of numbers ``source`` is: written in place, or a name bound to one just
-    before the loop and not touched in between."""
-    if isinstance(source, cst.Name):
-        definition = facts.definition(source.value)
-        if definition is None or any(source.value in names_used(s) for s in definition.between):
-            return None
-        source = definition.value
-    if isinstance(source, (cst.List, cst.Tuple)) and source.elements and all(
-        isinstance(e, cst.Element) and is_number(e.value) for e in source.elements
-    ):
-        return source
-    return None
 

@@ -20,6 +20,7 @@ from torchfix.codemods.loops.inplace import inplace_chain_loop, is_inplace_chain
 from torchfix.codemods.loops.nodes import names_used
 from torchfix.codemods.loops.nodes import statement_code
 from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite, Options, lift_loop, vmap_loop
+from torchfix.equivalence.kernel import Kind
 
 
 def rungs(facts: LoopFacts) -> list[Options]:
@@ -149,7 +150,13 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
             climb.failed(exc)
         return climb.found, (None if climb.found else climb.failure), climb.first
     _lift_rungs(facts, base, climb, torch_name)
-    if not climb.found and climb.arrays:
+    if climb.found and _may_walk_ndarrays(facts, climb):
+        # nothing shows the walked arrays are tensors and the module uses NumPy: after the torch
+        # rungs, the same rungs spelled with numpy (the checker tries both kinds on each)
+        numpy = _Climb(seen=climb.seen)
+        _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
+        climb.found += numpy.found
+    elif not climb.found and climb.arrays:
         # the walked arrays are NumPy's: the same rungs spelled with numpy (no vmap for those)
         numpy = _Climb()
         _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
@@ -165,6 +172,13 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
         if opaque.found:
             return opaque.found, None, opaque.first
     return climb.found, (None if climb.found else climb.failure), climb.first
+
+
+def _may_walk_ndarrays(facts: LoopFacts, climb: _Climb) -> bool:
+    """Whether the module binds NumPy and an array the first rewrite walks may be an ndarray."""
+    if climb.first is None or "numpy" not in facts.context.bindings.values():
+        return False
+    return any(Kind.NDARRAY in facts.evidence(walked).kinds for walked, _ in climb.first.walked)
 
 
 def nested(facts: LoopFacts) -> LoopFacts | None:

@@ -45,16 +45,29 @@ class Library:
             return call(self.function(spell, "arange"), *bounds)
         return call(self.function(spell, "arange"), *bounds, device=attribute(like, "device"))
 
+    def numbers(self, spell: Spell, values: cst.BaseExpression, kind: str, like: cst.BaseExpression | None) -> cst.Call:
+        """A list of Python numbers as an array of what Python computes them in: float64 for
+        floats, int64 for ints (``torch.tensor`` would make floats float32), on the device of
+        ``like`` (torch)."""
+        dtype = attribute(spell(self.root), "float64" if kind == "float" else "int64")
+        if self.is_numpy:
+            return call(self.function(spell, "asarray"), values, dtype=dtype)
+        if like is None:
+            return call(self.function(spell, "tensor"), values, dtype=dtype)
+        return call(self.function(spell, "tensor"), values, dtype=dtype, device=attribute(like, "device"))
+
     def where(self, spell: Spell, test: cst.BaseExpression, yes: cst.BaseExpression, no: cst.BaseExpression) -> cst.Call:
         return call(self.function(spell, "where"), test, yes, no)
 
     def as_weak_number(self, spell: Spell, numbers: cst.BaseExpression, array: cst.BaseExpression, kind: str) -> cst.BaseExpression:
         """Per-sample Python numbers (``numbers``, batched) cast to the dtype they take next to a
-        sample of ``array`` (NumPy only, None elsewhere). NumPy treats a Python number as weak
-        (NEP 50): ``np.float32(x) / (i + 1.)`` stays float32, ``np.int32(x) + i`` int32; the
-        batched numbers are an array of their own (float64, int64) and would promote instead."""
+        sample of ``array``. Both libraries treat a Python number as weak: ``x[i] + i`` stays
+        int8 for an int8 ``x`` in torch, ``np.float32(x) / (i + 1.)`` float32 in NumPy (NEP 50),
+        and torch wraps the number into that dtype (``uint8 > 300`` compares with 44); the
+        batched numbers are an array of their own (int64, float) and would promote instead."""
         zero = cst.Float("0.0") if kind == "float" else integer(0)
-        return method(numbers, "astype", call(self.function(spell, "result_type"), array, zero))
+        dtype = call(self.function(spell, "result_type"), array, zero)
+        return method(numbers, "astype" if self.is_numpy else "to", dtype)
 
     def move_axis(self, spell: Spell, value: cst.BaseExpression, source: int, destination: int) -> cst.BaseExpression:
         if self.is_numpy:

@@ -39,6 +39,7 @@ from torchfix.codemods.loops.nodes import (
     index_of,
     int_literal,
     integer,
+    is_float_literal,
     is_number,
     method,
     name,
@@ -184,6 +185,9 @@ class Lifter:
     #: a list or a dict indexed by an array of positions raises, a tuple of positions indexes
     #: several dimensions
     shown_array: Callable[[str], bool] = lambda name: False
+    #: the literal list of numbers a name holds where the loop only reads its items
+    #: (``LoopFacts.number_list``): ``means[i]`` is then one Python number per sample
+    number_list: Callable[[str], "cst.List | cst.Tuple | None"] = lambda name: None
 
     # ------------------------------------------------------------------ entry points
 
@@ -451,6 +455,10 @@ class Lifter:
     def _gather(self, node: cst.Subscript) -> Lifted:
         """``X[..., i, ...]`` with an invariant ``X``: the samples are a slice of ``X``."""
         positions = [(k, self.index_form(e)) for k, e in enumerate(node.slice) if self.depends(e)]
+        if isinstance(node.value, cst.Name) and len(node.slice) == 1 and positions and positions[0][1] is not None:
+            literal = self.number_list(node.value.value)
+            if literal is not None and positions[0][1][0] == "index":
+                return self._numbers_at_rows(node.value, literal, positions[0][1][1])
         if len(positions) == 2 and positions[0][0] == 0 and positions[0][1] == ("index", 0) and positions[1][1] is None:
             # x[i, labels[i]]: row i at its own column
             return self._select_rows(node, self._gather(node.with_changes(slice=[node.slice[0]])))
@@ -495,6 +503,20 @@ class Lifter:
         sources = frozenset({base_name}) if base_name is not None and base_rank is None else frozenset()
         return Lifted(batched, True, sample_rank, keepdim=keep, sources=sources,
                       min_rank=_fewest_sample_dims(node.slice, position) + (1 if keep else 0))
+
+    def _numbers_at_rows(self, numbers: cst.Name, literal: cst.List | cst.Tuple, offset: int) -> Lifted:
+        """``means[i]`` of a literal list of numbers: the list as an array of Python's numbers
+        (float64 or int64) on the batch's device, sliced to the loop's rows -- one Python number
+        per sample, cast where it meets an array as a Python number is (:meth:`_align`)."""
+        kind = "float" if any(is_float_literal(e.value) for e in literal.elements) else "int"
+        # the numbers meet the samples of the arrays the loop walks: on their device
+        device = next(iter(sorted(self.extent.full)), None) or self.extent.sized or next(iter(sorted(self.walked_dims)), None)
+        if device is None and not self.library.is_numpy and not self.extent.default_device:
+            raise CannotLift(f"`{numbers.value}` becomes a tensor, and no tensor gives its device")
+        if self.extent.start + offset < 0:
+            raise CannotLift(f"`{numbers.value}[...]` reads before the first item (a negative index wraps around)")
+        array = self.library.numbers(self.spell, numbers, kind, like=name(device) if device is not None else None)
+        return Lifted(self._slice_rows(array, offset), True, 0, scalar=True, kind=kind)
 
     def _take(self, node: cst.Subscript) -> Lifted:
         """``X[p, ...]`` with an invariant ``X`` and integer positions ``p`` per sample (one number
@@ -633,14 +655,15 @@ class Lifter:
                 a, b, rank = self._expand(left, rr - lr), right.node, rr
             else:
                 a, b, rank = left.node, self._expand(right, lr - rr), lr
-            if self.library.is_numpy and left.scalar != right.scalar:
-                if isinstance(node, cst.Comparison):
+            if left.scalar != right.scalar:
+                if self.library.is_numpy and isinstance(node, cst.Comparison):
                     # NumPy compares a Python int with a float array in the array's dtype, with an
                     # int array exactly (`uint64 > -1`); a batch of numbers compares in neither way
                     raise CannotLift(f"`{short(node)}`: NumPy compares a per-sample Python number unlike a batch of them")
                 numbers, array = (left, right) if left.scalar else (right, left)
-                if numbers.kind in ("int", "float") and _cheap(array.node):
-                    weak = self.library.as_weak_number(self.spell, a if left.scalar else b, array.node, numbers.kind)
+                carrier = self._dtype_carrier(array.node)
+                if numbers.kind in ("int", "float") and carrier is not None:
+                    weak = self.library.as_weak_number(self.spell, a if left.scalar else b, carrier, numbers.kind)
                     a, b = (weak, b) if left.scalar else (a, weak)
             return a, b, rank
         sample, other = (left, right) if left.batched else (right, left)
@@ -659,6 +682,26 @@ class Lifter:
             expanded = self._expand(sample, other.rank - sample_rank)
             return (expanded, other.node, other.rank) if left.batched else (other.node, expanded, other.rank)
         return left.node, right.node, sample_rank
+
+    def _dtype_carrier(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """A cheap expression of ``node``'s dtype: ``node`` itself, or the name it indexes or
+        views (``x[:, :3].movedim(2, 0)``, ``np.moveaxis(x[:, :3], 2, 0)`` have ``x``'s dtype);
+        None when there is none."""
+        while True:
+            if _cheap(node) and not self.qualify(node):
+                return node
+            if isinstance(node, cst.Subscript):
+                node = node.value
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _VIEW_METHODS:
+                if self.qualify(node.func):
+                    # a library function (`np.moveaxis(x, 2, 0)`): the array is its first argument
+                    if not node.args or node.args[0].keyword is not None or node.args[0].star:
+                        return None
+                    node = node.args[0].value
+                else:
+                    node = node.func.value
+            else:
+                return None
 
     def _matmul(self, left: Lifted, right: Lifted, node: cst.CSTNode) -> Lifted:
         if left.scalar or right.scalar or left.keepdim or right.keepdim:
@@ -1070,6 +1113,10 @@ class Lifter:
 
 
 # ----------------------------------------------------------------------------- small helpers
+
+
+#: methods that return a view of their receiver, in its dtype
+_VIEW_METHODS = frozenset({"movedim", "moveaxis", "unsqueeze", "transpose", "permute", "reshape", "view", "flatten", "squeeze", "swapaxes"})
 
 
 def _cheap(node: cst.BaseExpression) -> bool:

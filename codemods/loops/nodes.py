@@ -49,6 +49,13 @@ def is_number(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Integer, cst.Float))
 
 
+def is_float_literal(node: cst.BaseExpression) -> bool:
+    """``0.5``, ``-0.5``, ``+1e-3``: a float literal, signed or not."""
+    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        node = node.expression
+    return isinstance(node, cst.Float)
+
+
 def is_atomic(node: cst.BaseExpression) -> bool:
     return isinstance(node, _ATOMS) or bool(getattr(node, "lpar", None))
 

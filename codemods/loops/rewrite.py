@@ -608,7 +608,8 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     layers = _layers_in_scope(facts)
     lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=_ranks(facts), numbers=_numbers(facts),
                     hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library],
-                    opaque_calls=options.opaque_calls, shown_array=lambda name: _shown_array(facts, name))
+                    opaque_calls=options.opaque_calls, shown_array=lambda name: _shown_array(facts, name),
+                    number_list=lambda name_: facts.number_list(cst.Name(name_)))
     for walked in facts.domain.walked:
         if lifter.depends(walked.source):
             raise CannotRewrite("the loop walks a value computed per sample", facts.loop)

@@ -5,5 +5,5 @@ import torch
 
 def clear_head(x: torch.Tensor, keep: torch.Tensor, n: int) -> torch.Tensor:
     x_mask = ~keep[:max(n, 0)].bool()
-    x.index_fill_(0, x_mask.nonzero().squeeze(1), 0.0)
+    x[:max(n, 0)][x_mask] = 0.0
     return x
