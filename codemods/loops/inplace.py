@@ -95,7 +95,8 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
             raise CannotRewrite(f"the loop variable `{variable}` is read after the loop", facts.loop)
     # each other walked sequence: a list of number literals of one common length
     lengths = set()
-    numbers: dict[str, cst.BaseExpression] = {}
+    #: each zipped name's source and the literal it is
+    numbers: dict[str, tuple[cst.BaseExpression, cst.List | cst.Tuple]] = {}
     for other in facts.domain.walked:
         if other.element == element:
             continue
@@ -103,7 +104,7 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
         if literal is None:
             raise CannotRewrite(f"`{code_of(other.source)}` is not a list of number literals", statement)
         lengths.add(len(literal.elements))
-        numbers[other.element] = other.source
+        numbers[other.element] = (other.source, literal)
     if len(lengths) != 1:
         raise CannotRewrite("the zipped lists differ in length", statement)
     count = lengths.pop()
@@ -119,15 +120,15 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
         for argument in args:
             value = argument.value
             if isinstance(value, cst.Name) and value.value in numbers:
-                literal = numbers[value.value]
-                floats = any(is_float_literal(e.value) for e in facts.number_list(literal).elements)
+                source, literal = numbers[value.value]
+                floats = any(is_float_literal(e.value) for e in literal.elements)
                 if floats and method in _OPMATH_METHODS:
                     promote, imports = facts.context.spelling("torch.promote_types")
                     float32, _ = facts.context.spelling("torch.float32")
                     dtype = call(promote, attribute(tensor, "dtype"), float32)
-                    per_channel = call(attribute(tensor, "new_tensor"), literal, dtype=dtype)
+                    per_channel = call(attribute(tensor, "new_tensor"), source, dtype=dtype)
                 else:
-                    per_channel = call(attribute(tensor, "new_tensor"), literal)
+                    per_channel = call(attribute(tensor, "new_tensor"), source)
                 lifted.append(cst.Arg(subscript(per_channel, [slice_of(None, call(name("len"), tensor))])))
             elif is_number(value):
                 lifted.append(cst.Arg(value))

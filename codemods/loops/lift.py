@@ -21,7 +21,7 @@ against a sample (no more dimensions than one sample), and that assumption is re
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, ClassVar, Mapping, Sequence
+from typing import Callable, ClassVar, Iterable, Mapping, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -306,9 +306,9 @@ class Lifter:
 
     def _arange(self) -> Lifted:
         count = self.extent.count
-        device = next(iter(sorted(self.extent.full)), None) or self.extent.sized
-        if count is None or (device is None and not self.library.is_numpy and not self.extent.default_device):
+        if count is None:
             raise CannotLift("the loop index is used as a number, and no tensor gives its device")
+        device = self._batch_device("the loop index is used as a number, and no tensor gives its device")
         start = self.extent.start
         if self.extent.clamp:
             count = call(name("max"), count, integer(0))  # range(n) of a negative n is empty; arange raises
@@ -320,6 +320,16 @@ class Lifter:
         if self.row_filter is not None:
             built = subscript(built, [index_of(self.row_filter)])
         return Lifted(built, True, 0, scalar=True, kind="int")
+
+    def _batch_device(self, why: str, also: Iterable[str] = ()) -> str | None:
+        """The tensor whose device the arrays a lift makes go on: one the loop covers, the one
+        that sizes it, else one of ``also``. None where none is needed (NumPy, or a loop whose
+        tensors are made on the default device); raises :class:`CannotLift` with ``why`` where
+        torch needs one and there is none."""
+        device = next(iter(sorted(self.extent.full)), None) or self.extent.sized or next(iter(sorted(also)), None)
+        if device is None and not self.library.is_numpy and not self.extent.default_device:
+            raise CannotLift(why)
+        return device
 
     def _slice_rows(self, base: cst.BaseExpression, offset: int = 0) -> cst.BaseExpression:
         """``base`` restricted to rows ``start + offset .. stop + offset`` of the loop."""
@@ -510,9 +520,7 @@ class Lifter:
         per sample, cast where it meets an array as a Python number is (:meth:`_align`)."""
         kind = "float" if any(is_float_literal(e.value) for e in literal.elements) else "int"
         # the numbers meet the samples of the arrays the loop walks: on their device
-        device = next(iter(sorted(self.extent.full)), None) or self.extent.sized or next(iter(sorted(self.walked_dims)), None)
-        if device is None and not self.library.is_numpy and not self.extent.default_device:
-            raise CannotLift(f"`{numbers.value}` becomes a tensor, and no tensor gives its device")
+        device = self._batch_device(f"`{numbers.value}` becomes a tensor, and no tensor gives its device", self.walked_dims)
         if self.extent.start + offset < 0:
             raise CannotLift(f"`{numbers.value}[...]` reads before the first item (a negative index wraps around)")
         array = self.library.numbers(self.spell, numbers, kind, like=name(device) if device is not None else None)
@@ -692,7 +700,7 @@ class Lifter:
                 return node
             if isinstance(node, cst.Subscript):
                 node = node.value
-            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _VIEW_METHODS:
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SAME_DTYPE_VIEWS:
                 if self.qualify(node.func):
                     # a library function (`np.moveaxis(x, 2, 0)`): the array is its first argument
                     if not node.args or node.args[0].keyword is not None or node.args[0].star:
@@ -1115,8 +1123,9 @@ class Lifter:
 # ----------------------------------------------------------------------------- small helpers
 
 
-#: methods that return a view of their receiver, in its dtype
-_VIEW_METHODS = frozenset({"movedim", "moveaxis", "unsqueeze", "transpose", "permute", "reshape", "view", "flatten", "squeeze", "swapaxes"})
+#: methods that return a view of their receiver in its dtype (``analysis.VIEW_METHODS`` holds casts
+#: too, which share memory but not the dtype)
+_SAME_DTYPE_VIEWS = frozenset({"movedim", "moveaxis", "unsqueeze", "transpose", "permute", "reshape", "view", "flatten", "squeeze", "swapaxes"})
 
 
 def _cheap(node: cst.BaseExpression) -> bool:
