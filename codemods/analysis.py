@@ -618,25 +618,46 @@ def find_init(
 
     Returns (statement, literal, adjacent) when every statement between them leaves ``name``
     alone; None when there is no such statement or something in between touches ``name``.
+    ``loss, p, r = 0., 0., 0.`` (numbers unpacked from a tuple of literals) sets ``name`` too: the
+    statement returned is then ``name = <number>`` alone, made for the kernel (nothing of the
+    source's statement is rewritten through it, so ``adjacent`` is False).
     """
     index = next((i for i, s in enumerate(block) if s is before), None)
     if index is None:
         return None
     for j in range(index - 1, -1, -1):
         stmt = block[j]
-        if (
-            isinstance(stmt, cst.SimpleStatementLine)
-            and len(stmt.body) == 1
-            and m.matches(
-                stmt.body[0],
-                m.Assign(targets=[m.AssignTarget(target=m.Name(name))], value=m.Integer() | m.Float()
-                         | m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())),
-            )
-        ):
-            return stmt, stmt.body[0].value, j == index - 1  # type: ignore[attr-defined]
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            small = stmt.body[0]
+            if m.matches(small, m.Assign(targets=[m.AssignTarget(target=m.Name(name))], value=_NUMBER_LITERAL)):
+                return stmt, small.value, j == index - 1  # type: ignore[attr-defined]
+            unpacked = _unpacked_literal(small, name)
+            if unpacked is not None:
+                made = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], unpacked)])
+                return made, unpacked, False
         if name in names_used(stmt):
             return None
     return None
+
+
+_NUMBER_LITERAL = m.Integer() | m.Float() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())
+
+
+def _unpacked_literal(small: cst.BaseSmallStatement, name: str) -> cst.BaseExpression | None:
+    """The number literal ``a, name, b = 0, 0., 1`` gives ``name``: a flat tuple of names that
+    binds ``name`` once, from a tuple of as many literals (no call, so nothing runs)."""
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return None
+    target, value = small.targets[0].target, small.value
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return None
+    names = [e.value for e in target.elements]
+    if len(names) != len(value.elements) or any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return None
+    if not all(isinstance(n, cst.Name) for n in names) or [n.value for n in names].count(name) != 1:  # type: ignore[attr-defined]
+        return None
+    literal = value.elements[[n.value for n in names].index(name)].value  # type: ignore[attr-defined]
+    return literal if m.matches(literal, _NUMBER_LITERAL) else None
 
 
 def literal_kind(literal: cst.BaseExpression) -> str:
@@ -901,6 +922,7 @@ class RuleContext:
                 numpy_names={self.facts.numpy} if self.facts.numpy else {"np", "numpy"},
                 functional_names={self.facts.functional} if self.facts.functional else (),
                 tensor_annotations={bound for bound, target in self.facts.bindings if target == "torch.Tensor"},
+                math_names={bound for bound, target in self.facts.bindings if target == "math"},
                 parents=self.parents,
                 module=self.module,
             )

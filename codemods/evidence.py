@@ -621,9 +621,11 @@ class ScopeEvidence:
         tensor_annotations: Collection[str] = (),
         parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None,
         module: cst.Module | None = None,
+        math_names: Collection[str] = (),
     ) -> None:
         self.scope = scope
         self.torch_names = frozenset(torch_names)
+        self.math_names = frozenset(math_names)
         self.numpy_names = frozenset(numpy_names)
         self.functional_names = frozenset(functional_names)
         self.tensor_annotations = _TENSOR_ANNOTATIONS | frozenset(tensor_annotations) | {
@@ -1027,6 +1029,13 @@ class ScopeEvidence:
             if any(a.keyword and a.keyword.value == "return_indices" for a in node.args):
                 return _Value(None)
             return _known({T}, f"`{text}` returns a tensor")
+        if root in self.math_names and rest and "." not in rest and root not in shadowed:
+            # the math module's functions return Python numbers whatever they are given
+            if rest in _MATH_INTS:
+                return _known({I}, f"`{text}` is an int")
+            if rest in _MATH_BOOLS:
+                return _known({B}, "")
+            return _known({FL}, f"`{text}` is a float") if rest in _MATH_FLOATS else _Value(None)
         if root in self.numpy_names and rest and root not in shadowed:
             if rest.split(".")[0] in _NUMPY_NOT_AN_ARRAY:
                 return _Value(None)
@@ -1099,6 +1108,16 @@ class ScopeEvidence:
             # `.sum()`, `.argmax()` of something unknown: an array (or a NumPy scalar) if it runs
             return _known(ARRAYS, "")
         return _Value(None)
+
+
+#: the math module's functions by what they return (``math.ceil`` of a float is an int)
+_MATH_INTS = frozenset({"ceil", "floor", "trunc", "comb", "perm", "factorial", "gcd", "lcm", "isqrt"})
+_MATH_BOOLS = frozenset({"isnan", "isinf", "isfinite", "isclose"})
+_MATH_FLOATS = frozenset({
+    "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "fabs", "sin", "cos", "tan", "asin",
+    "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "hypot", "degrees", "radians",
+    "erf", "erfc", "gamma", "lgamma", "fmod", "fsum", "copysign", "ldexp", "remainder", "cbrt", "dist", "nextafter", "ulp",
+})
 
 
 def _arithmetic(left: _Value, right: _Value, node: cst.BinaryOperation) -> _Value:

@@ -457,3 +457,27 @@ def test_an_isinstance_branch_outranks_uses_in_the_other_branches():
     """
     assert _at_loop(source, "x").kinds == (LST,)
     assert _at_loop(source.replace("(list, tuple)", "np.ndarray"), "x").kinds == (ND,)
+
+
+@pytest.mark.parametrize(
+    ("call", "kinds"),
+    [("math.ceil(x / 2)", {I}), ("m.floor(x)", {I}), ("math.sqrt(x)", {FL}), ("math.fabs(x)", {FL}),
+     ("math.isnan(x)", {B})],
+    ids=["ceil", "floor-aliased", "sqrt", "fabs", "isnan"],
+)
+def test_the_math_module_returns_python_numbers_whatever_it_is_given(call: str, kinds: set) -> None:
+    source = textwrap.dedent(f"""
+        import math
+        import math as m
+        def f(x):
+            y = {call}
+            return y
+        """)
+    module = cst.parse_module(source)
+    function = module.body[2]
+    assert isinstance(function, cst.FunctionDef)
+    evidence = ScopeEvidence(function, math_names=("math", "m"))
+    assert set(evidence.name("y").kinds) == kinds
+    # without the import `math` is any object the function reads, and `.ceil(...)` any method
+    if call.startswith("math.ceil"):
+        assert set(ScopeEvidence(function).name("y").kinds) == set(UNKNOWN_KINDS)

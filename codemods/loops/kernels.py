@@ -331,10 +331,29 @@ def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int
             links.append((id(node), target_names(node.target), _may_be(node.iter, context)))
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             links.append((id(node), target_names(node.asname.name), _may_be(node.item, context)))
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args:
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args and not _copies_values(node.func.attr.value):
             held = set().union(*(_may_be(a.value, context) for a in node.args))
             links.append((id(node), _may_be(node.func.value, context), held))
     return links
+
+
+#: torch's in-place methods that copy their arguments' values into the receiver and keep no
+#: reference to them (``t.copy_(src)``; ``t.set_(src)`` shares ``src``'s storage and is not one)
+_VALUE_COPYING_IN_PLACE = frozenset(
+    {"copy_", "fill_", "zero_", "masked_fill_", "index_put_", "index_copy_", "index_fill_", "index_add_",
+     "scatter_", "scatter_add_", "scatter_reduce_", "masked_scatter_", "put_", "clamp_", "clamp_min_", "clamp_max_"}
+)
+
+
+def _copies_values(method: str) -> bool:
+    """Whether ``x.method(args)`` leaves ``x`` holding none of ``args``: a torch in-place method
+    (``mean.div_(n)``) copies values, where ``bufs.append(out)`` keeps ``out`` itself."""
+    if method in _VALUE_COPYING_IN_PLACE:
+        return True
+    if not is_in_place_method(method) or method == "set_":
+        return False
+    row = callees.method(method[:-1])  # `div_` is `div` written into its receiver
+    return row is not None and row.batching not in (Batching.EFFECT, Batching.RANDOM)
 
 
 #: methods and functions whose result may be their argument or a view of it (``np.asarray`` of an
@@ -441,6 +460,8 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
         method = isinstance(func, cst.Attribute) and qualified is None
         row = callees.function(qualified) if qualified else None
         leaf = qualified.rsplit(".", 1)[-1] if qualified else (func.attr.value if isinstance(func, cst.Attribute) else "")
+        if isinstance(func, cst.Name) and qualified is None and func.value not in _shadowed_anywhere(context):
+            leaf = func.value  # `range(n)`, `len(x)`: the builtin, which nothing in the module rebinds
         if row is None and method:
             row = callees.method(leaf)
         # `torch.Tensor.float(x)` is the method `x.float()` spelled as a function
@@ -459,6 +480,26 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
             found |= _may_be(func.value, context)  # the receiver of a method
         return found
     return set(names_used(value))
+
+
+def _shadowed_anywhere(context: ModuleContext) -> frozenset[str]:
+    """Builtin names the module binds somewhere (a parameter, an assignment, a def, an import):
+    a call of such a name may be of anything. A star import may bind any of them."""
+    def compute() -> frozenset[str]:
+        if any(isinstance(n.names, cst.ImportStar) for n in context.nodes.of_type(cst.ImportFrom)):  # type: ignore[attr-defined]
+            return _BUILTINS
+        bound = assigned_names(context.module) | set(context.bindings)
+        for node in context.nodes.of_type(cst.FunctionDef, cst.ClassDef):
+            bound.add(node.name.value)  # type: ignore[attr-defined]
+        for node in context.nodes.of_type(cst.Param):
+            bound.add(node.name.value)  # type: ignore[attr-defined]  # lambdas' too
+        for node in context.nodes.of_type(cst.CompFor):
+            bound |= target_names(node.target)  # type: ignore[attr-defined]
+        for node in context.nodes.of_type(cst.ExceptHandler):
+            if node.name is not None and isinstance(node.name.name, cst.Name):  # type: ignore[attr-defined]
+                bound.add(node.name.name.value)  # type: ignore[attr-defined]
+        return frozenset(bound) & _BUILTINS
+    return context.once("builtins shadowed", context.module, compute)
 
 
 def _written_through(prelude: Sequence[cst.BaseStatement], code: Sequence[cst.CSTNode], context: ModuleContext) -> set[str]:
@@ -647,6 +688,45 @@ def input_specs(
     return tuple(specs)
 
 
+#: allocators whose positional arguments are the sizes, one per dimension (with two or more of
+#: them, none can be a shape tuple); NumPy's take one tuple of sizes
+_SIZED_ALLOCATORS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.Tensor",
+                               "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"})
+_TUPLE_ALLOCATORS = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "torch.zeros", "torch.ones", "torch.empty",
+                               "torch.full", "numpy.full"})
+_SIZED_METHODS = frozenset({"new_zeros", "new_ones", "new_empty"})
+
+
+def _only_sizes(names: Sequence[str], code: Sequence[cst.CSTNode], context: ModuleContext) -> set[str]:
+    """The names ``code`` reads only as one size among several of an allocation
+    (``torch.zeros(len(x), k)``, ``np.zeros((n, k))``): an integer whatever holds it (an int, a
+    0-d tensor and a NumPy integer allocate alike), so the checker draws it as a count -- a
+    size in play -- not as any value (a 0-d tensor holding 2**31 - 1 allocates gigabytes)."""
+    reads: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    for statement in code:
+        for node in _walk(statement):
+            if isinstance(node, cst.Name):
+                reads[node.value] = reads.get(node.value, 0) + 1
+            if not isinstance(node, cst.Call):
+                continue
+            qualified = context.qualified(node.func) or ""
+            method = node.func.attr.value if isinstance(node.func, cst.Attribute) and not qualified else ""
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            candidates: list[cst.BaseExpression] = []
+            if (qualified in _SIZED_ALLOCATORS or method in _SIZED_METHODS) and len(positional) >= 2:
+                candidates = positional
+            elif (qualified in _TUPLE_ALLOCATORS or method in _SIZED_METHODS) and positional and isinstance(positional[0], (cst.Tuple, cst.List)):
+                elements = positional[0].elements  # type: ignore[attr-defined]
+                if len(elements) >= 2 and not any(isinstance(e, cst.StarredElement) for e in elements):
+                    candidates = [e.value for e in elements]
+            for size in candidates:
+                if isinstance(size, cst.Name):
+                    sizes[size.value] = sizes.get(size.value, 0) + 1
+    # reads inside the call's own name (`torch.zeros`) are not of the inputs
+    return {n for n in names if sizes.get(n, 0) and sizes[n] == reads.get(n, 0)}
+
+
 def _array_ranks(facts: LoopFacts, input_name: str, dim: int | None) -> tuple[int, ...]:
     """The ranks an array input may have: the one the code pins, else every rank up to 3 that
     has the walked dimension -- or, where the loop indexes it with four subscripts
@@ -743,6 +823,7 @@ def build_kernel(
         counts.add(facts.domain.stop.value)
     if renamed is not None:
         counts |= renamed.sizes
+    counts |= _only_sizes([n for n in names if n not in called], [*old_all, *new_all], context)
     specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked, library=library, positions=positions)
     specs = tuple(
         replace(s, inner_dims=(inner[s.name],)) if inner and s.name in inner and s.batch_dim is not None and s.batch_dim != inner[s.name] else s

@@ -92,6 +92,7 @@ class ModuleContext:
                 numpy_names=bound_to("numpy", ("np", "numpy")),
                 functional_names=bound_to("torch.nn.functional", ()),
                 tensor_annotations=bound_to("torch.Tensor", ()),
+                math_names=bound_to("math", ()),
                 parents=self.parents,
                 module=self.module,
             )
