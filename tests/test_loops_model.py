@@ -777,7 +777,8 @@ def test_an_index_used_as_a_number_takes_the_device_of_the_tensor_the_extent_mea
         for j in range(w.size(1)):
             w[0, j] = j * 0.5
     """
-    assert "torch.arange(w.size(1), device=w.device)" in _lifted(source)
+    # (in float64: Python computes `j * 0.5` in double precision)
+    assert "torch.arange(w.size(1), device=w.device, dtype=torch.float64)" in _lifted(source)
 
 
 def test_two_loops_lifted_together_run_only_when_both_would() -> None:
@@ -979,3 +980,213 @@ def test_a_number_list_holds_numbers_only() -> None:
     )
     assert facts is not None and facts.number_list(cst.Name("scale")) is None
 
+
+
+# ----------------------------------------------------------------------------- sharing precision
+
+_MEAN_AND_STD = """
+    import torch
+    def stats(dataset, max_load):
+        mean = torch.zeros(3)
+        std = torch.zeros(3)
+        n = min(max_load, len(dataset))
+        for k in range(n):
+            print(k)
+            im = dataset.load(1)
+            for j in range(3):
+                mean[j] += im[:, j].mean()
+                std[j] += im[:, j].std()
+        {after}
+        return mean, std
+"""
+
+
+def _sharing_failure(after: str) -> str:
+    context = _context(_MEAN_AND_STD.format(after=after))
+    facts = loop_facts(context.nodes.of_type(cst.For)[-1], context)
+    assert facts is not None
+    _, failure, _ = ladder.candidates(facts)
+    return str(failure)
+
+
+def test_fresh_tensors_scaled_in_place_share_nothing_with_a_loaded_one() -> None:
+    # `mean.div_(n)` copies the number's value into `mean`; `range(n)` and `len(dataset)` make
+    # new values: nothing links `mean` or `std` to `im`, which comes from `dataset`
+    assert "share memory" not in _sharing_failure("mean.div_(n)\n        std.div_(n)")
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["mean.set_(im)", "std.set_(mean)", "dataset.append(mean)"],
+    ids=["set_-shares-storage", "set_-between-outputs", "stored-where-im-comes-from"],
+)
+def test_links_that_do_make_one_object_still_refuse_the_rewrite(after: str) -> None:
+    assert "share memory" in _sharing_failure(after)
+
+
+def test_a_shadowed_builtin_is_not_taken_for_a_new_value() -> None:
+    # `abs` is the module's own function here: `abs(dataset)` may be `dataset` itself, which
+    # `im` comes from, so `mean` may be it
+    source = textwrap.dedent(_MEAN_AND_STD.format(after="")) + "\ndef abs(x):\n    return x\n"
+    source = source.replace("mean = torch.zeros(3)", "mean = abs(dataset)")
+    context = _context(source)
+    facts = loop_facts(context.nodes.of_type(cst.For)[-1], context)
+    assert facts is not None
+    _, failure, _ = ladder.candidates(facts)
+    assert "share memory" in str(failure)
+
+
+# ----------------------------------------------------------------------------- scatter fills
+
+
+def test_one_number_stored_at_per_sample_positions_is_one_advanced_index_store() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def f(labels: torch.Tensor, k: int):
+            labels = labels.reshape(-1)
+            out = torch.zeros(len(labels), k)
+            for i, c in enumerate(labels):
+                out[i, c] = -1.5
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    # the positions' rank is a hypothesis of the rung (the checker tries the others)
+    assert "out[torch.arange(len(labels), device=out.device), labels] = -1.5" in found[0].kernel.new
+    assert "filled at every position" in found[0].description
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["out[c] = 1\n                out[i] = 0", "out[c] = labels[i]", "out[c] = torch.rand(())", "out[c:c + 2] = 1", "out[c] += 1"],
+    ids=["second-store", "per-sample-value", "drawn-value", "range-per-sample", "augmented"],
+)
+def test_stores_whose_order_matters_are_not_scatter_fills(body: str) -> None:
+    facts = _first_loop_facts(f"""
+        import torch
+        def f(labels: torch.Tensor, out: torch.Tensor):
+            labels = labels.reshape(-1)
+            for i, c in enumerate(labels):
+                {body}
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not any("filled at every position" in c.description for c in found), (body, failure)
+
+
+# ----------------------------------------------------------------------------- sizes
+
+
+def test_a_name_read_only_as_one_of_several_sizes_is_drawn_as_a_count() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def f(labels: torch.Tensor, k, scale):
+            labels = labels.reshape(-1)
+            out = torch.zeros(len(labels), k)
+            grid = torch.zeros((k, 2)) * scale
+            for i, c in enumerate(labels):
+                out[i, c] = 1
+            return out, grid
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    specs = {s.name: s for s in found[0].kernel.inputs}
+    assert specs["k"].kind is Kind.INT and specs["k"].count
+
+
+def test_a_name_that_may_be_a_shape_is_not_a_count() -> None:
+    # `torch.zeros(k)` alone takes a shape tuple as well, and `k * 2` reads it as a value
+    facts = _first_loop_facts("""
+        import torch
+        def f(labels: torch.Tensor, k):
+            labels = labels.reshape(-1)
+            out = torch.zeros(len(labels), k)
+            extra = k * 2
+            for i, c in enumerate(labels):
+                out[i, c] = extra
+            return out
+        """)
+    assert facts is not None
+    found, _, _ = ladder.candidates(facts)
+    for candidate in found:
+        assert not any(s.name == "k" and s.count for s in candidate.kernel.inputs)
+
+
+# ----------------------------------------------------------------------------- number stores
+
+
+def test_a_float_of_python_numbers_and_the_index_is_lifted_in_double_precision() -> None:
+    # Python computes `j / f - c` in float64 and the store casts; an int64 `arange` divided by a
+    # float would compute in float32 and round first
+    facts = _first_loop_facts("""
+        import math
+        import torch
+        def ramp(w: torch.Tensor, f: float, c: float):
+            out_channels, height = w.shape
+            for j in range(height):
+                w[0, j] = 1 - math.fabs(j / f - c)
+            return w
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    assert "dtype=torch.float64" in found[0].kernel.new
+
+
+def test_an_index_that_meets_an_array_keeps_its_integer_dtype() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def shift(x: torch.Tensor):
+            n, d = x.shape
+            out = torch.empty_like(x)
+            for i in range(n):
+                out[i] = x[i] * i
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    assert all("float64" not in c.kernel.new for c in found)
+
+
+def test_one_number_per_sample_into_a_slot_of_unpinned_rank_is_stored_batch_last() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def ramp(w: torch.Tensor):
+            for j in range(w.size(2)):
+                w[0, 1, j] = j * 0.5
+            return w
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    assert "w[0, 1, :w.size(2)].movedim(0, -1)[...] = " in found[0].kernel.new
+    # a pinned rank keeps the plain store
+    pinned = _first_loop_facts("""
+        import torch
+        def ramp(w: torch.Tensor):
+            a, b, c = w.shape
+            for j in range(c):
+                w[0, 1, j] = j * 0.5
+            return w
+        """)
+    assert pinned is not None
+    found, failure, _ = ladder.candidates(pinned)
+    assert found and "movedim" not in found[0].kernel.new, failure
+
+
+def test_a_batch_last_inner_loop_is_proposed_alone() -> None:
+    # the outer loop cannot lift a store through a moved view: the inner loop is the proposal
+    context = _context("""
+        import torch
+        def ramp(w: torch.Tensor):
+            for i in range(w.size(2)):
+                for j in range(w.size(3)):
+                    w[0, 0, i, j] = i * 0.5 + j
+            return w
+        """)
+    outer = loop_facts(context.nodes.of_type(cst.For)[0], context)
+    assert outer is not None and ladder.nested(outer) is None

@@ -113,6 +113,9 @@ class LoopFacts:
     statement: cst.CSTNode | None = None
     #: tensors an inner loop (already lifted into this loop's body) walks, and their dimension
     inner_walked: tuple[tuple[str, int], ...] = ()
+    #: the body is an inner loop's lift that computed Python numbers of its index in float64:
+    #: the outer index, which meets them, is lifted so too (``LoopRewrite.double_index``)
+    double_index: bool = False
 
     @property
     def comprehension(self) -> cst.ListComp | cst.GeneratorExp | None:
@@ -637,7 +640,8 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
 
 
-def with_body(facts: LoopFacts, body: Sequence[cst.BaseStatement], inner_walked: dict[str, int] | None = None) -> LoopFacts:
+def with_body(facts: LoopFacts, body: Sequence[cst.BaseStatement], inner_walked: dict[str, int] | None = None,
+              double_index: bool = False) -> LoopFacts:
     """``facts`` of the same loop, as if its body were ``body`` (statements not in the module):
     how a loop over two indices is lifted, the inner loop first and then the outer one over
     the inner loop's batched statements."""
@@ -647,7 +651,7 @@ def with_body(facts: LoopFacts, body: Sequence[cst.BaseStatement], inner_walked:
     synthetic = facts.loop.with_changes(body=cst.IndentedBlock(body=list(body))) if isinstance(facts.loop, cst.For) else facts.loop
     blockers = _blockers(synthetic, steps, facts.domain, per_sample, facts.context)  # type: ignore[arg-type]
     return replace(facts, steps=steps, per_sample=frozenset(per_sample), blockers=tuple(blockers),
-                   inner_walked=tuple(sorted((inner_walked or {}).items())))
+                   inner_walked=tuple(sorted((inner_walked or {}).items())), double_index=double_index)
 
 
 def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context: ModuleContext) -> LoopFacts | None:

@@ -206,9 +206,9 @@ def nested(facts: LoopFacts) -> LoopFacts | None:
                 continue
             return None
         statements = rewrite.statements
-        if not statements or len(rewrite.edits) != 1:
-            return None
-        return with_body(facts, statements, dict(rewrite.walked))
+        if not statements or len(rewrite.edits) != 1 or rewrite.batch_last:
+            return None  # (a store through a moved view is the inner loop's to propose alone)
+        return with_body(facts, statements, dict(rewrite.walked), double_index=rewrite.double_index)
     return None
 
 

