@@ -70,6 +70,16 @@ class LoopOverBatch(Rule):
       that one call on the next line consumes (`rows = torch.stack(rows)`, `np.asarray(rows)`):
       the list's line goes and the consumer takes the batched value. A name read anywhere else
       after it (before a consumer that rebinds it ends the list) keeps the list;
+    - a store of one number at per-sample positions (`onehot[i, labels[i]] = 1`, `grid[r, c] =
+      -1.0` for `r, c in zip(rows, cols)`) becomes one advanced-index store
+      (`onehot[torch.arange(n, device=onehot.device), labels] = 1`): every step writes the same
+      value, so repeated positions need no order. A per-sample value there, or a second store
+      into the same array, keeps the loop (which write wins would then matter);
+    - one number per sample stored into a slot whose rank nothing pins (`w[0, 0, i, j] = ...`
+      where `w` may be 4-D or deeper) is stored with the batch axis last,
+      `w[0, 0, i, :n].movedim(0, -1)[...] = v`, which fills each sample's slot whatever its rank;
+      a float made of Python numbers and the index is computed in float64, as Python does,
+      before the store casts it;
     - `if c: continue`, and a trailing `if c:` block of stores (no `else`), become a mask:
       `keep = c_batched` (`and` / `or` / `not` as `&` / `|` / `~`), then the stores write the
       rows of `keep` only (`out[keep] = e[keep].to(out.dtype)`); where the block evaluates
