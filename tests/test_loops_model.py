@@ -1053,7 +1053,10 @@ def test_one_number_stored_at_per_sample_positions_is_one_advanced_index_store()
     found, failure, _ = ladder.candidates(facts)
     assert found, failure
     # the positions' rank is a hypothesis of the rung (the checker tries the others)
-    assert "out[torch.arange(len(labels), device=out.device), labels] = -1.5" in found[0].kernel.new
+    assert (
+        "out[torch.arange(len(labels), device=out.device), torch.as_tensor(labels, dtype=torch.long, device=out.device)] = -1.5"
+        in found[0].kernel.new
+    )
     assert "filled at every position" in found[0].description
 
 
@@ -1190,3 +1193,132 @@ def test_a_batch_last_inner_loop_is_proposed_alone() -> None:
         """)
     outer = loop_facts(context.nodes.of_type(cst.For)[0], context)
     assert outer is not None and ladder.nested(outer) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "double"),
+    [("i / 3", True), ("math.sqrt(i)", True), ("i * 0.5", True), ("i * k", False), ("i * k - 1", False)],
+    ids=["division", "math-call", "float-literal", "int-product", "int-difference"],
+)
+def test_the_index_is_float64_exactly_where_python_computes_a_float(value: str, double: bool) -> None:
+    # an int product stays in int64: float64 would round it past 2**53
+    facts = _first_loop_facts(f"""
+        import math
+        import torch
+        def fill(out: torch.Tensor, k: int):
+            n, d = out.shape
+            for i in range(n):
+                out[i] = {value}
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    assert ("dtype=torch.float64" in found[0].kernel.new) is double, found[0].kernel.new
+
+
+# ----------------------------------------------------------------------------- review of the scatter fill and number stores
+
+
+@pytest.mark.parametrize("helper", ["copy", "tensor", "cat"])
+def test_a_module_function_named_like_a_library_one_may_return_its_argument(helper: str) -> None:
+    # the module's own `copy(buf)` may be `buf`: the loop reads rows it wrote, and the
+    # rewrite is refused rather than checked on independent inputs
+    context = _context(f"""
+        import torch
+        def {helper}(a):
+            return a
+        def shift_right(buf: torch.Tensor):
+            out = {helper}(buf)
+            (n,) = buf.shape
+            for i in range(1, n):
+                out[i] = buf[i - 1]
+            return out
+        """)
+    facts = loop_facts(context.nodes.of_type(cst.For)[-1], context)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and "share memory" in str(failure), failure
+
+
+def test_positions_that_may_be_the_target_are_not_a_scatter_fill() -> None:
+    # `zap(t, t)`: the loop reads each position after the earlier writes
+    facts = _first_loop_facts("""
+        import numpy as np
+        def zap(table: np.ndarray, labels: np.ndarray):
+            labels = labels.reshape(-1)
+            for c in labels:
+                table[c] = 0
+            return table
+        """)
+    assert facts is not None
+    found, _, _ = ladder.candidates(facts)
+    assert not any("filled at every position" in c.description for c in found)
+
+
+def test_torch_scatter_positions_become_int64() -> None:
+    # a 0-d int8 position indexes one element; a batch of int8 positions raises (and an ndarray
+    # or a list of positions is made a tensor on the target's device)
+    facts = _first_loop_facts("""
+        import torch
+        def f(labels: torch.Tensor, k: int):
+            labels = labels.flatten()
+            out = torch.zeros(len(labels), k)
+            for i, c in enumerate(labels):
+                out[i, c] = 1
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    assert "torch.as_tensor(labels, dtype=torch.long, device=out.device)] = 1" in found[0].kernel.new
+
+
+@pytest.mark.parametrize("value", ["i ** (1 / 3)", "math.exp(i / 4)", "(-1) ** (2 * i / n)"], ids=["root", "exp", "complex"])
+def test_inexact_python_math_is_stored_only_into_a_float_array(value: str) -> None:
+    template = """
+        import math
+        import torch
+        def fill(out: torch.Tensor, n: int):
+            {alloc}
+            for i in range(out.shape[0]):
+                out[i] = {value}
+            return out
+        """
+    unknown = _first_loop_facts(template.format(alloc="pass", value=value))
+    assert unknown is not None
+    found, failure, _ = ladder.candidates(unknown)
+    assert not found and "one unit in the last place" in str(failure), failure
+    floats = _first_loop_facts(template.format(alloc="out = torch.zeros(n, 3, dtype=torch.float64)", value=value))
+    assert floats is not None
+    _, failure, _ = ladder.candidates(floats)
+    assert "one unit in the last place" not in str(failure)
+
+
+def test_big_integers_mixed_with_floats_are_not_lifted() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def hashed(out: torch.Tensor):
+            n, d = out.shape
+            for i in range(n):
+                out[i] = (i * 1000000000039 % 1000003) / 1000003
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and "2**24" in str(failure)
+
+
+def test_a_name_that_may_hold_a_float_makes_the_index_float64() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def grid(out: torch.Tensor, lo: float, width: float):
+            n, d = out.shape
+            for i in range(n):
+                out[i] = lo + i * width
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    assert "dtype=torch.float64" in found[0].kernel.new

@@ -369,6 +369,9 @@ _MAY_RETURN_ITS_INPUT = VIEW_METHODS | frozenset(
 )
 #: attributes that describe a value rather than hold it
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "itemsize", "nbytes"})
+#: libraries whose functions' names say what they return (a module of the user's may call its
+#: own helper `copy` or `tensor`)
+_KNOWN_LIBRARIES = frozenset({"torch", "numpy", "math", "copy", "builtins"})
 #: functions that make a new value (or a Python number) whatever they are given (as methods,
 #: ``x.float()``, ``x.int()`` may return ``x`` itself: :data:`_MAY_RETURN_ITS_INPUT` is asked first)
 _NEW_VALUES = frozenset(
@@ -460,7 +463,9 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
         method = isinstance(func, cst.Attribute) and qualified is None
         row = callees.function(qualified) if qualified else None
         leaf = qualified.rsplit(".", 1)[-1] if qualified else (func.attr.value if isinstance(func, cst.Attribute) else "")
-        if isinstance(func, cst.Name) and qualified is None and func.value not in _shadowed_anywhere(context):
+        if qualified is not None and qualified.split(".", 1)[0] not in _KNOWN_LIBRARIES:
+            leaf = ""  # `from helpers import copy`: the module's own `copy` may return its argument
+        if isinstance(func, cst.Name) and qualified is None and func.value in _BUILTINS and func.value not in _shadowed_anywhere(context):
             leaf = func.value  # `range(n)`, `len(x)`: the builtin, which nothing in the module rebinds
         if row is None and method:
             row = callees.method(leaf)

@@ -21,8 +21,8 @@ from torchfix.codemods.analysis import child_nodes
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
-from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind
-from torchfix.codemods.loops.kernels import SharedInputs, build_kernel, walkable_arrays
+from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind, _walk
+from torchfix.codemods.loops.kernels import SharedInputs, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.lift import element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
@@ -981,6 +981,7 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     lifted = lifter.lift(step.value)
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
+    _refuse_inexact_python_math(step, lifter, facts)
     lifted = _in_double_precision(step, lifted, lifter, facts, plan)
     try:
         batched_target, axis, removed = _batched_target(lifter, target, extent)
@@ -1078,6 +1079,86 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     plan.outputs.append(step.target)
 
 
+#: math functions both Python and torch round correctly (or that are exact): the batch computes
+#: the very numbers the loop does
+_EXACT_MATH = frozenset({"fabs", "sqrt", "floor", "ceil", "trunc", "copysign"})
+#: float dtypes an allocation may name
+_FLOAT_DTYPES = frozenset({"float", "float32", "float64", "double", "half", "float16", "bfloat16"})
+
+
+def _refuse_inexact_python_math(step: Step, lifter: Lifter, facts: LoopFacts) -> None:
+    """A value of Python numbers computed with ``**`` or a transcendental ``math`` function
+    (``math.exp``, ``i ** (1 / 3)``) may be stored only into an array shown to hold floats.
+    Python's libm and torch's kernels may round such a result one unit in the last place apart:
+    harmless in a float, but truncation into an int (``125 ** (1 / 3)`` is 4.999... in Python)
+    or a bool turns it into another value; and ``(-1) ** (k / n)`` is complex in Python."""
+    numbers = set(lifter.numbers) | ({facts.domain.index} if facts.domain.index else set())
+    if step.value is None or not python_number(step.value, numbers):
+        return
+    inexact = None
+    for node in _walk(step.value):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power):
+            inexact = "`**`"
+        elif isinstance(node, cst.Call):
+            qualified = facts.context.qualified(node.func) or ""
+            if qualified.startswith("math.") and qualified.rsplit(".", 1)[-1] not in _EXACT_MATH:
+                inexact = f"`{qualified}`"
+        if inexact:
+            break
+    if inexact is not None and not _shown_float_array(facts, step.target or ""):
+        raise CannotRewrite(
+            f"`{_short(step.value)}` uses {inexact} of Python numbers, which torch may round one unit in the last place "
+            f"apart from Python; nothing shows `{step.target}` holds floats (an int or bool slot would truncate the difference)",
+            step.statement,
+        )
+
+
+def _shown_float_array(facts: LoopFacts, target: str) -> bool:
+    """Whether ``target`` was allocated just before as an array of a real float dtype:
+    ``torch.zeros(n)`` (the default dtype), ``np.zeros(n)`` (float64), ``dtype=torch.float64``."""
+    definition = facts.definition(target)
+    value = definition.value if definition is not None else None
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = facts.context.qualified(value.func) or ""
+    root, _, leaf = qualified.partition(".")
+    if root not in ("torch", "numpy") or leaf not in ("zeros", "ones", "empty", "full"):
+        return False
+    dtype = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+    if dtype is None:
+        return leaf != "full"  # `full` takes its dtype from the fill value
+    dotted = facts.context.qualified(dtype) or ""
+    return dotted.split(".")[0] in ("torch", "numpy") and dotted.rsplit(".", 1)[-1] in _FLOAT_DTYPES
+
+
+def _works_with_big_integers(value: cst.BaseExpression) -> bool:
+    """An integer literal past 2**24 or a bitwise operator: arithmetic only int64 keeps exact."""
+    for node in _walk(value):
+        if isinstance(node, cst.Integer) and abs(int_literal(node) or 0) > 2**24:
+            return True
+        if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift)
+        ):
+            return True
+    return False
+
+
+def _shows_a_float(value: cst.BaseExpression, facts: LoopFacts) -> bool:
+    """Whether Python may compute ``value`` (made of Python numbers) as a float: a float literal,
+    a true division, a ``math.*`` call or a name that may hold a float (`width: float` may be
+    an int too: its int products are exact in float64 below 2**53)."""
+    floats = False
+    for node in _walk(value):
+        if isinstance(node, cst.Float) or (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide)):
+            floats = True
+        elif isinstance(node, cst.Call) and (facts.context.qualified(node.func) or "").startswith("math."):
+            floats = True
+        elif isinstance(node, cst.Name) and node.value != facts.domain.index:
+            kinds = set(facts.evidence(node.value).kinds)
+            floats = floats or (Kind.FLOAT in kinds and kinds <= {Kind.INT, Kind.FLOAT, Kind.BOOL})
+    return floats
+
+
 def _basic_elements(target: cst.Subscript, lifter: Lifter) -> bool:
     """Whether every invariant index of ``target`` is an integer literal, a slice of literals or
     a name the code binds to a Python number: then the stored rows are a view, which a store
@@ -1104,7 +1185,16 @@ def _in_double_precision(step: Step, lifted: Lifted, lifter: Lifter, facts: Loop
     rounds to 0). Only this value is lifted so: an index that meets an array elsewhere keeps its
     integer dtype."""
     numbers = set(lifter.numbers) | ({facts.domain.index} if facts.domain.index else set())
-    if not (lifted.batched and lifted.kind == "float" and not lifter.extent.float_index and python_number(step.value, numbers)):  # type: ignore[arg-type]
+    if not (lifted.batched and not lifter.extent.float_index and python_number(step.value, numbers)):  # type: ignore[arg-type]
+        return lifted
+    # a kind the lift could not tell (`i ** (1 / 3)`, `i * spacing`) is a float where a float
+    # shows in it; int arithmetic stays in int64 (float64 would round an int past 2**53)
+    floats = lifted.kind == "float" or _shows_a_float(step.value, facts)  # type: ignore[arg-type]
+    if floats and _works_with_big_integers(step.value):  # type: ignore[arg-type]
+        # `(i * 1000000000039 % 1000003) / 1000003`: exact ints, then a float -- neither int64 (a
+        # float32 division) nor float64 (inexact products) computes what Python does
+        raise CannotRewrite(f"`{_short(step.value)}` mixes integers past 2**24 with floats: no one dtype computes it as Python does", step.statement)
+    if not floats:
         return lifted
     saved = lifter.extent
     lifter.extent = replace(saved, float_index=True)
@@ -1136,6 +1226,12 @@ def _scatter_fill(step: Step, lifter: Lifter, lifted: Lifted, facts: LoopFacts, 
         or sum(1 for s in facts.steps if s.target == step.target) != 1
     ):
         return None
+    # the loop reads each position after the earlier writes: positions that may be the target
+    # itself (`zap(t, t)`) would be read before all writes when batched
+    sources = sorted({n for e in target.slice if lifter.depends(e) for n in names_used(e)} - {facts.domain.index or ""})
+    readers = sorted({w.name for w in facts.domain.walked if w.name and w.element in sources} | set(sources))
+    if any(step.target in pair for pair in alias_pairs(facts.context, facts.loop, [step.target, *readers])):
+        return None
     elements: list[cst.SubscriptElement] = []
     saved, lifter.device_of = lifter.device_of, step.target
     try:
@@ -1156,7 +1252,16 @@ def _scatter_fill(step: Step, lifter: Lifter, lifted: Lifted, facts: LoopFacts, 
                 return None
             if position.kind not in ("int", None):
                 return None
-            elements.append(element.with_changes(slice=cst.Index(position.node)))
+            node = position.node
+            if not lifter.library.is_numpy and not (isinstance(piece.value, cst.Name) and piece.value.value == facts.domain.index):
+                # a 0-d int8 or int16 tensor indexes one position; a batch of them must be int64
+                # (an ndarray or a list of positions is made one, on the target's device)
+                if isinstance(node, cst.Name) and facts.evidence(node.value).tensor:
+                    node = method(node, "long")
+                else:
+                    node = call(lifter.spell("torch.as_tensor"), node, dtype=lifter.spell("torch.long"),
+                                device=attribute(name(step.target), "device"))
+            elements.append(element.with_changes(slice=cst.Index(node)))
             # a walked sequence read only as positions may be a list of integers as well
             lifter._count_position_read(piece.value)  # noqa: SLF001
             for walked in facts.domain.walked:

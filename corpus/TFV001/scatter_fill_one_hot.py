@@ -1,5 +1,6 @@
 # One number stored at a position read from the samples (a one-hot per row): every write stores
 # the same value, so repeated positions need no order and one advanced-index store does it all.
+# The labels may be a tensor or an ndarray of any integer dtype: they become one int64 tensor.
 import torch
 
 
