@@ -1309,10 +1309,12 @@ def test_big_integers_mixed_with_floats_are_not_lifted() -> None:
     assert not found and "2**24" in str(failure)
 
 
-def test_a_name_that_may_hold_a_float_makes_the_index_float64() -> None:
+def test_a_name_that_holds_a_float_makes_the_index_float64() -> None:
     facts = _first_loop_facts("""
         import torch
         def grid(out: torch.Tensor, lo: float, width: float):
+            lo = float(lo)
+            width = float(width)
             n, d = out.shape
             for i in range(n):
                 out[i] = lo + i * width
@@ -1322,3 +1324,77 @@ def test_a_name_that_may_hold_a_float_makes_the_index_float64() -> None:
     found, failure, _ = ladder.candidates(facts)
     assert found, failure
     assert "dtype=torch.float64" in found[0].kernel.new
+
+
+def test_a_shallow_copy_by_the_copy_module_may_share_the_tensor() -> None:
+    # `copy.copy(t)` of a tensor shares its storage (the module is not a binding torchfix tracks,
+    # so this reads as a method `.copy(buf)`: with an argument it is not ndarray's `.copy()`)
+    facts = _first_loop_facts("""
+        import copy
+        import torch
+        def shift_right(buf: torch.Tensor):
+            out = copy.copy(buf)
+            (n,) = buf.shape
+            for i in range(1, n):
+                out[i] = buf[i - 1].item()
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and "share memory" in str(failure), failure
+
+
+def test_a_numpy_function_of_per_sample_numbers_is_not_lifted_in_a_torch_loop() -> None:
+    facts = _first_loop_facts("""
+        import numpy as np
+        import torch
+        def growth(out: torch.Tensor):
+            for i in range(len(out)):
+                out[i] = np.exp(i / 100)
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and "NumPy function" in str(failure), failure
+
+
+def test_a_float_array_bound_again_around_the_loop_is_not_shown_float() -> None:
+    # the second pass of the `while` stores into `out.long()`
+    context = _context("""
+        import torch
+        def roots(n: int, rounds: int):
+            out = torch.zeros(n)
+            k = 0
+            while k < rounds:
+                (m,) = out.shape
+                for i in range(m):
+                    out[i] = i ** (1 / 3)
+                out = out.long()
+                k += 1
+            return out
+        """)
+    facts = loop_facts(context.nodes.of_type(cst.For)[0], context)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and "one unit in the last place" in str(failure), failure
+
+
+def test_a_number_that_may_be_an_int_or_a_float_is_not_lifted() -> None:
+    # `base * i` is exact in ints (base = 2**60 + 1) and float64 in floats: no one dtype does
+    # both; `j / f - c` is a float whatever `c` is (an int meets the float as a float)
+    template = """
+        import torch
+        def scaled(out: torch.Tensor, base: float, f: float, c: float):
+            n, d = out.shape
+            for j in range(n):
+                out[j] = {value}
+            return out
+        """
+    facts = _first_loop_facts(template.format(value="base * j"))
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and "depending on what `base` holds" in str(failure), failure
+    facts = _first_loop_facts(template.format(value="j / f - c"))
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found and "dtype=torch.float64" in found[0].kernel.new, failure

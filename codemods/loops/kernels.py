@@ -370,8 +370,8 @@ _MAY_RETURN_ITS_INPUT = VIEW_METHODS | frozenset(
 #: attributes that describe a value rather than hold it
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "itemsize", "nbytes"})
 #: libraries whose functions' names say what they return (a module of the user's may call its
-#: own helper `copy` or `tensor`)
-_KNOWN_LIBRARIES = frozenset({"torch", "numpy", "math", "copy", "builtins"})
+#: own helper `copy` or `tensor`; and the stdlib's `copy.copy` of a tensor shares its storage)
+_KNOWN_LIBRARIES = frozenset({"torch", "numpy", "math", "builtins"})
 #: functions that make a new value (or a Python number) whatever they are given (as methods,
 #: ``x.float()``, ``x.int()`` may return ``x`` itself: :data:`_MAY_RETURN_ITS_INPUT` is asked first)
 _NEW_VALUES = frozenset(
@@ -478,6 +478,8 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
             return _may_be(func.value, context)
         elif unbound and (leaf in _MAY_RETURN_ITS_INPUT or is_in_place_method(leaf)):
             pass
+        elif method and leaf == "copy" and value.args:
+            pass  # `copy.copy(t)` (the module unbound here): a tensor's shallow copy shares its storage
         elif leaf in _NEW_VALUES or (row is not None and row.batching in _FRESH and leaf not in _MAY_RETURN_ITS_INPUT):
             return set()  # `int(x)`, `torch.zeros(n)`, `x.clone()`, `x.sum()`, `F.relu(x)`
         found = set().union(*(_may_be(a.value, context) for a in value.args))

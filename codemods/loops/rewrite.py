@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import child_nodes
+from torchfix.codemods.analysis import child_nodes, target_names
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
@@ -1092,16 +1092,30 @@ def _refuse_inexact_python_math(step: Step, lifter: Lifter, facts: LoopFacts) ->
     Python's libm and torch's kernels may round such a result one unit in the last place apart:
     harmless in a float, but truncation into an int (``125 ** (1 / 3)`` is 4.999... in Python)
     or a bool turns it into another value; and ``(-1) ** (k / n)`` is complex in Python."""
-    numbers = set(lifter.numbers) | ({facts.domain.index} if facts.domain.index else set())
-    if step.value is None or not python_number(step.value, numbers):
+    numbers = _python_numbers(lifter, facts, step.value)
+    if step.value is None or not _number_math(step.value, numbers, facts):
         return
+    if not lifter.library.is_numpy and any(
+        (facts.context.qualified(n.func) or "").startswith("numpy.") for n in _walk(step.value) if isinstance(n, cst.Call)
+    ):
+        # `np.exp(i / 100)`: on the batch, a NumPy function of a float32 tensor (and no GPU)
+        raise CannotRewrite(f"`{_short(step.value)}`: a NumPy function of per-sample numbers in a torch loop", step.statement)
+    if _python_type(step.value, numbers, facts) is None:
+        ambiguous = sorted(n for n in names_used(step.value) & numbers if _number_type(n, facts) is None)
+        raise CannotRewrite(
+            f"`{_short(step.value)}` is an int or a float depending on what "
+            + (f"`{ambiguous[0]}` holds" if ambiguous else "its numbers hold")
+            + ": Python computes it exactly in ints or in float64, and no one dtype does both"
+            + (f"; annotate `{ambiguous[0]}: int` or write `float({ambiguous[0]})`" if ambiguous else ""),
+            step.statement,
+        )
     inexact = None
     for node in _walk(step.value):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power):
             inexact = "`**`"
         elif isinstance(node, cst.Call):
             qualified = facts.context.qualified(node.func) or ""
-            if qualified.startswith("math.") and qualified.rsplit(".", 1)[-1] not in _EXACT_MATH:
+            if qualified.startswith(("math.", "numpy.")) and qualified.rsplit(".", 1)[-1] not in _EXACT_MATH:
                 inexact = f"`{qualified}`"
         if inexact:
             break
@@ -1111,6 +1125,31 @@ def _refuse_inexact_python_math(step: Step, lifter: Lifter, facts: LoopFacts) ->
             f"apart from Python; nothing shows `{step.target}` holds floats (an int or bool slot would truncate the difference)",
             step.statement,
         )
+
+
+def _python_numbers(lifter: Lifter, facts: LoopFacts, value: cst.BaseExpression | None = None) -> set[str]:
+    """The names a lift reads as Python numbers: the function's, the loop index, and the names
+    of ``value`` the code shows hold Python numbers only (`lo = float(lo)`, `f: float`)."""
+    found = set(lifter.numbers) | ({facts.domain.index} if facts.domain.index else set())
+    for name_ in names_used(value) if value is not None else ():
+        kinds = set(facts.evidence(name_).kinds)
+        if kinds and kinds <= {Kind.INT, Kind.FLOAT, Kind.BOOL}:
+            found.add(name_)
+    return found
+
+
+def _number_math(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts) -> bool:
+    """Whether ``value`` is made of Python numbers, arithmetic and ``math`` / NumPy functions of
+    them (``np.exp(i / 100)`` is a NumPy float64 of a Python number)."""
+    if python_number(value, numbers):
+        return True
+    if isinstance(value, cst.UnaryOperation):
+        return _number_math(value.expression, numbers, facts)
+    if isinstance(value, cst.BinaryOperation):
+        return _number_math(value.left, numbers, facts) and _number_math(value.right, numbers, facts)
+    if isinstance(value, cst.Call) and (facts.context.qualified(value.func) or "").startswith(("numpy.", "math.")):
+        return bool(value.args) and all(a.keyword is None and not a.star and _number_math(a.value, numbers, facts) for a in value.args)
+    return False
 
 
 def _shown_float_array(facts: LoopFacts, target: str) -> bool:
@@ -1124,7 +1163,13 @@ def _shown_float_array(facts: LoopFacts, target: str) -> bool:
     root, _, leaf = qualified.partition(".")
     if root not in ("torch", "numpy") or leaf not in ("zeros", "ones", "empty", "full"):
         return False
+    if sum(1 for node in _walk(facts.scope) if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For))
+           and target in target_names(node.target)) != 1:
+        return False  # bound again elsewhere (`out = out.long()` in a loop around this one)
     dtype = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+    positional = [a.value for a in value.args if a.keyword is None]
+    if dtype is None and root == "numpy" and len(positional) > (2 if leaf == "full" else 1):
+        dtype = positional[-1]  # `np.zeros(n, int)`: NumPy's dtype may be positional
     if dtype is None:
         return leaf != "full"  # `full` takes its dtype from the fill value
     dotted = facts.context.qualified(dtype) or ""
@@ -1143,20 +1188,60 @@ def _works_with_big_integers(value: cst.BaseExpression) -> bool:
     return False
 
 
-def _shows_a_float(value: cst.BaseExpression, facts: LoopFacts) -> bool:
-    """Whether Python may compute ``value`` (made of Python numbers) as a float: a float literal,
-    a true division, a ``math.*`` call or a name that may hold a float (`width: float` may be
-    an int too: its int products are exact in float64 below 2**53)."""
-    floats = False
-    for node in _walk(value):
-        if isinstance(node, cst.Float) or (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide)):
-            floats = True
-        elif isinstance(node, cst.Call) and (facts.context.qualified(node.func) or "").startswith("math."):
-            floats = True
-        elif isinstance(node, cst.Name) and node.value != facts.domain.index:
-            kinds = set(facts.evidence(node.value).kinds)
-            floats = floats or (Kind.FLOAT in kinds and kinds <= {Kind.INT, Kind.FLOAT, Kind.BOOL})
-    return floats
+#: math functions that return ints (of a float too)
+_MATH_INTS = frozenset({"floor", "ceil", "trunc", "isqrt", "factorial", "gcd", "comb", "perm"})
+
+
+def _python_type(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts) -> str | None:
+    """"int" or "float": what Python computes ``value`` (Python numbers, the index, arithmetic
+    and ``math`` / NumPy functions) as, whatever its numbers hold; None where that depends on
+    them (``base * i`` for a ``base: float`` that may be an int: exact in ints, float64 in
+    floats). An int meeting a float becomes a float as in Python (exact below 2**53)."""
+    if isinstance(value, cst.Integer):
+        return "int"
+    if isinstance(value, cst.Float):
+        return "float"
+    if isinstance(value, cst.Name):
+        if value.value == facts.domain.index:
+            return "int"
+        return _number_type(value.value, facts) if value.value in numbers else None
+    if isinstance(value, cst.UnaryOperation):
+        return _python_type(value.expression, numbers, facts)
+    if isinstance(value, cst.BinaryOperation):
+        left, right = _python_type(value.left, numbers, facts), _python_type(value.right, numbers, facts)
+        if isinstance(value.operator, cst.Divide) or "float" in (left, right):
+            return "float"  # whatever the other number is, it meets a float (or `/`) as a float
+        if isinstance(value.operator, cst.Power):
+            exponent = int_literal(value.right)  # int ** -1 is a float
+            return "int" if left == "int" and exponent is not None and exponent >= 0 else None
+        return "int" if left == right == "int" else None
+    if isinstance(value, cst.Call):
+        qualified = facts.context.qualified(value.func) or ""
+        args = [_python_type(a.value, numbers, facts) for a in value.args]
+        if None in args:
+            return None
+        if qualified.startswith("math.") and qualified.rsplit(".", 1)[-1] not in _MATH_INTS:
+            return "float"
+        if qualified.startswith("math."):
+            return "int"
+        if qualified.startswith("numpy."):
+            return "float" if "float" in args else None
+        if isinstance(value.func, cst.Name) and value.func.value in ("float", "int", "len"):
+            return "float" if value.func.value == "float" else "int"
+        if isinstance(value.func, cst.Name) and value.func.value in ("abs", "min", "max") and args:
+            return "float" if "float" in args else "int"
+    return None
+
+
+def _number_type(name_: str, facts: LoopFacts) -> str | None:
+    """"int" or "float" where the code shows which Python number ``name_`` holds (a ``float``
+    annotation admits ints as well: None)."""
+    kinds = set(facts.evidence(name_).kinds) - {Kind.BOOL}
+    if kinds == {Kind.INT}:
+        return "int"
+    if kinds == {Kind.FLOAT}:
+        return "float"
+    return None
 
 
 def _basic_elements(target: cst.Subscript, lifter: Lifter) -> bool:
@@ -1184,12 +1269,12 @@ def _in_double_precision(step: Step, lifted: Lifted, lifter: Lifter, facts: Loop
     float32 and round before the store (a weight one ulp off; a bool slot set by a value that
     rounds to 0). Only this value is lifted so: an index that meets an array elsewhere keeps its
     integer dtype."""
-    numbers = set(lifter.numbers) | ({facts.domain.index} if facts.domain.index else set())
-    if not (lifted.batched and not lifter.extent.float_index and python_number(step.value, numbers)):  # type: ignore[arg-type]
+    numbers = _python_numbers(lifter, facts, step.value)
+    if not (lifted.batched and not lifter.extent.float_index and _number_math(step.value, numbers, facts)):  # type: ignore[arg-type]
         return lifted
     # a kind the lift could not tell (`i ** (1 / 3)`, `i * spacing`) is a float where a float
     # shows in it; int arithmetic stays in int64 (float64 would round an int past 2**53)
-    floats = lifted.kind == "float" or _shows_a_float(step.value, facts)  # type: ignore[arg-type]
+    floats = _python_type(step.value, numbers, facts) == "float"  # type: ignore[arg-type]
     if floats and _works_with_big_integers(step.value):  # type: ignore[arg-type]
         # `(i * 1000000000039 % 1000003) / 1000003`: exact ints, then a float -- neither int64 (a
         # float32 division) nor float64 (inexact products) computes what Python does
