@@ -1015,6 +1015,12 @@ class ScopeEvidence:
                 return _Value(frozenset({IT}), (), _Value(frozenset(), (), None, parts))
             if builtin in ("iter", "reversed") and first is not None:
                 return _Value(frozenset({IT}), first.found, _elements(first))
+            if builtin in ("min", "max") and len(args) > 1:
+                # one of the arguments, whichever compares least: what any of them may be
+                values = [self._expr(a.value, at, shadowed) for a in args if a.keyword is None]
+                if all(v.kinds is not None for v in values) and values:
+                    return _union(values)
+                return _Value(None)
             if builtin in ("sum", "min", "max", "abs") and first is not None:
                 inner = first.elements if builtin != "abs" and len(args) == 1 else first
                 if inner is not None and inner.kinds is not None and (inner.kinds <= NUMBERS or inner.kinds == {T}):

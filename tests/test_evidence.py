@@ -481,3 +481,19 @@ def test_the_math_module_returns_python_numbers_whatever_it_is_given(call: str, 
     # without the import `math` is any object the function reads, and `.ceil(...)` any method
     if call.startswith("math.ceil"):
         assert set(ScopeEvidence(function).name("y").kinds) == set(UNKNOWN_KINDS)
+
+
+def test_min_of_several_arguments_may_be_any_of_them() -> None:
+    # `min(k, x.argmax())` is the 0-d tensor when it compares least
+    source = textwrap.dedent("""
+        import torch
+        def f(x: torch.Tensor, k: int):
+            c = min(k, x.argmax())
+            d = max(k, 0.7)
+            return c, d
+        """)
+    function = cst.parse_module(source).body[1]
+    assert isinstance(function, cst.FunctionDef)
+    evidence = ScopeEvidence(function)
+    assert T in set(evidence.name("c").kinds) and I in set(evidence.name("c").kinds)
+    assert set(evidence.name("d").kinds) == {I, FL}

@@ -1398,3 +1398,75 @@ def test_a_number_that_may_be_an_int_or_a_float_is_not_lifted() -> None:
     assert facts is not None
     found, failure, _ = ladder.candidates(facts)
     assert found and "dtype=torch.float64" in found[0].kernel.new, failure
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("int(j * 0.7)", "(torch.arange(n, device=out.device, dtype=torch.float64) * 0.7).long()"),
+        ("abs(j * 0.7)", "abs(torch.arange(n, device=out.device, dtype=torch.float64) * 0.7)"),
+    ],
+    ids=["int-of-a-float", "abs-of-a-float"],
+)
+def test_a_float_inside_an_int_or_a_builtin_is_computed_in_float64(value: str, expected: str) -> None:
+    # Python's `j * 0.7` is 62.99999999999999 at j = 90, float32's 63.0
+    facts = _first_loop_facts(f"""
+        import torch
+        def fill(out: torch.Tensor):
+            n, d = out.shape
+            for j in range(n):
+                out[j] = {value}
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    assert expected in found[0].kernel.new
+
+
+def test_python_ints_meeting_a_float_outside_a_stored_value_are_refused() -> None:
+    # a temporary `c = j * 0.7` is lifted apart from the store: in torch that is float32
+    facts = _first_loop_facts("""
+        import torch
+        def fill(out: torch.Tensor):
+            n, d = out.shape
+            for j in range(n):
+                c = j * 0.7
+                out[j] = c // 1
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and "float32" in str(failure), failure
+
+
+def test_a_guarded_float64_index_takes_the_guard() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def fill(out: torch.Tensor):
+            n, d = out.shape
+            for j in range(n):
+                if j >= 30:
+                    continue
+                out[j] = j / 3
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    assert "torch.arange(n, device=out.device, dtype=torch.float64)[keep]" in found[0].kernel.new
+
+
+def test_inexact_math_through_a_temporary_is_seen() -> None:
+    facts = _first_loop_facts("""
+        import torch
+        def roots(out: torch.Tensor):
+            (n,) = out.shape
+            for i in range(n):
+                r = float(i) ** (1 / 3)
+                out[i] = r
+            return out
+        """)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and "one unit in the last place" in str(failure), failure

@@ -15,6 +15,7 @@ from typing import Iterable
 import libcst as cst
 
 from torchfix.codemods.base import Candidate, Proposal
+from torchfix.codemods.loops.lift import FLOAT32_NUMBERS
 from torchfix.codemods.loops.facts import LoopFacts, StepKind, loop_facts, with_body
 from torchfix.codemods.loops.inplace import inplace_chain_loop, is_inplace_chain
 from torchfix.codemods.loops.nodes import names_used
@@ -156,7 +157,10 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
         numpy = _Climb(seen=climb.seen)
         _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
         climb.found += numpy.found
-    elif not climb.found and climb.arrays:
+    elif not climb.found and (climb.arrays or (
+        # torch would compute the per-sample numbers in float32; NumPy computes them as Python
+        "numpy" in facts.context.bindings.values() and climb.failure is not None and FLOAT32_NUMBERS in str(climb.failure)
+    )):
         # the walked arrays are NumPy's: the same rungs spelled with numpy (no vmap for those)
         numpy = _Climb()
         _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)

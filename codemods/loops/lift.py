@@ -120,6 +120,9 @@ class Extent:
     float_index: bool = False
 
 
+#: why a torch lift refuses per-sample Python ints meeting a float (the ladder then tries NumPy)
+FLOAT32_NUMBERS = "per-sample Python ints meet a float, which torch computes in float32 and Python in float64"
+
 #: ranks to try for a walked name read as one number per sample, likeliest first
 NUMBER_RANKS = (1, 2, 3)
 
@@ -188,6 +191,8 @@ class Lifter:
     #: the literal list of numbers a name holds where the loop only reads its items
     #: (``LoopFacts.number_list``): ``means[i]`` is then one Python number per sample
     number_list: Callable[[str], "cst.List | cst.Tuple | None"] = lambda name: None
+    #: "int" / "float" for an invariant Python-number expression the code types, else None
+    number_kind: Callable[[cst.BaseExpression], "str | None"] = lambda node: None
     #: the tensor whose device arrays the lift makes go on before any other (a scatter's
     #: target: its positions index it, whatever kind of sequence the loop walks)
     device_of: str | None = None
@@ -319,10 +324,9 @@ class Lifter:
         built: cst.BaseExpression = self.library.arange(self.spell, *args, like=name(device) if device is not None else None)
         if self.extent.float_index:
             built = built.with_changes(args=[*built.args, arg(self.library.function(self.spell, "float64"), "dtype")])
-            return Lifted(built, True, 0, scalar=True, kind="float")
         if self.row_filter is not None:
             built = subscript(built, [index_of(self.row_filter)])
-        return Lifted(built, True, 0, scalar=True, kind="int")
+        return Lifted(built, True, 0, scalar=True, kind="float" if self.extent.float_index else "int")
 
     def _batch_device(self, why: str, also: Iterable[str] = ()) -> str | None:
         """The tensor whose device the arrays a lift makes go on: one the loop covers, the one
@@ -588,12 +592,29 @@ class Lifter:
         left, right = self._lift(node.left), self._lift(node.right)
         if isinstance(node.operator, cst.MatrixMultiply):
             return self._matmul(left, right, node)
+        self._refuse_float32_numbers(node, left, right)
         if not isinstance(node.operator, _ELEMENTWISE_OPERATORS):
             raise CannotLift(f"the operator of `{short(node)}`")
         a, b, rank = self._align(left, right, node)
         built = node.with_changes(left=a, right=b)
         built = built.with_changes(left=operand_of(a, built, right=False), right=operand_of(b, built, right=True))
         return self._combined(built, left, right, rank, _combined_kind(left, right, node.operator))
+
+    def _refuse_float32_numbers(self, node: cst.BinaryOperation, left: Lifted, right: Lifted) -> None:
+        """Per-sample Python ints (the index) meeting a float -- ``/``, a float literal, a number
+        that may be a float -- make float64 in Python and, from an int64 batch, the default
+        float32 in torch. Only a lift that took the index as float64 (``Extent.float_index``, for
+        a stored value of Python numbers) batches them; any other raises."""
+        if self.library.is_numpy or self.extent.float_index:
+            return  # NumPy makes float64 of an int64 batch and a Python float, as Python does
+        for sample, other in ((left, right), (right, left)):
+            if not (sample.batched and sample.scalar and sample.kind == "int"):
+                continue
+            floats = isinstance(node.operator, cst.Divide) or (
+                not other.batched and python_number(other.node, set(self.numbers)) and self.number_kind(other.node) != "int"
+            ) or (other.batched and other.scalar and other.kind != "int")
+            if floats:
+                raise CannotLift(f"`{short(node)}`: {FLOAT32_NUMBERS}")
 
     def _combined(self, built: cst.BaseExpression, left: Lifted, right: Lifted, rank: int | None, kind: str | None) -> Lifted:
         if left.batched and right.batched:

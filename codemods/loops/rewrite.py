@@ -25,7 +25,7 @@ from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind,
 from torchfix.codemods.loops.kernels import SharedInputs, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.lift import element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
+from torchfix.codemods.loops.lift import FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
 from torchfix.codemods.loops.nodes import (
     assign,
     attribute,
@@ -619,6 +619,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
 
     layers = _layers_in_scope(facts)
     lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=_ranks(facts), numbers=_numbers(facts),
+                    number_kind=lambda node: _python_type(node, set(_numbers(facts)), facts),
                     hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library],
                     opaque_calls=options.opaque_calls, shown_array=lambda name: _shown_array(facts, name),
                     number_list=lambda name_: facts.number_list(cst.Name(name_)))
@@ -978,11 +979,10 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     target = step.subscript
     assert isinstance(target, cst.Subscript)
     _require_array_target(facts, step)
-    lifted = lifter.lift(step.value)
+    _refuse_inexact_python_math(step, lifter, facts)
+    lifted = _in_double_precision(step, lifter.lift(step.value), lifter, facts, plan)  # type: ignore[arg-type]
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
-    _refuse_inexact_python_math(step, lifter, facts)
-    lifted = _in_double_precision(step, lifted, lifter, facts, plan)
     try:
         batched_target, axis, removed = _batched_target(lifter, target, extent)
     except CannotRewrite:
@@ -1110,7 +1110,15 @@ def _refuse_inexact_python_math(step: Step, lifter: Lifter, facts: LoopFacts) ->
             step.statement,
         )
     inexact = None
-    for node in _walk(step.value):
+    # the temporaries the value reads are part of it (`r = float(i) ** (1 / 3); out[i] = r`)
+    temporaries = {t.target: t.value for t in facts.steps if t.kind is StepKind.TEMP and t.target and t.value is not None}
+    parts, pending = [step.value], list(names_used(step.value) & set(temporaries))
+    while pending:
+        temp = pending.pop()
+        if temporaries.get(temp) is not None and all(temporaries[temp] is not p for p in parts):
+            parts.append(temporaries[temp])
+            pending += list(names_used(temporaries[temp]) & set(temporaries))
+    for node in (n for part in parts for n in _walk(part)):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power):
             inexact = "`**`"
         elif isinstance(node, cst.Call):
@@ -1147,8 +1155,10 @@ def _number_math(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts)
         return _number_math(value.expression, numbers, facts)
     if isinstance(value, cst.BinaryOperation):
         return _number_math(value.left, numbers, facts) and _number_math(value.right, numbers, facts)
-    if isinstance(value, cst.Call) and (facts.context.qualified(value.func) or "").startswith(("numpy.", "math.")):
-        return bool(value.args) and all(a.keyword is None and not a.star and _number_math(a.value, numbers, facts) for a in value.args)
+    numeric = (facts.context.qualified(value.func) or "").startswith(("numpy.", "math.")) if isinstance(value, cst.Call) else False
+    builtin = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("abs", "min", "max")
+    if numeric or builtin:
+        return bool(value.args) and all(a.keyword is None and not a.star and _number_math(a.value, numbers, facts) for a in value.args)  # type: ignore[attr-defined]
     return False
 
 
@@ -1215,6 +1225,8 @@ def _python_type(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts)
             exponent = int_literal(value.right)  # int ** -1 is a float
             return "int" if left == "int" and exponent is not None and exponent >= 0 else None
         return "int" if left == right == "int" else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("int", "len", "float"):
+        return "float" if value.func.value == "float" else "int"  # whatever they are given
     if isinstance(value, cst.Call):
         qualified = facts.context.qualified(value.func) or ""
         args = [_python_type(a.value, numbers, facts) for a in value.args]
@@ -1262,25 +1274,19 @@ def _basic_elements(target: cst.Subscript, lifter: Lifter) -> bool:
     return True
 
 
-def _in_double_precision(step: Step, lifted: Lifted, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> Lifted:
-    """``lifted`` again with the loop index as float64 where the stored value is a float made of
-    Python numbers and the index alone (``(1 - math.fabs(j / f - c))``): Python computes it in
-    double precision and the store casts the result, where ``arange(n) / f`` would compute in
-    float32 and round before the store (a weight one ulp off; a bool slot set by a value that
-    rounds to 0). Only this value is lifted so: an index that meets an array elsewhere keeps its
-    integer dtype."""
+def _in_double_precision(step: Step, lifted: Lifted | None, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> Lifted | None:
+    """The stored value lifted with the loop index as float64 where it is made of Python numbers
+    and makes a float somewhere (``(1 - math.fabs(j / f - c))``, ``int(j * 0.7)``): Python
+    computes that in double precision and the store casts the result, where ``arange(n) * 0.7``
+    would compute in float32 (the lift refuses that: ``Lifter._refuse_float32_numbers``).
+    Only this value is lifted so: an index that meets an array elsewhere keeps its dtype."""
     numbers = _python_numbers(lifter, facts, step.value)
-    if not (lifted.batched and not lifter.extent.float_index and _number_math(step.value, numbers, facts)):  # type: ignore[arg-type]
+    if lifter.extent.float_index or not _number_math(step.value, numbers, facts) or not _makes_a_float(step.value, numbers, facts):  # type: ignore[arg-type]
         return lifted
-    # a kind the lift could not tell (`i ** (1 / 3)`, `i * spacing`) is a float where a float
-    # shows in it; int arithmetic stays in int64 (float64 would round an int past 2**53)
-    floats = _python_type(step.value, numbers, facts) == "float"  # type: ignore[arg-type]
-    if floats and _works_with_big_integers(step.value):  # type: ignore[arg-type]
+    if _works_with_big_integers(step.value):  # type: ignore[arg-type]
         # `(i * 1000000000039 % 1000003) / 1000003`: exact ints, then a float -- neither int64 (a
         # float32 division) nor float64 (inexact products) computes what Python does
         raise CannotRewrite(f"`{_short(step.value)}` mixes integers past 2**24 with floats: no one dtype computes it as Python does", step.statement)
-    if not floats:
-        return lifted
     saved = lifter.extent
     lifter.extent = replace(saved, float_index=True)
     try:
@@ -1291,6 +1297,13 @@ def _in_double_precision(step: Step, lifted: Lifted, lifter: Lifter, facts: Loop
         raise CannotRewrite(lifter.why, step.statement)
     plan.double_index = True
     return again
+
+
+def _makes_a_float(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts) -> bool:
+    """Whether some part of ``value`` (Python numbers) is a float in Python."""
+    return any(
+        isinstance(node, cst.BaseExpression) and _python_type(node, numbers, facts) == "float" for node in _walk(value)
+    )
 
 
 def _scatter_fill(step: Step, lifter: Lifter, lifted: Lifted, facts: LoopFacts, plan: _Plan) -> cst.SimpleStatementLine | None:
@@ -1481,6 +1494,11 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, op
     assert step.value is not None
     items, definition, consumer = _collected(facts, step, lifter.library.is_numpy)
     lifted = lifter.lift(step.value)
+    if lifted is None and FLOAT32_NUMBERS in lifter.why and consumer.form in _TENSOR_FORMS:
+        # a table of Python numbers (`torch.tensor([math.exp(-rate * t) ...])`): the index in
+        # float64, as Python computes (the consumer below makes the table's dtype)
+        lifter.extent = replace(lifter.extent, float_index=True)
+        lifted = lifter.lift(step.value)
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
     if not lifted.batched:
@@ -1643,6 +1661,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     spell, imports = _speller(context)
 
     lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=_ranks(facts), numbers=_numbers(facts),
+                    number_kind=lambda node: _python_type(node, set(_numbers(facts)), facts),
                     library=LIBRARIES[options.library])
     if lifter.library.is_numpy or not any(t == "torch" or t.startswith("torch.") for t in context.bindings.values()):
         raise CannotRewrite("torch.vmap maps tensors, not NumPy arrays", facts.loop)
