@@ -32,6 +32,14 @@ def _first_loop_facts(source: str):  # noqa: ANN202
     return loop_facts(loop, context)
 
 
+def _rungs(source: str):  # noqa: ANN202
+    """The candidates the ladder finds for the first loop of ``source``, and why none, if none."""
+    facts = _first_loop_facts(source)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    return found, failure
+
+
 def _lifted(source: str, options: Options = Options()) -> str:
     facts = _first_loop_facts(source)
     assert facts is not None
@@ -1040,7 +1048,7 @@ def test_a_shadowed_builtin_is_not_taken_for_a_new_value() -> None:
 
 
 def test_one_number_stored_at_per_sample_positions_is_one_advanced_index_store() -> None:
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import torch
         def f(labels: torch.Tensor, k: int):
             labels = labels.reshape(-1)
@@ -1049,8 +1057,6 @@ def test_one_number_stored_at_per_sample_positions_is_one_advanced_index_store()
                 out[i, c] = -1.5
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert found, failure
     # the positions' rank is a hypothesis of the rung (the checker tries the others)
     assert (
@@ -1066,7 +1072,7 @@ def test_one_number_stored_at_per_sample_positions_is_one_advanced_index_store()
     ids=["second-store", "per-sample-value", "drawn-value", "range-per-sample", "augmented"],
 )
 def test_stores_whose_order_matters_are_not_scatter_fills(body: str) -> None:
-    facts = _first_loop_facts(f"""
+    found, failure = _rungs(f"""
         import torch
         def f(labels: torch.Tensor, out: torch.Tensor):
             labels = labels.reshape(-1)
@@ -1074,8 +1080,6 @@ def test_stores_whose_order_matters_are_not_scatter_fills(body: str) -> None:
                 {body}
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert not any("filled at every position" in c.description for c in found), (body, failure)
 
 
@@ -1083,7 +1087,7 @@ def test_stores_whose_order_matters_are_not_scatter_fills(body: str) -> None:
 
 
 def test_a_name_read_only_as_one_of_several_sizes_is_drawn_as_a_count() -> None:
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import torch
         def f(labels: torch.Tensor, k, scale):
             labels = labels.reshape(-1)
@@ -1093,8 +1097,6 @@ def test_a_name_read_only_as_one_of_several_sizes_is_drawn_as_a_count() -> None:
                 out[i, c] = 1
             return out, grid
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert found, failure
     specs = {s.name: s for s in found[0].kernel.inputs}
     assert specs["k"].kind is Kind.INT and specs["k"].count
@@ -1102,7 +1104,7 @@ def test_a_name_read_only_as_one_of_several_sizes_is_drawn_as_a_count() -> None:
 
 def test_a_name_that_may_be_a_shape_is_not_a_count() -> None:
     # `torch.zeros(k)` alone takes a shape tuple as well, and `k * 2` reads it as a value
-    facts = _first_loop_facts("""
+    found, _ = _rungs("""
         import torch
         def f(labels: torch.Tensor, k):
             labels = labels.reshape(-1)
@@ -1112,8 +1114,6 @@ def test_a_name_that_may_be_a_shape_is_not_a_count() -> None:
                 out[i, c] = extra
             return out
         """)
-    assert facts is not None
-    found, _, _ = ladder.candidates(facts)
     for candidate in found:
         assert not any(s.name == "k" and s.count for s in candidate.kernel.inputs)
 
@@ -1124,7 +1124,7 @@ def test_a_name_that_may_be_a_shape_is_not_a_count() -> None:
 def test_a_float_of_python_numbers_and_the_index_is_lifted_in_double_precision() -> None:
     # Python computes `j / f - c` in float64 and the store casts; an int64 `arange` divided by a
     # float would compute in float32 and round first
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import math
         import torch
         def ramp(w: torch.Tensor, f: float, c: float):
@@ -1133,14 +1133,12 @@ def test_a_float_of_python_numbers_and_the_index_is_lifted_in_double_precision()
                 w[0, j] = 1 - math.fabs(j / f - c)
             return w
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert found, failure
     assert "dtype=torch.float64" in found[0].kernel.new
 
 
 def test_an_index_that_meets_an_array_keeps_its_integer_dtype() -> None:
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import torch
         def shift(x: torch.Tensor):
             n, d = x.shape
@@ -1149,22 +1147,18 @@ def test_an_index_that_meets_an_array_keeps_its_integer_dtype() -> None:
                 out[i] = x[i] * i
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert found, failure
     assert all("float64" not in c.kernel.new for c in found)
 
 
 def test_one_number_per_sample_into_a_slot_of_unpinned_rank_is_stored_batch_last() -> None:
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import torch
         def ramp(w: torch.Tensor):
             for j in range(w.size(2)):
                 w[0, 1, j] = j * 0.5
             return w
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert found, failure
     assert "w[0, 1, :w.size(2)].movedim(0, -1)[...] = " in found[0].kernel.new
     # a pinned rank keeps the plain store
@@ -1202,7 +1196,7 @@ def test_a_batch_last_inner_loop_is_proposed_alone() -> None:
 )
 def test_the_index_is_float64_exactly_where_python_computes_a_float(value: str, double: bool) -> None:
     # an int product stays in int64: float64 would round it past 2**53
-    facts = _first_loop_facts(f"""
+    found, failure = _rungs(f"""
         import math
         import torch
         def fill(out: torch.Tensor, k: int):
@@ -1211,8 +1205,6 @@ def test_the_index_is_float64_exactly_where_python_computes_a_float(value: str, 
                 out[i] = {value}
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert found, failure
     assert ("dtype=torch.float64" in found[0].kernel.new) is double, found[0].kernel.new
 
@@ -1243,7 +1235,7 @@ def test_a_module_function_named_like_a_library_one_may_return_its_argument(help
 
 def test_positions_that_may_be_the_target_are_not_a_scatter_fill() -> None:
     # `zap(t, t)`: the loop reads each position after the earlier writes
-    facts = _first_loop_facts("""
+    found, _ = _rungs("""
         import numpy as np
         def zap(table: np.ndarray, labels: np.ndarray):
             labels = labels.reshape(-1)
@@ -1251,15 +1243,13 @@ def test_positions_that_may_be_the_target_are_not_a_scatter_fill() -> None:
                 table[c] = 0
             return table
         """)
-    assert facts is not None
-    found, _, _ = ladder.candidates(facts)
     assert not any("filled at every position" in c.description for c in found)
 
 
 def test_torch_scatter_positions_become_int64() -> None:
     # a 0-d int8 position indexes one element; a batch of int8 positions raises (and an ndarray
     # or a list of positions is made a tensor on the target's device)
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import torch
         def f(labels: torch.Tensor, k: int):
             labels = labels.flatten()
@@ -1268,8 +1258,6 @@ def test_torch_scatter_positions_become_int64() -> None:
                 out[i, c] = 1
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert found, failure
     assert "torch.as_tensor(labels, dtype=torch.long, device=out.device)] = 1" in found[0].kernel.new
 
@@ -1296,7 +1284,7 @@ def test_inexact_python_math_is_stored_only_into_a_float_array(value: str) -> No
 
 
 def test_big_integers_mixed_with_floats_are_not_lifted() -> None:
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import torch
         def hashed(out: torch.Tensor):
             n, d = out.shape
@@ -1304,13 +1292,11 @@ def test_big_integers_mixed_with_floats_are_not_lifted() -> None:
                 out[i] = (i * 1000000000039 % 1000003) / 1000003
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert not found and "2**24" in str(failure)
 
 
 def test_a_name_that_holds_a_float_makes_the_index_float64() -> None:
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import torch
         def grid(out: torch.Tensor, lo: float, width: float):
             lo = float(lo)
@@ -1320,8 +1306,6 @@ def test_a_name_that_holds_a_float_makes_the_index_float64() -> None:
                 out[i] = lo + i * width
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert found, failure
     assert "dtype=torch.float64" in found[0].kernel.new
 
@@ -1329,7 +1313,7 @@ def test_a_name_that_holds_a_float_makes_the_index_float64() -> None:
 def test_a_shallow_copy_by_the_copy_module_may_share_the_tensor() -> None:
     # `copy.copy(t)` of a tensor shares its storage (the module is not a binding torchfix tracks,
     # so this reads as a method `.copy(buf)`: with an argument it is not ndarray's `.copy()`)
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import copy
         import torch
         def shift_right(buf: torch.Tensor):
@@ -1339,13 +1323,11 @@ def test_a_shallow_copy_by_the_copy_module_may_share_the_tensor() -> None:
                 out[i] = buf[i - 1].item()
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert not found and "share memory" in str(failure), failure
 
 
 def test_a_numpy_function_of_per_sample_numbers_is_not_lifted_in_a_torch_loop() -> None:
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import numpy as np
         import torch
         def growth(out: torch.Tensor):
@@ -1353,8 +1335,6 @@ def test_a_numpy_function_of_per_sample_numbers_is_not_lifted_in_a_torch_loop() 
                 out[i] = np.exp(i / 100)
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert not found and "NumPy function" in str(failure), failure
 
 
@@ -1390,13 +1370,9 @@ def test_a_number_that_may_be_an_int_or_a_float_is_not_lifted() -> None:
                 out[j] = {value}
             return out
         """
-    facts = _first_loop_facts(template.format(value="base * j"))
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
+    found, failure = _rungs(template.format(value="base * j"))
     assert not found and "depending on what `base` holds" in str(failure), failure
-    facts = _first_loop_facts(template.format(value="j / f - c"))
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
+    found, failure = _rungs(template.format(value="j / f - c"))
     assert found and "dtype=torch.float64" in found[0].kernel.new, failure
 
 
@@ -1410,7 +1386,7 @@ def test_a_number_that_may_be_an_int_or_a_float_is_not_lifted() -> None:
 )
 def test_a_float_inside_an_int_or_a_builtin_is_computed_in_float64(value: str, expected: str) -> None:
     # Python's `j * 0.7` is 62.99999999999999 at j = 90, float32's 63.0
-    facts = _first_loop_facts(f"""
+    found, failure = _rungs(f"""
         import torch
         def fill(out: torch.Tensor):
             n, d = out.shape
@@ -1418,15 +1394,13 @@ def test_a_float_inside_an_int_or_a_builtin_is_computed_in_float64(value: str, e
                 out[j] = {value}
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert found, failure
     assert expected in found[0].kernel.new
 
 
 def test_python_ints_meeting_a_float_outside_a_stored_value_are_refused() -> None:
     # a temporary `c = j * 0.7` is lifted apart from the store: in torch that is float32
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import torch
         def fill(out: torch.Tensor):
             n, d = out.shape
@@ -1435,13 +1409,11 @@ def test_python_ints_meeting_a_float_outside_a_stored_value_are_refused() -> Non
                 out[j] = c // 1
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert not found and "float32" in str(failure), failure
 
 
 def test_a_guarded_float64_index_takes_the_guard() -> None:
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import torch
         def fill(out: torch.Tensor):
             n, d = out.shape
@@ -1451,14 +1423,12 @@ def test_a_guarded_float64_index_takes_the_guard() -> None:
                 out[j] = j / 3
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert found, failure
     assert "torch.arange(n, device=out.device, dtype=torch.float64)[keep]" in found[0].kernel.new
 
 
 def test_inexact_math_through_a_temporary_is_seen() -> None:
-    facts = _first_loop_facts("""
+    found, failure = _rungs("""
         import torch
         def roots(out: torch.Tensor):
             (n,) = out.shape
@@ -1467,6 +1437,4 @@ def test_inexact_math_through_a_temporary_is_seen() -> None:
                 out[i] = r
             return out
         """)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
     assert not found and "one unit in the last place" in str(failure), failure
