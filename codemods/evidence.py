@@ -1037,7 +1037,7 @@ class ScopeEvidence:
             return _known({T}, f"`{text}` returns a tensor")
         if root in self.math_names and rest and "." not in rest and root not in shadowed:
             # the math module's functions return Python numbers whatever they are given
-            if rest in _MATH_INTS:
+            if rest in MATH_INTS:
                 return _known({I}, f"`{text}` is an int")
             if rest in _MATH_BOOLS:
                 return _known({B}, "")
@@ -1117,7 +1117,7 @@ class ScopeEvidence:
 
 
 #: the math module's functions by what they return (``math.ceil`` of a float is an int)
-_MATH_INTS = frozenset({"ceil", "floor", "trunc", "comb", "perm", "factorial", "gcd", "lcm", "isqrt"})
+MATH_INTS = frozenset({"ceil", "floor", "trunc", "comb", "perm", "factorial", "gcd", "lcm", "isqrt"})
 _MATH_BOOLS = frozenset({"isnan", "isinf", "isfinite", "isclose"})
 _MATH_FLOATS = frozenset({
     "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "fabs", "sin", "cos", "tan", "asin",

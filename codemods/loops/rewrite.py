@@ -19,6 +19,7 @@ import libcst.matchers as m
 
 from torchfix.codemods.analysis import child_nodes, target_names
 from torchfix.codemods.base import Edit
+from torchfix.codemods.evidence import MATH_INTS
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind, _walk
@@ -979,8 +980,9 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     target = step.subscript
     assert isinstance(target, cst.Subscript)
     _require_array_target(facts, step)
-    _refuse_inexact_python_math(step, lifter, facts)
-    lifted = _in_double_precision(step, lifter.lift(step.value), lifter, facts, plan)  # type: ignore[arg-type]
+    numbers = _python_numbers(lifter, facts, step.value)  # type: ignore[arg-type]
+    _refuse_inexact_python_math(step, numbers, lifter, facts)
+    lifted = _in_double_precision(step, lifter.lift(step.value), numbers, lifter, facts, plan)  # type: ignore[arg-type]
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
     try:
@@ -1086,13 +1088,13 @@ _EXACT_MATH = frozenset({"fabs", "sqrt", "floor", "ceil", "trunc", "copysign"})
 _FLOAT_DTYPES = frozenset({"float", "float32", "float64", "double", "half", "float16", "bfloat16"})
 
 
-def _refuse_inexact_python_math(step: Step, lifter: Lifter, facts: LoopFacts) -> None:
+def _refuse_inexact_python_math(step: Step, numbers: set[str], lifter: Lifter, facts: LoopFacts) -> None:
     """A value of Python numbers computed with ``**`` or a transcendental ``math`` function
     (``math.exp``, ``i ** (1 / 3)``) may be stored only into an array shown to hold floats.
     Python's libm and torch's kernels may round such a result one unit in the last place apart:
     harmless in a float, but truncation into an int (``125 ** (1 / 3)`` is 4.999... in Python)
-    or a bool turns it into another value; and ``(-1) ** (k / n)`` is complex in Python."""
-    numbers = _python_numbers(lifter, facts, step.value)
+    or a bool turns it into another value; and ``(-1) ** (k / n)`` is complex in Python.
+    ``numbers``: the names the value reads as Python numbers (:func:`_python_numbers`)."""
     if step.value is None or not _number_math(step.value, numbers, facts):
         return
     if not lifter.library.is_numpy and any(
@@ -1112,10 +1114,11 @@ def _refuse_inexact_python_math(step: Step, lifter: Lifter, facts: LoopFacts) ->
     inexact = None
     # the temporaries the value reads are part of it (`r = float(i) ** (1 / 3); out[i] = r`)
     temporaries = {t.target: t.value for t in facts.steps if t.kind is StepKind.TEMP and t.target and t.value is not None}
-    parts, pending = [step.value], list(names_used(step.value) & set(temporaries))
+    parts, seen, pending = [step.value], set(), list(names_used(step.value) & set(temporaries))
     while pending:
         temp = pending.pop()
-        if temporaries.get(temp) is not None and all(temporaries[temp] is not p for p in parts):
+        if temp not in seen:
+            seen.add(temp)
             parts.append(temporaries[temp])
             pending += list(names_used(temporaries[temp]) & set(temporaries))
     for node in (n for part in parts for n in _walk(part)):
@@ -1135,11 +1138,11 @@ def _refuse_inexact_python_math(step: Step, lifter: Lifter, facts: LoopFacts) ->
         )
 
 
-def _python_numbers(lifter: Lifter, facts: LoopFacts, value: cst.BaseExpression | None = None) -> set[str]:
+def _python_numbers(lifter: Lifter, facts: LoopFacts, value: cst.BaseExpression) -> set[str]:
     """The names a lift reads as Python numbers: the function's, the loop index, and the names
     of ``value`` the code shows hold Python numbers only (`lo = float(lo)`, `f: float`)."""
     found = set(lifter.numbers) | ({facts.domain.index} if facts.domain.index else set())
-    for name_ in names_used(value) if value is not None else ():
+    for name_ in names_used(value):
         kinds = set(facts.evidence(name_).kinds)
         if kinds and kinds <= {Kind.INT, Kind.FLOAT, Kind.BOOL}:
             found.add(name_)
@@ -1171,7 +1174,7 @@ def _shown_float_array(facts: LoopFacts, target: str) -> bool:
         return False
     qualified = facts.context.qualified(value.func) or ""
     root, _, leaf = qualified.partition(".")
-    if root not in ("torch", "numpy") or leaf not in ("zeros", "ones", "empty", "full"):
+    if root not in ("torch", "numpy") or leaf not in _ALLOCATORS:
         return False
     if sum(1 for node in _walk(facts.scope) if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For))
            and target in target_names(node.target)) != 1:
@@ -1196,10 +1199,6 @@ def _works_with_big_integers(value: cst.BaseExpression) -> bool:
         ):
             return True
     return False
-
-
-#: math functions that return ints (of a float too)
-_MATH_INTS = frozenset({"floor", "ceil", "trunc", "isqrt", "factorial", "gcd", "comb", "perm"})
 
 
 def _python_type(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts) -> str | None:
@@ -1232,14 +1231,10 @@ def _python_type(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts)
         args = [_python_type(a.value, numbers, facts) for a in value.args]
         if None in args:
             return None
-        if qualified.startswith("math.") and qualified.rsplit(".", 1)[-1] not in _MATH_INTS:
-            return "float"
         if qualified.startswith("math."):
-            return "int"
+            return "int" if qualified.rsplit(".", 1)[-1] in MATH_INTS else "float"
         if qualified.startswith("numpy."):
             return "float" if "float" in args else None
-        if isinstance(value.func, cst.Name) and value.func.value in ("float", "int", "len"):
-            return "float" if value.func.value == "float" else "int"
         if isinstance(value.func, cst.Name) and value.func.value in ("abs", "min", "max") and args:
             return "float" if "float" in args else "int"
     return None
@@ -1274,13 +1269,12 @@ def _basic_elements(target: cst.Subscript, lifter: Lifter) -> bool:
     return True
 
 
-def _in_double_precision(step: Step, lifted: Lifted | None, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> Lifted | None:
+def _in_double_precision(step: Step, lifted: Lifted | None, numbers: set[str], lifter: Lifter, facts: LoopFacts, plan: _Plan) -> Lifted | None:
     """The stored value lifted with the loop index as float64 where it is made of Python numbers
     and makes a float somewhere (``(1 - math.fabs(j / f - c))``, ``int(j * 0.7)``): Python
     computes that in double precision and the store casts the result, where ``arange(n) * 0.7``
     would compute in float32 (the lift refuses that: ``Lifter._refuse_float32_numbers``).
     Only this value is lifted so: an index that meets an array elsewhere keeps its dtype."""
-    numbers = _python_numbers(lifter, facts, step.value)
     if lifter.extent.float_index or not _number_math(step.value, numbers, facts) or not _makes_a_float(step.value, numbers, facts):  # type: ignore[arg-type]
         return lifted
     if _works_with_big_integers(step.value):  # type: ignore[arg-type]
