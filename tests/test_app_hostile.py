@@ -379,3 +379,40 @@ def _in_session(sid: int) -> list[int]:
         if int(fields[3]) == sid and fields[0] != "Z":
             found.append(int(entry))
     return found
+
+
+def test_a_signal_inside_an_import_is_a_clean_interruption(capsys):
+    # a KeyboardInterrupt raised while a class body is built comes out of the import as the
+    # RuntimeError it causes (`Error calling __set_name__ ...`): still an interruption, exit 130
+    from torchfix.__main__ import main as entry
+
+    def interrupted_import() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance") from exc
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            entry(prepare=interrupted_import)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    assert stopped.value.code == 130
+    assert "interrupted while starting: nothing was read or written" in capsys.readouterr().err
+
+
+def test_an_error_while_starting_without_a_signal_is_not_hidden():
+    from torchfix.__main__ import main as entry
+
+    def broken_import() -> None:
+        raise RuntimeError("a real bug")
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(RuntimeError, match="a real bug"):
+            entry(prepare=broken_import)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -31,11 +31,26 @@ def main(prepare: Callable[[], None] | None = None) -> None:
         if prepare is not None:
             prepare()
         from torchfix.cli import main as run_command_line
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        # a signal inside an import can surface wrapped: a KeyboardInterrupt raised in a class
+        # body's `__set_name__` comes out as the RuntimeError it causes
+        if not isinstance(exc, KeyboardInterrupt) and not (received and _caused_by_interrupt(exc)):
+            raise
         name = "terminated (SIGTERM)" if received and received[0] == signal.SIGTERM else "interrupted"
         sys.stderr.write(f"torchfix: {name} while starting: nothing was read or written\n")
         sys.exit(128 + (received[0] if received else signal.SIGINT))
     run_command_line()  # takes the signals over for the rest of the run
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 if __name__ == "__main__":
