@@ -1438,3 +1438,73 @@ def test_inexact_math_through_a_temporary_is_seen() -> None:
             return out
         """)
     assert not found and "one unit in the last place" in str(failure), failure
+
+
+# ----------------------------------------------------------------------------- several lists, any rank
+
+_TWO_LISTS = """
+    import torch
+    def spread(x: torch.Tensor):
+        n, d = x.shape
+        centres = []
+        peaks = []
+        for i in range(n):
+            centres.append(x[i].mean())
+            peaks.append(x[i].amax())
+        centres = torch.stack(centres)
+        {between}
+        peaks = torch.stack(peaks)
+        return centres, peaks
+    """
+
+
+def test_each_list_of_a_loop_is_an_output_of_its_own() -> None:
+    # both consumers are compared: one `_result` overwritten by the next would hide the first
+    found, failure = _rungs(_TWO_LISTS.format(between="pass"))
+    assert not found, "a `pass` between the consumers is not another list's consumer"
+    found, failure = _rungs(_TWO_LISTS.format(between=""))
+    assert found, failure
+    kernel = found[0].kernel
+    assert set(kernel.outputs) >= {"_result", "_result_2"}
+    assert "_result = torch.stack(centres)" in kernel.old and "_result_2 = torch.stack(peaks)" in kernel.old
+    assert "_result = x.mean(1)" in kernel.new and "_result_2 = x.amax(1)" in kernel.new
+
+
+@pytest.mark.parametrize("between", ["x.sub_(centres[:, None])", "print(peaks)", "centres = torch.stack(centres, dim=k())"])
+def test_only_other_lists_consumers_may_stand_between(between: str) -> None:
+    found, failure = _rungs(_TWO_LISTS.format(between=between))
+    assert not found, between
+
+
+def test_a_list_made_lines_before_the_loop_is_collected_unless_they_read_it() -> None:
+    source = """
+        import torch
+        def rows(x: torch.Tensor, register):
+            n, d = x.shape
+            items = []
+            {between}
+            for i in range(n):
+                items.append(x[i] * 2)
+            return torch.stack(items)
+        """
+    found, failure = _rungs(source.format(between="scale = 2"))
+    assert found, failure
+    found, failure = _rungs(source.format(between="register(items)"))
+    assert not found and "used elsewhere" in str(failure), failure
+
+
+def test_a_whole_sample_reduction_of_unpinned_rank_flattens_each_sample_after_the_guesses() -> None:
+    found, failure = _rungs("""
+        import torch
+        def means(x):
+            out = []
+            for i in range(x.size(0)):
+                out.append(x[i].mean())
+            return torch.stack(out)
+        """)
+    assert found, failure
+    news = [c.kernel.new for c in found]
+    any_rank = [k for k, new in enumerate(news) if "x[..., None].flatten(1).mean(1)" in new]
+    guessed = [k for k, new in enumerate(news) if "x.mean(1)" in new]
+    assert any_rank and guessed and max(guessed) < min(any_rank), news
+    assert "assumes" not in found[any_rank[0]].description

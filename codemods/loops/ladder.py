@@ -62,6 +62,8 @@ class _Climb:
     first: LoopRewrite | None = None
     #: some rung failed because a walked name is shown to be a NumPy array
     arrays: bool = False
+    #: some rung needed the rank of a sample nothing pins
+    needed_rank: bool = False
 
     def offer(self, rewrite: LoopRewrite) -> None:
         if rewrite.kernel.new in self.seen:
@@ -102,6 +104,7 @@ def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name
                 # invariant's rank spelled out may fare better
                 pending[0:0] = [_with_ranks(options, unpinned, rank) for rank in INVARIANT_RANKS]
             elif exc.needs_rank and not exc.needs_rank <= set(assumed):
+                climb.needed_rank = True
                 new = exc.needs_rank - set(assumed)
                 if assumed:
                     # extend this rung's hypothesis to the names it now needs: the rank their use
@@ -151,6 +154,10 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
             climb.failed(exc)
         return climb.found, (None if climb.found else climb.failure), climb.first
     _lift_rungs(facts, base, climb, torch_name)
+    if climb.needed_rank:
+        # after the rungs that guess a rank: whole-sample reductions right for every rank (the
+        # checker explores ranks the guesses miss, one-number samples among them)
+        _lift_rungs(facts, [replace(o, any_rank_reductions=True) for o in base], climb, torch_name)
     if climb.found and _may_walk_ndarrays(facts, climb):
         # nothing shows the walked arrays are tensors and the module uses NumPy: after the torch
         # rungs, the same rungs spelled with numpy (the checker tries both kinds on each)

@@ -179,6 +179,8 @@ class Lifter:
     #: batch -- an assumption no check can discharge; the callees are recorded
     opaque_calls: bool = False
     opaque_callees: list[str] = field(default_factory=list)
+    #: reduce a whole sample of unpinned rank over its flattened elements (a ladder rung)
+    any_rank_reductions: bool = False
     #: walked names read as ``x[i]`` where the read is itself a per-sample position
     #: (``p[i, labels[i]]``), counted per read: a list of numbers indexes the same way
     position_reads: dict[str, int] = field(default_factory=dict)
@@ -981,12 +983,19 @@ class Lifter:
         for every rank the subscript allows (torch only: NumPy cannot reshape an empty batch to
         ``(0, -1)``)."""
         reducer = self._FLAT_REDUCERS.get(short_name)
-        if first.rank is not None or first.min_rank < 1 or reducer is None or self.library.is_numpy or receiver_node is None:
+        if first.rank is not None or reducer is None or self.library.is_numpy or receiver_node is None:
             return None
-        flattened = method(first.node, "flatten", integer(1))
+        if first.min_rank >= 1:
+            flattened = method(first.node, "flatten", integer(1))
+            self._assume(f"a sample of `{short(receiver_node.value)}` has at least {first.min_rank} dimension(s), as its subscript requires")
+        elif self.any_rank_reductions:
+            # `.flatten(1)` of a batch of one-number samples (1-D) raises; with a trailing length-one
+            # dimension every batch has at least two, and each sample is one row of its elements
+            flattened = method(subscript(first.node, [cst.SubscriptElement(cst.Index(cst.Ellipsis())), none_index()]), "flatten", integer(1))
+        else:
+            return None
         built = cst.Call(func=attribute(flattened, reducer), args=_commas([arg(integer(1)), *new_args]))
         kind = _reduced_kind(row, reducer, first)
-        self._assume(f"a sample of `{short(receiver_node.value)}` has at least {first.min_rank} dimension(s), as its subscript requires")
         return Lifted(built, True, 0, kind=kind)
 
     @staticmethod

@@ -76,6 +76,9 @@ class Options:
     opaque_calls: bool = False
     #: after a guard, the batched statements run only ``if keep.any():``
     guard_any: bool = False
+    #: a whole-sample reduction of a sample whose rank nothing pins reduces each flattened
+    #: sample (``x[..., None].flatten(1).sum(1)``): right for every rank, one-number samples too
+    any_rank_reductions: bool = False
 
 
 @dataclass
@@ -511,7 +514,15 @@ def _consumer(facts: LoopFacts, list_name: str) -> _Consumer:
         after_with = True
         if index + 1 >= len(block):
             raise CannotRewrite(f"nothing after the loop turns `{list_name}` into a tensor")
-    statement = block[index + 1]
+    index += 1
+    # a loop that fills several lists turns them into tensors one line each: the lines before
+    # this list's are other lists' consumers, which bind only their own list and mutate nothing
+    # the batched value reads
+    while index + 1 < len(block) and list_name not in names_used(block[index]) and _consumes_another_list(facts, block[index]):
+        index += 1
+    statement = block[index]
+    if list_name not in names_used(statement):
+        raise CannotRewrite(f"a statement between the loop and the use of `{list_name}` is not another list's consumer", statement)
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         raise CannotRewrite(f"the statement after the loop is not a simple use of `{list_name}`", statement)
     calls = _consumer_calls(statement, list_name)
@@ -519,6 +530,30 @@ def _consumer(facts: LoopFacts, list_name: str) -> _Consumer:
         raise CannotRewrite(f"`{list_name}` is used after the loop other than as `torch.stack({list_name})`", statement)
     consumer = _consumer_call(facts, calls[0], statement)
     return replace(consumer, after_grad_mode=True) if after_with else consumer
+
+
+def _consumes_another_list(facts: LoopFacts, statement: cst.BaseStatement) -> bool:
+    """``other = torch.cat(other)``: one line that rebinds a list the loop appends to with a
+    known consumer of it (pure: it reads the list and binds its name, nothing else)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    line = statement.body[0]
+    if not (isinstance(line, cst.Assign) and len(line.targets) == 1 and isinstance(line.targets[0].target, cst.Name)):
+        return False
+    other = line.targets[0].target.value
+    value = line.value
+    if not (isinstance(value, cst.Call) and value.args and m.matches(value.args[0].value, m.Name(other))):
+        return False
+    if (facts.context.qualified(value.func) or "") not in CONSUMER_FORMS:
+        return False
+    if any(not _plain_argument(a) for a in value.args[1:]):
+        return False
+    return any(step.kind is StepKind.APPEND and step.target == other for step in facts.steps)
+
+
+def _plain_argument(argument: cst.Arg) -> bool:
+    """A literal or a name: evaluating it runs nothing."""
+    return not argument.star and isinstance(argument.value, (cst.Integer, cst.Name, cst.Attribute))
 
 
 #: context managers that change autograd only (what NumPy code inside them computes is the same)
@@ -622,7 +657,8 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     lifter = Lifter(context.qualified, spell, extent, index=facts.domain.index, ranks=_ranks(facts), numbers=_numbers(facts),
                     number_kind=lambda node: _python_type(node, set(_numbers(facts)), facts),
                     hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library],
-                    opaque_calls=options.opaque_calls, shown_array=lambda name: _shown_array(facts, name),
+                    opaque_calls=options.opaque_calls, any_rank_reductions=options.any_rank_reductions,
+                    shown_array=lambda name: _shown_array(facts, name),
                     number_list=lambda name_: facts.number_list(cst.Name(name_)))
     for walked in facts.domain.walked:
         if lifter.depends(walked.source):
@@ -1472,8 +1508,10 @@ def _collected(facts: LoopFacts, step: Step, numpy: bool) -> tuple[str, Definiti
     else:
         items = step.target or ""
         definition = facts.definition(items)
-        if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block or definition.between:
-            raise CannotRewrite(f"`{items}` is not a list created empty right before the loop", step.statement)
+        # statements between the list and the loop may stay where they are: the three uses
+        # counted below (made, appended to, consumed) leave none of them a read of the list
+        if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block:
+            raise CannotRewrite(f"`{items}` is not a list created empty before the loop, in its block", step.statement)
         consumer = _consumer(facts, items)
         if _uses_of_list(facts, items, consumer) != 3:
             raise CannotRewrite(f"`{items}` is used elsewhere: it must stay a list", step.statement)
@@ -1573,14 +1611,16 @@ def _replace_consumer(
 ) -> None:
     """The collected list's consumer (``torch.stack(items)``) becomes ``value``; the list's own
     definition (``items = []``) goes, and both join the kernel's old side."""
-    old_statement, new_statement = _consumer_kernel(consumer, value)
+    # each consumer's value is an output of its own: a loop that fills two lists is compared on both
+    result = "_result" if not plan.consumers else f"_result_{len(plan.consumers) + 1}"
+    old_statement, new_statement = _consumer_kernel(consumer, value, result)
     if definition is not None:
         plan.old.insert(0, definition.statement)
         plan.exclude.append(definition.statement)
         plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
     plan.edits.append(Edit(consumer.call, _in_context(value, facts, consumer.call)))
     plan.consumers.append((old_statement, new_statement))
-    plan.outputs.append("_result")
+    plan.outputs.append(result)
     plan.descriptions.append(description)
 
 
@@ -1595,8 +1635,8 @@ def _in_context(value: cst.BaseExpression, facts: LoopFacts, replaced: cst.CSTNo
     return parenthesized(value)
 
 
-def _consumer_kernel(consumer: _Consumer, value: cst.BaseExpression) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine]:
-    return assign(name("_result"), consumer.call), assign(name("_result"), value)
+def _consumer_kernel(consumer: _Consumer, value: cst.BaseExpression, result: str) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine]:
+    return assign(name(result), consumer.call), assign(name(result), value)
 
 
 # ----------------------------------------------------------------------------- the vmap rung

@@ -1,7 +1,8 @@
-# Per-sample ReLU and squared sum with ranks the code does not pin: torch.vmap keeps it right.
+# Per-sample ReLU and squared sum with ranks the code does not pin: each sample's elements are
+# summed as one flattened row, right for every rank (one-number samples too).
 # bench: energies(x=float32[n,16])
 import torch
 
 
 def energies(x: torch.Tensor) -> torch.Tensor:
-    return torch.vmap(lambda xi: (torch.relu(xi) ** 2).sum())(x)
+    return (torch.relu(x) ** 2)[..., None].flatten(1).sum(1)

@@ -1,4 +1,5 @@
-# Per-sample ReLU and squared sum with ranks the code does not pin: torch.vmap keeps it right.
+# Per-sample ReLU and squared sum with ranks the code does not pin: each sample's elements are
+# summed as one flattened row, right for every rank (one-number samples too).
 # bench: energies(x=float32[n,16])
 import torch
 
