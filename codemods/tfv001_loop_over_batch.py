@@ -80,6 +80,21 @@ class LoopOverBatch(Rule):
       `w[0, 0, i, :n].movedim(0, -1)[...] = v`, which fills each sample's slot whatever its rank;
       a float made of Python numbers and the index is computed in float64, as Python does,
       before the store casts it;
+    - a table of Python-number math -- a body of temporaries and stores whose values read
+      only the loop indices, Python numbers, `math` functions and conditional expressions,
+      stored into one array allocated with a float dtype (`torch.zeros`, `np.zeros`, the legacy
+      `torch.FloatTensor(n, d).fill_(0)`), as in sinusoidal position encodings -- is computed
+      once on both indices of a nested loop, in float64 as Python computes it, on the device of
+      the table it fills: `angle = torch.arange(n, device=pe.device, dtype=torch.float64)[:, None]
+      / ...`, `pe[:, :d] = torch.where(k % 2 == 0, torch.sin(angle), torch.cos(angle))`. A
+      conditional whose test is per sample becomes `torch.where` (one test per sample picks its
+      whole branch); one whose test is loop-invariant stays a Python conditional. An integer
+      table, an augmented store, or a value that also reads a tensor is not such a table (libm and
+      torch may round a last place apart, which truncation would expose; the tensor's device may
+      differ from the table's);
+    - one loop that appends to several lists, each turned into a tensor on its own line after
+      the loop (`a = torch.stack(a)`; `b = torch.stack(b)`), gives each list its batched value;
+      a list may be created a few lines before its loop when nothing in between reads it;
     - `if c: continue`, and a trailing `if c:` block of stores (no `else`), become a mask:
       `keep = c_batched` (`and` / `or` / `not` as `&` / `|` / `~`), then the stores write the
       rows of `keep` only (`out[keep] = e[keep].to(out.dtype)`); where the block evaluates
@@ -111,7 +126,9 @@ class LoopOverBatch(Rule):
     the class builds in `__init__` that treat samples independently (`self.fc = nn.Linear(...)`,
     convolutions, activations, `LayerNorm`). A whole-sample reduction of a sample whose rank
     nothing pins but whose subscript needs dimensions (`x[:, c, :, :].mean()`) reduces each
-    flattened sample (`.flatten(1).mean(1)`), right for every rank the subscript allows.
+    flattened sample (`.flatten(1).mean(1)`), right for every rank the subscript allows; one
+    whose subscript needs none is tried, after the rank guesses, as `x[..., None].flatten(1)`
+    (right for one-number samples too).
 
     It stays silent, or says why in a skip, when a step depends on the previous one (a
     temporary read before it is assigned, a row read at another position than the one written),

@@ -87,7 +87,7 @@ KNOWN_CALLEES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("torch: creation", _rows("torch", """
         tensor as_tensor asarray from_numpy zeros ones empty full zeros_like ones_like
         empty_like full_like arange linspace logspace eye tril_indices triu_indices
-        scalar_tensor complex polar
+        scalar_tensor complex polar FloatTensor DoubleTensor
     """)),
     ("torch: shape and joining", _rows("torch", """
         cat concat concatenate stack hstack vstack dstack column_stack row_stack split chunk

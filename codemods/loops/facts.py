@@ -485,9 +485,17 @@ def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: 
                 continue
             guard = other.kind is StepKind.GUARD and other.condition is not None
             # a guard's statement may hold the guarded steps themselves: only its test is read
-            if step.target in names_used(other.condition if guard else other.statement):  # type: ignore[arg-type]
+            read = other.condition if guard else other.statement
+            if step.target in names_used(read):  # type: ignore[arg-type]
+                if _metadata_reads(read, step.target) == sum(1 for n in name_nodes(read) if n.value == step.target):  # type: ignore[arg-type]
+                    continue  # only its device, dtype or shape: what the writes do not change
                 if step.kind is StepKind.STORE and other.kind is StepKind.STORE and other.target == step.target:
-                    continue  # two stores into one output (out[i, 0] = ..., out[i, 1] = ...)
+                    if _apart(step.subscript, other.subscript):
+                        continue  # two stores into one output (out[i, 0] = ..., out[i, 1] = ...)
+                    # `out[i] = a; out[i + 7] = b`: a later step overwrites what an earlier one
+                    # stored, an order the batched stores do not keep
+                    found.append(f"two stores into `{step.target}` may write one element in different steps")
+                    break
                 if step.kind is StepKind.STORE and guard and _reads_only_at(other.condition, step.target, step.subscript):  # type: ignore[arg-type]
                     continue  # the test reads the sample's own element: `if t[i] == 0: t[i] = ...`
                 found.append(f"`{step.target}` is read inside the loop while the loop writes it")
@@ -504,6 +512,21 @@ def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: 
 
 #: attributes that read what a store into elements leaves alone (``w.size(3)``, ``w.device``)
 _METADATA = frozenset({"size", "shape", "device", "dtype", "ndim", "dim"})
+
+
+def _apart(first: cst.Subscript | None, second: cst.Subscript | None) -> bool:
+    """Whether two stores of a step write the same elements (the same subscript, in order) or
+    elements no step of the other writes: distinct integer literals at some position."""
+    if first is None or second is None:
+        return False
+    if same_code(first, second):
+        return True
+    for a, b in zip(first.slice, second.slice):
+        left = int_literal(a.slice.value) if isinstance(a.slice, cst.Index) else None
+        right = int_literal(b.slice.value) if isinstance(b.slice, cst.Index) else None
+        if left is not None and right is not None and left != right and left >= 0 and right >= 0:
+            return True
+    return False
 
 
 def _metadata_reads(value: cst.BaseExpression, target: str) -> int:
@@ -638,6 +661,30 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     scope = function if function is not None else context.module
     read_outside = _read_outside(loop, scope, context)
     return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
+
+
+def lifted_inner_loop(facts: LoopFacts) -> cst.For | None:
+    """The inner loop of a loop lifted together with it (``ladder.nested``): the loop's own body
+    is that one loop, which its steps -- the inner loop's batched statements -- stand for."""
+    loop = facts.loop
+    if isinstance(loop, cst.For) and isinstance(loop.body, cst.IndentedBlock) and len(loop.body.body) == 1:
+        inner = loop.body.body[0]
+        if isinstance(inner, cst.For) and all(step.statement is not inner for step in facts.steps):
+            return inner
+    return None
+
+
+def loop_counts(facts: LoopFacts) -> frozenset[str]:
+    """The names ``range(n)`` counts with where no size measures them -- the loop's own and,
+    lifted together with it, its inner loop's: the kernel draws each as a Python int (a loop
+    count), so the lift may treat it as one number."""
+    domains = [facts.domain]
+    inner = lifted_inner_loop(facts)
+    if inner is not None:
+        inner_domain = loop_domain(inner, facts.shapes.measures.get)
+        if inner_domain is not None:
+            domains.append(inner_domain)
+    return frozenset(d.stop.value for d in domains if isinstance(d.stop, cst.Name) and d.measures is None)
 
 
 def with_body(facts: LoopFacts, body: Sequence[cst.BaseStatement], inner_walked: dict[str, int] | None = None,

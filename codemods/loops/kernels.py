@@ -23,7 +23,7 @@ import libcst.matchers as m
 from torchfix.codemods.analysis import VIEW_METHODS, dotted, is_in_place_method, parameter_names, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
-from torchfix.codemods.loops.facts import LoopFacts, _walk
+from torchfix.codemods.loops.facts import LoopFacts, _walk, loop_counts
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
 from torchfix.codemods.base import Proposal
@@ -37,6 +37,8 @@ _BUILTINS = frozenset(dir(builtins))
 _PURE_BUILTINS = frozenset({"len", "range", "int", "float", "bool", "abs", "min", "max", "round", "tuple", "list", "sum"})
 #: tensor attributes a replayed statement may read
 _PURE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "T", "mT", "data", "ndim", "is_cuda", "real"})
+#: in-place fills a replayed statement may apply to the allocation it makes
+_FILLS = frozenset({"fill_", "zero_"})
 #: tensor methods that only read the shape
 _SHAPE_METHODS = frozenset({"size", "dim", "numel", "ndimension"})
 
@@ -72,7 +74,9 @@ def is_replayable(node: cst.CSTNode, context: ModuleContext) -> bool:
             elif isinstance(func, cst.Attribute):
                 row = callees.method(func.attr.value)
                 pure = row is not None and row.batching not in (Batching.RANDOM, Batching.EFFECT)
-                if not pure and func.attr.value not in _SHAPE_METHODS:
+                # `torch.FloatTensor(n, d).fill_(0)`: filling what the statement itself just made
+                fills_its_own = func.attr.value in _FILLS and _fresh_allocation(func.value, context)
+                if not pure and not fills_its_own and func.attr.value not in _SHAPE_METHODS:
                     return False
             else:
                 return False
@@ -120,7 +124,7 @@ def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNod
         block, index = located
         broken = False
         for statement in reversed(block[:index]):
-            if id(statement) in excluded:
+            if id(statement) in excluded or _inert_print(statement, context):
                 continue
             assign = _single_assignment(statement)
             if assign is None or not is_replayable(statement, context):
@@ -142,6 +146,38 @@ def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNod
         current = owner  # type: ignore[assignment]
     chosen.reverse()
     return tuple(chosen), cut
+
+
+#: allocations of new storage whatever their arguments (``torch.Tensor(n, d)`` only of sizes)
+_FRESH_ALLOCATIONS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.full"})
+
+
+def _fresh_allocation(node: cst.BaseExpression, context: ModuleContext) -> bool:
+    """Whether ``node`` allocates new storage: ``torch.zeros(n)``, ``torch.FloatTensor(n, d)``
+    (a legacy constructor of one tensor is that tensor)."""
+    if not isinstance(node, cst.Call) or any(a.star for a in node.args):
+        return False
+    qualified = context.qualified(node.func) or ""
+    if qualified in _LEGACY_CONSTRUCTORS:
+        return sum(1 for a in node.args if a.keyword is None) >= 2
+    return qualified in _FRESH_ALLOCATIONS
+
+
+def _inert_print(statement: cst.BaseStatement, context: ModuleContext) -> bool:
+    """``print(pe.size())``: a statement that only prints what replayable expressions compute
+    (no bare name, whose ``__str__`` could be anyone's) changes no value the loop reads."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    expression = statement.body[0]
+    if not (isinstance(expression, cst.Expr) and isinstance(expression.value, cst.Call)):
+        return False
+    call_ = expression.value
+    if not m.matches(call_.func, m.Name("print")) or "print" in _shadowed_anywhere(context):
+        return False
+    return all(
+        a.keyword is None and not a.star and not isinstance(a.value, cst.Name) and is_replayable(a.value, context)
+        for a in call_.args
+    )
 
 
 def _refuse_shared(facts: LoopFacts, names: Collection[str], written: Collection[str]) -> None:
@@ -379,6 +415,9 @@ _NEW_VALUES = frozenset(
      "eye", "tensor", "copy", "clone", "concatenate", "cat", "stack", "vstack", "hstack", "len", "size", "numel",
      "dim", "item", "tolist", "int", "float", "bool", "range", "round", "abs"}
 )
+#: torch's legacy constructors: of several sizes, a new tensor; of one tensor, that tensor itself
+_LEGACY_CONSTRUCTORS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor",
+                                  "torch.IntTensor", "torch.ByteTensor", "torch.BoolTensor", "torch.HalfTensor"})
 #: what a call of these kinds returns is a new value, never one of its arguments
 _FRESH = frozenset({Batching.ELEMENTWISE, Batching.REDUCTION, Batching.ALONG_DIM, Batching.MATMUL,
                     Batching.ALLOCATE, Batching.ALLOCATE_LIKE, Batching.RANDOM})
@@ -480,6 +519,10 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
             pass
         elif method and leaf == "copy" and value.args:
             pass  # `copy.copy(t)` (the module unbound here): a tensor's shallow copy shares its storage
+        elif qualified in _LEGACY_CONSTRUCTORS:
+            if sum(1 for a in value.args if a.keyword is None) >= 2:
+                return set()  # `torch.FloatTensor(n, d)`: sizes
+            # `torch.FloatTensor(t)` of a float32 tensor is `t` itself: below, what it was given
         elif leaf in _NEW_VALUES or (row is not None and row.batching in _FRESH and leaf not in _MAY_RETURN_ITS_INPUT):
             return set()  # `int(x)`, `torch.zeros(n)`, `x.clone()`, `x.sum()`, `F.relu(x)`
         found = set().union(*(_may_be(a.value, context) for a in value.args))
@@ -825,9 +868,7 @@ def build_kernel(
         n.func.value for statement in old_all for n in _walk(statement)
         if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in names
     }
-    counts = set()
-    if facts.domain.stop is not None and isinstance(facts.domain.stop, cst.Name) and facts.domain.measures is None:
-        counts.add(facts.domain.stop.value)
+    counts = set(loop_counts(facts))
     if renamed is not None:
         counts |= renamed.sizes
     counts |= _only_sizes([n for n in names if n not in called], [*old_all, *new_all], context)

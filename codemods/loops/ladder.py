@@ -206,7 +206,7 @@ def nested(facts: LoopFacts) -> LoopFacts | None:
     if inner_facts is None or any(v in names_used(inner.iter) for v in facts.domain.variables):
         return None
     torch_name, _ = facts.context.torch_spelling()
-    pending = [Options(replace_allocation=False)]
+    pending = [Options(replace_allocation=False, nested_inner=True)]
     while pending:
         options = pending.pop(0)
         try:

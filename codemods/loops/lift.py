@@ -198,6 +198,10 @@ class Lifter:
     #: the tensor whose device arrays the lift makes go on before any other (a scatter's
     #: target: its positions index it, whatever kind of sequence the loop walks)
     device_of: str | None = None
+    #: the tensor a value made of Python numbers alone is stored into: the device of last resort
+    #: (the loop's numbers go where they land, e.g. ``pe[j, 0, i] = math.sin(...)`` over
+    #: ``range(max_len)``, where no walked tensor gives one)
+    store_device: str | None = None
 
     # ------------------------------------------------------------------ entry points
 
@@ -335,7 +339,10 @@ class Lifter:
         that sizes it, else one of ``also``. None where none is needed (NumPy, or a loop whose
         tensors are made on the default device); raises :class:`CannotLift` with ``why`` where
         torch needs one and there is none."""
-        device = self.device_of or next(iter(sorted(self.extent.full)), None) or self.extent.sized or next(iter(sorted(also)), None)
+        device = (
+            self.device_of or next(iter(sorted(self.extent.full)), None) or self.extent.sized
+            or next(iter(sorted(also)), None) or self.store_device
+        )
         if device is None and not self.library.is_numpy and not self.extent.default_device:
             raise CannotLift(why)
         return device
@@ -652,15 +659,26 @@ class Lifter:
     def _if_expression(self, node: cst.IfExp) -> Lifted:
         test, body, orelse = self._lift(node.test), self._lift(node.body), self._lift(node.orelse)
         if not test.batched:
-            raise CannotLift("a conditional expression with a loop-invariant test")
+            # the same branch for every sample: the test is asked once, for both batched branches
+            if not (body.batched and orelse.batched) or (body.scalar, body.keepdim, body.kind) != (orelse.scalar, orelse.keepdim, orelse.kind):
+                raise CannotLift("a conditional expression with a loop-invariant test")
+            rank = self._need(body, "the ranks of a conditional's branches")
+            if self._need(orelse, "the ranks of a conditional's branches") != rank:
+                raise CannotLift("the branches of a conditional differ in rank")
+            return replace(body, node=node.with_changes(body=body.node, orelse=orelse.node), rank=rank,
+                           sources=body.sources | orelse.sources, keep=None)
         if test.kind != "bool":
             raise CannotLift(f"the test `{short(node.test)}` is not evidently a comparison")
-        values = [v for v in (test, body, orelse) if v.batched]
-        ranks = {self._need(v, "the ranks of a per-sample conditional") for v in values}
-        if len(ranks) != 1:
+        branches = [v for v in (body, orelse) if v.batched]
+        ranks = {self._need(v, "the ranks of a per-sample conditional") for v in branches}
+        test_rank = self._need(test, "the ranks of a per-sample conditional")
+        if len(ranks) > 1 or (ranks and test_rank not in (0, *ranks)):
             raise CannotLift("the parts of a per-sample conditional differ in rank")
-        where = self.library.where(self.spell, test.node, body.node, orelse.node)
-        return Lifted(where, True, ranks.pop(), kind=body.kind or orelse.kind,
+        rank = ranks.pop() if ranks else test_rank
+        # one test per sample picks that sample's whole branch: it broadcasts over the sample
+        condition = self._expand(test, rank) if test_rank == 0 and rank > 0 else test.node
+        where = self.library.where(self.spell, condition, body.node, orelse.node)
+        return Lifted(where, True, rank, kind=body.kind or orelse.kind,
                       sources=test.sources | body.sources | orelse.sources)
 
     def _expand(self, value: Lifted, count: int) -> cst.BaseExpression:

@@ -22,7 +22,7 @@ from torchfix.codemods.base import Edit
 from torchfix.codemods.evidence import MATH_INTS
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
-from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind, _walk
+from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind, _walk, lifted_inner_loop, loop_counts, loop_facts
 from torchfix.codemods.loops.kernels import SharedInputs, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
@@ -54,6 +54,8 @@ LIBRARIES = {"torch": TORCH, "numpy": NUMPY}
 
 #: constructors of a fresh tensor the loop fills: ``torch.zeros(n, d)``, ``x.new_zeros(...)``
 _ALLOCATORS = frozenset({"zeros", "ones", "empty", "full"})
+#: torch's legacy constructors of float tensors, whatever their arguments (sizes or data)
+_LEGACY_FLOAT_CONSTRUCTORS = frozenset({"FloatTensor", "DoubleTensor", "Tensor"})
 _LIKE_ALLOCATORS = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
 _NEW_ALLOCATORS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
 
@@ -79,6 +81,9 @@ class Options:
     #: a whole-sample reduction of a sample whose rank nothing pins reduces each flattened
     #: sample (``x[..., None].flatten(1).sum(1)``): right for every rank, one-number samples too
     any_rank_reductions: bool = False
+    #: the inner loop of a nested pair, lifted for the outer loop to lift its statements (which
+    #: judges what they evaluate once)
+    nested_inner: bool = False
 
 
 @dataclass
@@ -191,11 +196,14 @@ def _extent_of(facts: LoopFacts, options: Options) -> Extent:
 def _allocation_rank(value: cst.BaseExpression, facts: LoopFacts) -> int | None:
     """The rank of ``torch.zeros(n, d)`` (2), ``torch.zeros((n, d))``, ``x.new_zeros(n)``,
     ``torch.zeros_like(x)`` (x's), else None."""
+    value = _unfilled(value)
     if not isinstance(value, cst.Call):
         return None
     qualified = facts.context.qualified(value.func) or ""
     last = qualified.rsplit(".", 1)[-1] if qualified else (value.func.attr.value if isinstance(value.func, cst.Attribute) else "")
     positional = [a for a in value.args if a.keyword is None]
+    if qualified.startswith("torch.") and last in _LEGACY_FLOAT_CONSTRUCTORS and len(positional) >= 2:
+        return len(positional)  # `torch.FloatTensor(n, 1, d)`: sizes (one argument may be data)
     if last in _ALLOCATORS or last in _NEW_ALLOCATORS:
         sizes = positional[:-1] if last in ("full", "new_full") else positional
         if len(sizes) == 1 and isinstance(sizes[0].value, (cst.Tuple, cst.List)):
@@ -206,6 +214,13 @@ def _allocation_rank(value: cst.BaseExpression, facts: LoopFacts) -> int | None:
     if last in _LIKE_ALLOCATORS and positional and isinstance(positional[0].value, cst.Name):
         return facts.shapes.ranks.get(positional[0].value.value)
     return None
+
+
+def _unfilled(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``torch.FloatTensor(n, d).fill_(0)`` -> the allocation: filling in place returns it."""
+    while m.matches(value, m.Call(func=m.Attribute(attr=m.Name("fill_") | m.Name("zero_")))):
+        value = value.func.value  # type: ignore[union-attr]
+    return value
 
 
 def is_allocation(value: cst.BaseExpression, facts: LoopFacts) -> bool:
@@ -322,22 +337,13 @@ def _consumer_call(facts: LoopFacts, found: cst.Call, statement: cst.CSTNode) ->
     return _Consumer(statement, found, form, dim, qualified.startswith("numpy"))  # type: ignore[arg-type]
 
 
-def _count_name(facts: LoopFacts) -> str | None:
-    """The name ``range(n)`` counts with, where no size measures it: the kernel draws it as a
-    Python int (a loop count), so the lift may treat it as one number."""
-    stop = facts.domain.stop
-    return stop.value if isinstance(stop, cst.Name) and facts.domain.measures is None else None
-
-
 def _numbers(facts: LoopFacts) -> frozenset[str]:
-    count = _count_name(facts)
-    return frozenset(facts.shapes.numbers) | ({count} if count is not None else set())
+    return frozenset(facts.shapes.numbers) | loop_counts(facts)
 
 
 def _ranks(facts: LoopFacts) -> dict[str, int]:
     ranks = dict(facts.shapes.ranks)
-    count = _count_name(facts)
-    if count is not None:
+    for count in loop_counts(facts):
         ranks.setdefault(count, 0)
     return ranks
 
@@ -672,6 +678,22 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     steps = list(facts.steps)
     if not any(s.kind in (StepKind.STORE, StepKind.ACCUMULATE, StepKind.APPEND) for s in steps):
         raise CannotRewrite("the loop stores, accumulates or appends nothing", facts.loop)
+    table = _number_table(facts, lifter)
+    once = _computed_once(facts) if table is not None and not options.nested_inner else None
+    if once is None and table is not None and not _counts_size_the_table(facts, table):
+        # `table[:length, :width] = v` where the table has fewer rows than the outer loop runs:
+        # an inner loop of no step never indexed the rows the batch slices
+        once = facts.loop
+    if once is not None and not options.guard_empty:
+        raise CannotRewrite(f"`{_short(once)}` may raise, and the batch computes it even where the loop runs no step", facts.loop)
+    if table is not None:
+        # a body of Python-number math (temporaries included) filling one float array: its
+        # batch goes on that array's device, in double precision where Python makes a float
+        lifter.store_device = table
+        if not extent.float_index and any(_makes_a_float(_inlined(s, facts), _number_names(facts, lifter), facts) for s in steps):
+            extent = replace(extent, float_index=True)
+            lifter.extent = extent
+            plan.double_index = True
     anchor: cst.CSTNode | None = None
     for step in steps:
         try:
@@ -687,6 +709,8 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         _run_only_if_any(plan, facts)
     if options.guard_empty and not any(isinstance(s, cst.If) for s in plan.statements):
         _run_only_if_the_loop_runs(plan, facts, extent)
+    if once is not None and not (len(plan.statements) == 1 and isinstance(plan.statements[0], cst.If)):
+        raise CannotRewrite(f"`{_short(once)}` may raise, and no guard keeps the batch from computing it where the loop runs no step", facts.loop)
     return _finish(facts, plan, lifter, imports, anchor, torch_name)
 
 
@@ -713,7 +737,7 @@ def _runs_test(facts: LoopFacts, extent: Extent) -> cst.BaseExpression | None:
     test = _range_runs(facts.domain)
     if test is None:
         test = _count_test(facts, extent)
-    inner = _lifted_inner_loop(facts)
+    inner = lifted_inner_loop(facts)
     if test is None or inner is None:
         return test
     # two loops lifted at once: the statement runs only when the inner loop runs too
@@ -728,17 +752,6 @@ def _range_runs(domain: Domain) -> cst.BaseExpression | None:
     """``stop > start`` for ``range(start, stop)`` with a literal start; None for other domains."""
     if domain.is_range and isinstance(domain.start, int) and domain.stop is not None:
         return cst.Comparison(domain.stop, [cst.ComparisonTarget(cst.GreaterThan(), integer(domain.start))])
-    return None
-
-
-def _lifted_inner_loop(facts: LoopFacts) -> cst.For | None:
-    """The inner loop of a loop lifted together with it (``ladder.nested``): the loop's own body
-    is that one loop, which its steps -- the inner loop's batched statements -- stand for."""
-    loop = facts.loop
-    if isinstance(loop, cst.For) and isinstance(loop.body, cst.IndentedBlock) and len(loop.body.body) == 1:
-        inner = loop.body.body[0]
-        if isinstance(inner, cst.For) and all(step.statement is not inner for step in facts.steps):
-            return inner
     return None
 
 
@@ -1016,9 +1029,24 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     target = step.subscript
     assert isinstance(target, cst.Subscript)
     _require_array_target(facts, step)
-    numbers = _python_numbers(lifter, facts, step.value)  # type: ignore[arg-type]
-    _refuse_inexact_python_math(step, numbers, lifter, facts)
-    lifted = _in_double_precision(step, lifter.lift(step.value), numbers, lifter, facts, plan)  # type: ignore[arg-type]
+    # what Python computes is judged on the value with the body's temporaries written out
+    # (`angle = p / 10000 ** (2 * k / d)`; `pe[p, k] = math.sin(angle)`)
+    analysed = replace(step, value=_inlined(step, facts))
+    numbers = _python_numbers(lifter, facts, analysed.value)  # type: ignore[arg-type]
+    _refuse_inexact_python_math(analysed, numbers, lifter, facts)
+    # a value of Python numbers alone has no device: its batch is made where it is stored (a
+    # value that reads a tensor takes that tensor's device, which may be another)
+    per_sample = {facts.domain.index or ""}
+    own = (
+        _number_math(analysed.value, numbers, facts)  # type: ignore[arg-type]
+        and not _number_table_refuses(analysed.value, per_sample, numbers, facts)  # type: ignore[arg-type]
+        and not _may_raise_once(analysed.value, per_sample, facts)  # type: ignore[arg-type]
+    )
+    saved, lifter.store_device = lifter.store_device, (step.target if own else lifter.store_device)
+    try:
+        lifted = _in_double_precision(step, lifter.lift(step.value), numbers, lifter, facts, plan)  # type: ignore[arg-type]
+    finally:
+        lifter.store_device = saved
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
     try:
@@ -1194,6 +1222,12 @@ def _number_math(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts)
         return _number_math(value.expression, numbers, facts)
     if isinstance(value, cst.BinaryOperation):
         return _number_math(value.left, numbers, facts) and _number_math(value.right, numbers, facts)
+    if isinstance(value, cst.IfExp):
+        return all(_number_math(part, numbers, facts) for part in (value.test, value.body, value.orelse))
+    if isinstance(value, cst.Comparison):
+        return _number_math(value.left, numbers, facts) and all(
+            isinstance(c.operator, _NUMBER_COMPARISONS) and _number_math(c.comparator, numbers, facts) for c in value.comparisons
+        )
     numeric = (facts.context.qualified(value.func) or "").startswith(("numpy.", "math.")) if isinstance(value, cst.Call) else False
     builtin = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("abs", "min", "max")
     if numeric or builtin:
@@ -1206,15 +1240,19 @@ def _shown_float_array(facts: LoopFacts, target: str) -> bool:
     ``torch.zeros(n)`` (the default dtype), ``np.zeros(n)`` (float64), ``dtype=torch.float64``."""
     definition = facts.definition(target)
     value = definition.value if definition is not None else None
+    value = _unfilled(value)
     if not isinstance(value, cst.Call):
         return False
     qualified = facts.context.qualified(value.func) or ""
     root, _, leaf = qualified.partition(".")
-    if root not in ("torch", "numpy") or leaf not in _ALLOCATORS:
+    legacy = root == "torch" and leaf in _LEGACY_FLOAT_CONSTRUCTORS  # float32 / float64 / the default float dtype
+    if not legacy and (root not in ("torch", "numpy") or leaf not in _ALLOCATORS):
         return False
     if sum(1 for node in _walk(facts.scope) if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For))
            and target in target_names(node.target)) != 1:
         return False  # bound again elsewhere (`out = out.long()` in a loop around this one)
+    if legacy:
+        return True
     dtype = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "dtype"), None)
     positional = [a.value for a in value.args if a.keyword is None]
     if dtype is None and root == "numpy" and len(positional) > (2 if leaf == "full" else 1):
@@ -1252,6 +1290,10 @@ def _python_type(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts)
         return _number_type(value.value, facts) if value.value in numbers else None
     if isinstance(value, cst.UnaryOperation):
         return _python_type(value.expression, numbers, facts)
+    if isinstance(value, cst.IfExp):
+        # what Python computes depends on the test only where the two branches differ in type
+        body, orelse = _python_type(value.body, numbers, facts), _python_type(value.orelse, numbers, facts)
+        return body if body == orelse else None
     if isinstance(value, cst.BinaryOperation):
         left, right = _python_type(value.left, numbers, facts), _python_type(value.right, numbers, facts)
         if isinstance(value.operator, cst.Divide) or "float" in (left, right):
@@ -1327,6 +1369,245 @@ def _in_double_precision(step: Step, lifted: Lifted | None, numbers: set[str], l
         raise CannotRewrite(lifter.why, step.statement)
     plan.double_index = True
     return again
+
+
+#: comparisons of Python numbers (``is`` and ``in`` ask other questions)
+_NUMBER_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+#: builtins of Python numbers a body of number math may call (what they return is a number)
+_NUMBER_BUILTINS = frozenset({"float", "int", "abs", "min", "max"})
+
+
+def _number_table(facts: LoopFacts, lifter: Lifter) -> str | None:
+    """The array a loop body of Python-number math fills, or None. The body is temporaries
+    and plain stores only (``k = p / 10000 ** (2 * i / d)``; ``pe[p, i] = math.sin(k) if i % 2
+    == 0 else math.cos(k)``); every value reads the loop index, Python numbers, earlier such
+    temporaries, the libraries and number builtins, and -- in an outer loop over a lifted inner
+    one -- the target's ``.device``; every store writes one array allocated with a float dtype
+    (where Python's rounding and the batch's may differ in the last place, a float keeps both
+    within tolerance, and truncation into an int would not)."""
+    if facts.domain.walked or facts.comprehension is not None or facts.domain.index is None:
+        return None
+    targets = {s.target for s in facts.steps if s.kind is StepKind.STORE}
+    if len(targets) != 1:
+        return None
+    target = targets.pop()
+    if target is None or not _shown_float_array(facts, target):
+        return None
+    known = set(lifter.numbers) | {facts.domain.index} | set(facts.context.bindings) | _NUMBER_BUILTINS | _enclosing_counts(facts)
+    temporaries: set[str] = set()
+    for step in facts.steps:
+        if step.value is None or step.kind not in (StepKind.TEMP, StepKind.STORE):
+            return None
+        if step.kind is StepKind.STORE and (step.operator is not None or any(target in names_used(e) for e in step.indices)):
+            return None
+        if step.kind is StepKind.TEMP and (step.target is None or step.target == target):
+            return None
+        numbers = _number_names(facts, lifter) | temporaries
+        if not _number_reads(step.value, target) <= known | temporaries:
+            return None
+        # (an outer loop over a lifted inner one reads what that lift spelled: library calls)
+        if not facts.double_index and not _number_math(_inlined(step, facts), numbers, facts):
+            return None
+        if _number_table_refuses(step.value, temporaries | {facts.domain.index}, numbers, facts):
+            return None
+        if step.kind is StepKind.TEMP:
+            temporaries.add(step.target)  # type: ignore[arg-type]
+    return target
+
+
+def _enclosing_counts(facts: LoopFacts) -> set[str]:
+    """The indices and ``range`` counts of the loops around ``facts.loop`` in its function: where
+    the loop runs, each of them is an int (``range`` took it)."""
+    found: set[str] = set()
+    node = facts.context.parents.get(facts.loop)
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.Module)):
+        if isinstance(node, cst.For):
+            domain = loop_domain(node, facts.shapes.measures.get)
+            if domain is not None and domain.is_range:
+                found |= {v for v in domain.variables if v} | ({domain.stop.value} if isinstance(domain.stop, cst.Name) else set())
+        node = facts.context.parents.get(node)
+    return found
+
+
+def _number_table_refuses(value: cst.BaseExpression, per_sample: set[str], numbers: set[str], facts: LoopFacts) -> bool:
+    """What a batch in float64 does not compute as Python does, or may raise where the loop did
+    not, in a value of a number table:
+
+    - integers past 2**24 or bitwise operators (Python's ints are exact and unbounded, float64's
+      are not, int64's wrap);
+    - ``int(...)`` and the ``math`` functions that return ints: as int64 tensors they make float32
+      of what they meet, and wrap where Python's ints grow;
+    - ``a ** b`` with a base Python may compute in ints, unless ``b`` is 0 to 3 (``(k + 1) ** p``
+      and ``p ** 20`` are exact in Python, inf or wrapped in float64 and int64);
+    - a part that the index does not read and that may raise (``1.0 / scale``, ``w[0]``,
+      ``math.log(s)``) inside a branch of a conditional whose test is per sample: ``torch.where``
+      computes both branches."""
+    if _works_with_big_integers(value):
+        return True
+    for node in _walk(value):
+        if isinstance(node, cst.Call):
+            qualified = facts.context.qualified(node.func) or ""
+            if m.matches(node.func, m.Name("int") | m.Name("round")) or (
+                qualified.startswith("math.") and qualified.rsplit(".", 1)[-1] in MATH_INTS
+            ):
+                return True
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power):
+            small = int_literal(node.right) in (0, 1, 2, 3)
+            if not small and _python_type(node.left, numbers, facts) != "float":
+                return True  # (a literal exponent: `(p - c) ** 2` is exact in float64 and int64 alike)
+        if isinstance(node, cst.IfExp) and names_used(node.test) & per_sample:
+            if _may_raise_once(node.body, per_sample, facts) or _may_raise_once(node.orelse, per_sample, facts):
+                return True
+    return False
+
+
+def _counts_size_the_table(facts: LoopFacts, table: str) -> bool:
+    """For a number table filled by two loops lifted together: whether each loop's ``range``
+    count is the table's size along the dimension its index stores at (``pe = torch.zeros(L, D)``,
+    ``pe[p, k]`` for ``p`` in ``range(L)``, ``k`` in ``range(D)``), so the batched store's slices
+    cover exactly the rows and columns the loops do. A single loop needs nothing: its store
+    indexes each row it slices."""
+    inner = lifted_inner_loop(facts)
+    if inner is None:
+        return True
+    inner_facts = loop_facts(inner, facts.context)
+    definition = facts.definition(table)
+    allocation = _unfilled(definition.value) if definition is not None else None
+    if inner_facts is None or not isinstance(allocation, cst.Call):
+        return False
+    sizes = [a.value for a in allocation.args if a.keyword is None and not a.star]
+    if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):
+        sizes = [e.value for e in sizes[0].elements]
+    counts = {d.index: d.stop for d in (facts.domain, inner_facts.domain) if d.index is not None}
+    stores = [s for s in inner_facts.steps if s.kind is StepKind.STORE and s.target == table]
+    for store in stores:
+        for position, element in enumerate(store.indices):
+            if not isinstance(element.slice, cst.Index) or not isinstance(element.slice.value, cst.Name):
+                continue
+            index = element.slice.value.value
+            if index not in counts:
+                continue
+            count = counts[index]
+            if position >= len(sizes) or not isinstance(count, cst.Name) or not m.matches(sizes[position], m.Name(count.value)):
+                return False
+    return bool(stores)
+
+
+def _computed_once(facts: LoopFacts) -> cst.BaseExpression | None:
+    """The first part of a number table's values that the batch computes once and that may
+    raise (:func:`_may_raise_once`): the batch may then run only where the loop runs a step."""
+    per_sample = {facts.domain.index or ""} | {s.target for s in facts.steps if s.kind is StepKind.TEMP and s.target}
+    for step in facts.steps:
+        if step.value is None:
+            continue
+        for node in _walk(step.value):
+            if isinstance(node, cst.BaseExpression) and not names_used(node) & per_sample and not _cannot_raise(node, facts):
+                return node
+    return None
+
+
+def _may_raise_once(value: cst.BaseExpression, per_sample: set[str], facts: LoopFacts) -> bool:
+    """Whether a part of ``value`` that reads no per-sample name may raise for some values: the
+    loop computed it only in the steps it ran, the batch computes it once, even where the loop
+    ran no step (what reads a sample becomes a tensor operation, which does not raise on values)."""
+    if not names_used(value) & per_sample:
+        return not _cannot_raise(value, facts)
+    return any(_may_raise_once(child, per_sample, facts) for child in child_nodes(value) if isinstance(child, cst.BaseExpression))
+
+
+def _cannot_raise(value: cst.BaseExpression, facts: LoopFacts) -> bool:
+    """Literals, names, library constants, ``+`` / ``-`` / ``*`` of those, division by a
+    non-zero literal, and ``float(name)``."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)):
+        return True
+    if isinstance(value, cst.Attribute):
+        return facts.context.qualified(value) is not None or value.attr.value in ("device", "dtype")
+    if isinstance(value, cst.UnaryOperation):
+        return _cannot_raise(value.expression, facts)
+    if isinstance(value, cst.BinaryOperation):
+        if isinstance(value.operator, (cst.Add, cst.Subtract, cst.Multiply)) or _array_valued(value.left, facts) or _array_valued(value.right, facts):
+            # (arithmetic with an array -- a lifted inner loop's -- does not raise on values)
+            return _cannot_raise(value.left, facts) and _cannot_raise(value.right, facts)
+        if isinstance(value.operator, (cst.Divide, cst.FloorDivide, cst.Modulo)):
+            divisor = value.right
+            nonzero = isinstance(divisor, (cst.Integer, cst.Float)) and float(divisor.value.replace("_", "")) != 0
+            return nonzero and _cannot_raise(value.left, facts)
+        return False
+    if isinstance(value, cst.Comparison):
+        return _cannot_raise(value.left, facts) and all(_cannot_raise(c.comparator, facts) for c in value.comparisons)
+    if isinstance(value, cst.Call) and m.matches(value.func, m.Name("float")) and len(value.args) == 1:
+        return isinstance(value.args[0].value, cst.Name)
+    if isinstance(value, cst.Call) and (facts.context.qualified(value.func) or "").startswith(("torch.", "numpy.")):
+        # an array function (a lifted inner loop's arange, sin, where) raises on kinds, not on
+        # values (a count below zero is the checker's to draw)
+        return all(_cannot_raise(a.value, facts) for a in value.args)
+    return False
+
+
+def _array_valued(value: cst.BaseExpression, facts: LoopFacts) -> bool:
+    """Whether ``value`` is computed from an array the lift made (an ``arange``)."""
+    return any(
+        isinstance(node, cst.Call) and (facts.context.qualified(node.func) or "") in ("torch.arange", "numpy.arange")
+        for node in _walk(value)
+    )
+
+
+def _number_reads(node: cst.CSTNode, target: str) -> set[str]:
+    """The names ``node`` reads, leaving out attribute and keyword names and ``target.device``
+    (the device of the array being filled, which a lifted inner loop spells)."""
+    reads: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if m.matches(current, m.Attribute(value=m.Name(target), attr=m.Name("device"))):
+            continue
+        if isinstance(current, cst.Attribute):
+            stack.append(current.value)
+            continue
+        if isinstance(current, cst.Arg):
+            stack.append(current.value)
+            continue
+        if isinstance(current, cst.Name):
+            reads.add(current.value)
+            continue
+        stack.extend(child_nodes(current))
+    return reads
+
+
+def _number_names(facts: LoopFacts, lifter: Lifter) -> set[str]:
+    """The names a body of number math reads as Python numbers: the function's and the index."""
+    return set(lifter.numbers) | ({facts.domain.index} if facts.domain.index else set())
+
+
+def _inlined(step: Step, facts: LoopFacts) -> cst.BaseExpression:
+    """``step``'s value with the body's earlier temporaries written out (for the analysis of
+    what Python computes; the rewrite keeps the temporaries)."""
+    assert step.value is not None
+    earlier: dict[str, cst.BaseExpression] = {}
+    for other in facts.steps:
+        if other is step:
+            break
+        if other.kind is StepKind.TEMP and other.target is not None and other.value is not None:
+            earlier[other.target] = other.value.visit(_Substitute(earlier))  # type: ignore[assignment]
+    return step.value.visit(_Substitute(earlier))  # type: ignore[return-value]
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, values: dict[str, cst.BaseExpression]) -> None:
+        self.values = values
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        value = self.values.get(original_node.value)
+        if value is None:
+            return updated_node
+        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+    # an attribute's or a keyword's name is no read of that name
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        return updated_node.with_changes(attr=original_node.attr)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(keyword=original_node.keyword)
 
 
 def _makes_a_float(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts) -> bool:
