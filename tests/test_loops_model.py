@@ -1510,3 +1510,19 @@ def test_a_whole_sample_reduction_of_unpinned_rank_flattens_each_sample_after_th
     guessed = [k for k, new in enumerate(news) if "x.mean(1)" in new]
     assert any_rank and guessed and max(guessed) < min(any_rank), news
     assert "assumes" not in found[any_rank[0]].description
+
+
+@pytest.mark.parametrize("shape, dims", [("n, d = x.shape", "1"), ("n, h, w = x.shape", "dim=(1, 2)")])
+def test_a_whole_sample_reduction_keeps_its_keyword_arguments_after_the_dimensions(shape: str, dims: str) -> None:
+    # `.sum(dtype=...)` once crashed the rule: the dimensions were appended after the keyword
+    found, failure = _rungs(f"""
+        import torch
+        def sums(x: torch.Tensor):
+            {shape}
+            out = []
+            for i in range(n):
+                out.append(x[i].sum(dtype=torch.float64))
+            return torch.stack(out)
+        """)
+    assert found, failure
+    assert f"x.sum({dims}, dtype=torch.float64)" in found[0].kernel.new, found[0].kernel.new

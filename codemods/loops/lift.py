@@ -980,14 +980,16 @@ class Lifter:
             raise CannotLift(f"`{reducer}` of a sample with more than one dimension")
         keyword = None if rank == 1 and reducer not in ("norm",) else (self.library.dim_keyword if receiver_node is not None else row.dim_keyword)
         renamed = self._renamed(node, receiver_node, reducer)
-        plain = self._rebuild(renamed[0], new_args + [arg(dims, keyword)], first, renamed[1])
+        # the dimensions go before the keyword arguments (`x.sum(dtype=torch.float64)`)
+        with_dims = [*new_args[:start], arg(dims, keyword), *new_args[start:]]
+        plain = self._rebuild(renamed[0], with_dims, first, renamed[1])
         kind = _reduced_kind(row, reducer, first)
         if short_name in ("max", "min") and rank == 1:
             # without dim, .max() is a value; with dim, a (values, indices) pair in torch
             return Lifted(self.library.max_values(plain), True, 0, kind=kind, sources=first.sources)
         keep = None
         if reducer not in ("argmax", "argmin"):
-            keep = self._rebuild(renamed[0], new_args + [arg(dims, keyword), arg(name("True"), self.library.keepdim_keyword)], first, renamed[1])
+            keep = self._rebuild(renamed[0], [*with_dims, arg(name("True"), self.library.keepdim_keyword)], first, renamed[1])
         return Lifted(plain, True, 0, kind=kind, sources=first.sources, keep=keep)
 
     #: whole-sample reductions that equal the same reduction of the flattened sample
