@@ -157,9 +157,13 @@ def test_a_fill_is_replayed_only_on_the_allocation_it_follows(statement: str, re
     "statement, inert",
     [
         ("print(table.size())", True),
-        ("print('sizes', table.shape)", True),
+        ("print('sizes', table.shape, len(table), table.size(0))", True),
         ("print(table)", False),  # a bare name: anyone's __str__
         ("print(table.add_(1))", False),  # writes what it prints
+        ("print(table.abs_().shape)", False),
+        ("print(torch.add(y, 1, out=table).shape)", False),  # resizes and writes `table`
+        ("print(np.add(x, 1, out=x).shape)", False),
+        ("print(table.sum().item())", False),
         ("print(table.size(), file=log)", False),
         ("log(table.size())", False),
     ],
@@ -215,7 +219,7 @@ def test_the_wrong_tables_are_refuted_and_the_right_one_verified(wrong: str) -> 
 _ONE_LOOP = """
     import math
     import torch
-    def table_of(length, width, scale: float):
+    def table_of(length, width, scale: float, big: int):
         table = torch.zeros(length, width, dtype=torch.float64)
         for p in range(length):
             for k in range(width):
@@ -235,6 +239,11 @@ _ONE_LOOP = """
         "(k + 1) ** p / (k + 2) ** p",  # exact in Python, inf / inf in float64
         "p ** 20 % 7",
         "math.sin(p + k) if k % 2 == 0 else 1.0 / scale",  # torch.where computes both branches
+        "p * p * p * p * p * p * p % 1000",  # p ** 7 wraps int64 from p = 512 on
+        "(p * k) ** 3 % 7",
+        "(p * big + 1) - p * big",  # an int of unbounded size: 10 ** 20 overflows a tensor
+        "(p * big + k) % 7 / 2.0",  # inexact in float64 past 2 ** 53
+        "math.sin(p / (k + 1.0)) * float(big)",  # float(10 ** 400) overflows, once, even with no step
     ],
 )
 def test_values_float64_does_not_compute_as_python_are_no_table(value: str) -> None:
@@ -244,16 +253,19 @@ def test_values_float64_does_not_compute_as_python_are_no_table(value: str) -> N
         assert all("device=table.device" not in c.kernel.new for c in found), (value, [c.kernel.new for c in found])
 
 
-@pytest.mark.parametrize("value", ["(p + 1.0) ** (-k)", "(p - k) ** 2 * 0.5", "math.exp(-(p - k * 0.5) ** 2)"])
+# (a name annotated `float` admits ints of any size too: `scale: float` is no table's number)
+@pytest.mark.parametrize(
+    "value", ["(p + 1.0) ** (-k)", "(p - k) ** 2 * 0.5", "math.exp(-(p - k * 0.5) ** 2)", "p * k % 7 + 0.5"]
+)
 def test_powers_python_computes_in_floats_or_small_stay_tables(value: str) -> None:
     found, failure = _candidates(_ONE_LOOP.format(value=value))
     assert any("device=table.device" in c.kernel.new for c in found), failure
 
 
 def test_a_part_computed_once_that_may_raise_is_batched_only_under_the_loops_guard() -> None:
-    # `1.0 / scale` is asked once by the batch: where the loop runs no step (and scale is 0)
+    # `1.0 / width` is asked once by the batch: where the loop runs no step (and width is 0)
     # the loop never divided
-    found, failure = _candidates(_ONE_LOOP.format(value="math.sin(p / (k + 1.0)) if 1.0 / scale > 0 else math.cos(p / (k + 1.0))"))
+    found, failure = _candidates(_ONE_LOOP.format(value="math.sin(p / (k + 1.0)) if 1.0 / width > 0 else math.cos(p / (k + 1.0))"))
     tables = [c.kernel.new for c in found if "device=table.device" in c.kernel.new]
     assert tables, failure
     assert all("if length > 0 and width > 0:" in new for new in tables), tables
@@ -290,3 +302,20 @@ def test_two_stores_a_later_step_may_overwrite_keep_the_loop() -> None:
             return table
         """, which=1)
     assert not found and "may write one element in different steps" in str(failure), failure
+
+
+def test_a_one_dimensional_table_keeps_the_allocation_its_device_comes_from() -> None:
+    # the batch is made on `table.device`: replacing the allocation by it would read `table`
+    # before it is bound (UnboundLocalError on every input)
+    found, failure = _candidates("""
+        import math
+        import torch
+        def plain(length):
+            table = torch.zeros(length, dtype=torch.float64)
+            for p in range(length):
+                table[p] = math.sin(p * 0.5)
+            return table
+        """)
+    assert found, failure
+    for candidate in found:
+        assert "table = torch.zeros(length, dtype=torch.float64)" in candidate.kernel.new, candidate.kernel.new

@@ -265,3 +265,43 @@ def test_the_legacy_constructor_makes_default_floats_of_any_numbers() -> None:
         """
     )
     assert not plain.candidates and "dtype of the collected numbers" in (plain.skip_reason or "")
+
+
+def test_per_class_counts_compare_every_rank_and_wrap_as_torch_does(checker) -> None:  # noqa: ANN001
+    """`(labels == c).sum()` for `c` in `range(k)`: nothing pins the rank of `labels`, so the
+    classes stand along an axis in front of all its dimensions (`.reshape((-1,) + (1,) *
+    labels.ndim)`), cast as torch casts a Python int beside `labels` -- `uint8(44) == 300` is
+    True in the loop -- which the checker cannot show (it needs 300 classes): the emitted code
+    runs on them here, on labels of several ranks."""
+    source = textwrap.dedent(
+        """
+        import torch
+        def class_counts(labels: torch.Tensor, k: int) -> torch.Tensor:
+            counts = torch.zeros(k, dtype=torch.long)
+            for c in range(k):
+                counts[c] = (labels == c).sum()
+            return counts
+        """
+    )
+    text = rewrite(source.encode(), [LoopOverBatch], checker).source.decode()
+    assert "torch.arange(k, device=labels.device).to(torch.result_type(labels, 0)).reshape((-1,) + ((1,) * labels.ndim))" in text
+    old, new = {}, {}
+    exec(compile(source, "old", "exec"), old)
+    exec(compile(text, "new", "exec"), new)
+    for labels in (torch.full((5,), 44, dtype=torch.uint8), torch.tensor(3), torch.randint(0, 4, (2, 3, 4)), torch.zeros(0, 3, dtype=torch.long)):
+        assert torch.equal(old["class_counts"](labels, 301), new["class_counts"](labels, 301))
+    assert new["class_counts"](torch.full((5,), 44, dtype=torch.uint8), 301)[300] == 5
+
+
+def test_the_index_takes_the_device_of_the_one_tensor_it_meets_and_not_of_two() -> None:
+    (proposal,) = _proposals(
+        """
+        import torch
+        def both(a: torch.Tensor, b: torch.Tensor, k: int):
+            out = torch.zeros(k)
+            for c in range(k):
+                out[c] = (a == c).sum() + (b == c).sum()
+            return out
+        """
+    )
+    assert not proposal.candidates and "no tensor gives its device" in (proposal.skip_reason or ""), proposal

@@ -174,10 +174,20 @@ def _inert_print(statement: cst.BaseStatement, context: ModuleContext) -> bool:
     call_ = expression.value
     if not m.matches(call_.func, m.Name("print")) or "print" in _shadowed_anywhere(context):
         return False
-    return all(
-        a.keyword is None and not a.star and not isinstance(a.value, cst.Name) and is_replayable(a.value, context)
-        for a in call_.args
-    )
+    return all(a.keyword is None and not a.star and _describes(a.value, context) for a in call_.args)
+
+
+def _describes(value: cst.BaseExpression, context: ModuleContext) -> bool:
+    """A string or a number literal, or what a name's shape, dtype, device or size is
+    (``t.shape``, ``t.size(0)``, ``len(t)``): printing it runs nothing of the user's and writes
+    nothing."""
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)):
+        return True
+    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name("shape") | m.Name("dtype") | m.Name("device") | m.Name("ndim"))):
+        return True
+    if m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size") | m.Name("dim") | m.Name("numel")))):
+        return all(a.keyword is None and not a.star and isinstance(a.value, cst.Integer) for a in value.args)  # type: ignore[union-attr]
+    return m.matches(value, m.Call(func=m.Name("len"), args=[m.Arg(value=m.Name(), keyword=None, star="")])) and "len" not in _shadowed_anywhere(context)
 
 
 def _refuse_shared(facts: LoopFacts, names: Collection[str], written: Collection[str]) -> None:

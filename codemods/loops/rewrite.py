@@ -1042,7 +1042,12 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
         and not _number_table_refuses(analysed.value, per_sample, numbers, facts)  # type: ignore[arg-type]
         and not _may_raise_once(analysed.value, per_sample, facts)  # type: ignore[arg-type]
     )
-    saved, lifter.store_device = lifter.store_device, (step.target if own else lifter.store_device)
+    # (or, for a value that reads one tensor, that tensor's: the allocation it is stored into
+    # then stays, and keeps its own device)
+    read_device = None if own or lifter.store_device or lifter.extent.full or lifter.extent.sized else _one_array_read(step, facts, numbers)
+    # a batch made on the target's device reads the target: its allocation must stay
+    on_target = own or lifter.store_device == step.target
+    saved, lifter.store_device = lifter.store_device, (step.target if own else lifter.store_device or read_device)
     try:
         lifted = _in_double_precision(step, lifter.lift(step.value), numbers, lifter, facts, plan)  # type: ignore[arg-type]
     finally:
@@ -1111,6 +1116,8 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
             value = call(attribute(value, "to"), attribute(name(step.target), "dtype"))
     whole = (
         not batch_last
+        and read_device is None
+        and not on_target
         and plan.mask is None
         and options.replace_allocation
         and operator is None
@@ -1377,6 +1384,20 @@ _NUMBER_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.Gre
 _NUMBER_BUILTINS = frozenset({"float", "int", "abs", "min", "max"})
 
 
+def _one_array_read(step: Step, facts: LoopFacts, numbers: set[str]) -> str | None:
+    """The one loop-invariant name a stored value reads besides Python numbers, the loop's
+    names and the libraries (``(labels == c).sum()``: ``labels``), shown to be a tensor: the
+    device of the index batch that meets it. None where there are several (they may live on
+    different devices, which the loop mixed only a number at a time)."""
+    loop_names = set(facts.domain.variables) | {s.target for s in facts.steps if s.target}
+    reads = names_used(step.value) - numbers - loop_names - set(facts.context.bindings) - _NUMBER_BUILTINS  # type: ignore[arg-type]
+    if len(reads) != 1:
+        return None
+    (only,) = reads
+    kinds = set(facts.evidence(only).kinds)
+    return only if kinds == {Kind.TENSOR} else None
+
+
 def _number_table(facts: LoopFacts, lifter: Lifter) -> str | None:
     """The array a loop body of Python-number math fills, or None. The body is temporaries
     and plain stores only (``k = p / 10000 ** (2 * i / d)``; ``pe[p, i] = math.sin(k) if i % 2
@@ -1442,7 +1463,7 @@ def _number_table_refuses(value: cst.BaseExpression, per_sample: set[str], numbe
     - a part that the index does not read and that may raise (``1.0 / scale``, ``w[0]``,
       ``math.log(s)``) inside a branch of a conditional whose test is per sample: ``torch.where``
       computes both branches."""
-    if _works_with_big_integers(value):
+    if _works_with_big_integers(value) or _integer_degree(value, per_sample, numbers, facts) is None:
         return True
     for node in _walk(value):
         if isinstance(node, cst.Call):
@@ -1504,6 +1525,48 @@ def _computed_once(facts: LoopFacts) -> cst.BaseExpression | None:
             if isinstance(node, cst.BaseExpression) and not names_used(node) & per_sample and not _cannot_raise(node, facts):
                 return node
     return None
+
+
+def _integer_degree(value: cst.BaseExpression, per_sample: set[str], numbers: set[str], facts: LoopFacts) -> int | None:
+    """How many loop indices (or counts) an integer part of ``value`` multiplies at most, or None
+    where that passes 2 or an integer of unbounded size takes part. Python's ints are exact and
+    unbounded; a batch computes them in int64 (exact to 2**63) or float64 (to 2**53). An index
+    or a count is bounded by the loop (its square stays exact for any table that fits in
+    memory); a name the code shows is an ``int`` is not (``10 ** 20`` overflows a tensor, and
+    ``p * big`` loses its last digits)."""
+    counts = set(per_sample) | loop_counts(facts) | _enclosing_counts(facts)
+
+    def degree(node: cst.BaseExpression) -> int | None:
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+            return 0
+        if isinstance(node, cst.Name):
+            if node.value in counts:
+                return 1
+            if _number_type(node.value, facts) == "float" or node.value in facts.context.bindings:
+                return 0
+            return 0 if node.value not in numbers and _python_type(node, numbers, facts) is None else None
+        if isinstance(node, cst.BinaryOperation) and _python_type(node, numbers, facts) == "int":
+            left, right = degree(node.left), degree(node.right)
+            if left is None or right is None:
+                return None
+            if isinstance(node.operator, cst.Multiply):
+                total = left + right
+            elif isinstance(node.operator, cst.Power):
+                exponent = int_literal(node.right)
+                total = None if exponent is None else left * exponent
+            else:
+                total = max(left, right)
+            return total if total is not None and total <= 2 else None
+        if isinstance(node, cst.Call):
+            # what a call is given counts too (`float(big)` of a huge int overflows)
+            parts = [degree(a.value) for a in node.args]
+            if None in parts:
+                return None
+            return max(parts, default=0) if m.matches(node.func, m.Name("abs") | m.Name("min") | m.Name("max")) else 0
+        parts = [degree(child) for child in child_nodes(node) if isinstance(child, cst.BaseExpression)]
+        return None if None in parts else max(parts, default=0)
+
+    return degree(value)
 
 
 def _may_raise_once(value: cst.BaseExpression, per_sample: set[str], facts: LoopFacts) -> bool:
