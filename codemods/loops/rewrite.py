@@ -1040,7 +1040,7 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     own = (
         _number_math(analysed.value, numbers, facts)  # type: ignore[arg-type]
         and not _number_table_refuses(analysed.value, per_sample, numbers, facts)  # type: ignore[arg-type]
-        and not _may_raise_once(analysed.value, per_sample, facts)  # type: ignore[arg-type]
+        and _raising_part(analysed.value, per_sample, facts) is None  # type: ignore[arg-type]
     )
     # (or, for a value that reads one tensor, that tensor's: the allocation it is stored into
     # then stays, and keeps its own device)
@@ -1477,7 +1477,7 @@ def _number_table_refuses(value: cst.BaseExpression, per_sample: set[str], numbe
             if not small and _python_type(node.left, numbers, facts) != "float":
                 return True  # (a literal exponent: `(p - c) ** 2` is exact in float64 and int64 alike)
         if isinstance(node, cst.IfExp) and names_used(node.test) & per_sample:
-            if _may_raise_once(node.body, per_sample, facts) or _may_raise_once(node.orelse, per_sample, facts):
+            if _raising_part(node.body, per_sample, facts) is not None or _raising_part(node.orelse, per_sample, facts) is not None:
                 return True
     return False
 
@@ -1516,14 +1516,12 @@ def _counts_size_the_table(facts: LoopFacts, table: str) -> bool:
 
 def _computed_once(facts: LoopFacts) -> cst.BaseExpression | None:
     """The first part of a number table's values that the batch computes once and that may
-    raise (:func:`_may_raise_once`): the batch may then run only where the loop runs a step."""
+    raise (:func:`_raising_part`): the batch may then run only where the loop runs a step."""
     per_sample = {facts.domain.index or ""} | {s.target for s in facts.steps if s.kind is StepKind.TEMP and s.target}
     for step in facts.steps:
-        if step.value is None:
-            continue
-        for node in _walk(step.value):
-            if isinstance(node, cst.BaseExpression) and not names_used(node) & per_sample and not _cannot_raise(node, facts):
-                return node
+        part = _raising_part(step.value, per_sample, facts) if step.value is not None else None
+        if part is not None:
+            return part
     return None
 
 
@@ -1569,13 +1567,19 @@ def _integer_degree(value: cst.BaseExpression, per_sample: set[str], numbers: se
     return degree(value)
 
 
-def _may_raise_once(value: cst.BaseExpression, per_sample: set[str], facts: LoopFacts) -> bool:
-    """Whether a part of ``value`` that reads no per-sample name may raise for some values: the
-    loop computed it only in the steps it ran, the batch computes it once, even where the loop
-    ran no step (what reads a sample becomes a tensor operation, which does not raise on values)."""
+def _raising_part(value: cst.BaseExpression, per_sample: set[str], facts: LoopFacts) -> cst.BaseExpression | None:
+    """The first part of ``value`` that reads no per-sample name and may raise for some values:
+    the loop computed it only in the steps it ran, the batch computes it once, even where the
+    loop ran no step (what reads a sample becomes a tensor operation, which does not raise on
+    values)."""
     if not names_used(value) & per_sample:
-        return not _cannot_raise(value, facts)
-    return any(_may_raise_once(child, per_sample, facts) for child in child_nodes(value) if isinstance(child, cst.BaseExpression))
+        return None if _cannot_raise(value, facts) else value
+    for child in child_nodes(value):
+        if isinstance(child, cst.BaseExpression):
+            part = _raising_part(child, per_sample, facts)
+            if part is not None:
+                return part
+    return None
 
 
 def _cannot_raise(value: cst.BaseExpression, facts: LoopFacts) -> bool:
