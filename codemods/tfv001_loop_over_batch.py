@@ -92,14 +92,6 @@ class LoopOverBatch(Rule):
       table, an augmented store, or a value that also reads a tensor is not such a table (libm and
       torch may round a last place apart, which truncation would expose; the tensor's device may
       differ from the table's);
-    - a number per sample meeting a tensor whose rank nothing pins, as per-class counts do
-      (`counts[c] = (labels == c).sum()` for `c` in `range(k)`), is tried after the rank guesses
-      with the numbers along an axis in front of all of the tensor's dimensions:
-      `labels == torch.arange(k, device=labels.device).to(torch.result_type(labels, 0))
-      .reshape((-1,) + (1,) * labels.ndim)`, then each sample reduced whole -- right for every
-      rank, and cast as torch casts a Python int beside `labels`. The index takes the device of
-      the one tensor the value reads; a value that reads two keeps the loop (they may live on
-      different devices), and the allocation it is stored into stays, with its own device;
     - one loop that appends to several lists, each turned into a tensor on its own line after
       the loop (`a = torch.stack(a)`; `b = torch.stack(b)`), gives each list its batched value;
       a list may be created a few lines before its loop when nothing in between reads it;

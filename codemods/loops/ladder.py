@@ -101,9 +101,7 @@ def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name
             unpinned = [n for n in exc.assumed if n not in assumed]
             if unpinned and not exc.needs_rank:
                 # it failed where it assumed an invariant broadcasts against a sample: the
-                # invariant's rank spelled out may fare better (and, after them, a rung right
-                # for every rank)
-                climb.needed_rank = True
+                # invariant's rank spelled out may fare better
                 pending[0:0] = [_with_ranks(options, unpinned, rank) for rank in INVARIANT_RANKS]
             elif exc.needs_rank and not exc.needs_rank <= set(assumed):
                 climb.needed_rank = True

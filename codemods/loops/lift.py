@@ -720,10 +720,6 @@ class Lifter:
             return a, b, rank
         sample, other = (left, right) if left.batched else (right, left)
         if other.rank is None:
-            if sample.scalar and self.any_rank_reductions:
-                spread = self._numbers_before_every_dimension(sample, other)
-                if spread is not None:
-                    return (spread, other.node, None) if left.batched else (other.node, spread, None)
             if isinstance(other.node, cst.Name):
                 self.assumed_invariants.add(other.node.value)
             if sample.scalar:
@@ -738,19 +734,6 @@ class Lifter:
             expanded = self._expand(sample, other.rank - sample_rank)
             return (expanded, other.node, other.rank) if left.batched else (other.node, expanded, other.rank)
         return left.node, right.node, sample_rank
-
-    def _numbers_before_every_dimension(self, sample: Lifted, other: Lifted) -> cst.BaseExpression | None:
-        """``labels == c`` for ``c`` in ``range(k)``, ``labels`` of a rank nothing pins: the
-        batch of numbers, cast as torch casts a Python number beside ``labels``, along an axis
-        in front of all of ``labels``' dimensions -- ``c_batch.reshape((-1,) + (1,) * labels.ndim)``
-        -- so sample ``k`` of the result is ``labels`` against number ``k``, whatever the rank (a
-        ladder rung: after the rank guesses). None where it does not apply."""
-        if self.library.is_numpy or not isinstance(other.node, cst.Name) or sample.kind not in ("int", "float") or sample.keepdim:
-            return None
-        numbers = self.library.as_weak_number(self.spell, sample.node, other.node, sample.kind)
-        ones = binary(cst.Tuple([cst.Element(integer(1))]), cst.Multiply(), attribute(other.node, "ndim"))
-        shape = binary(cst.Tuple([cst.Element(integer(-1))]), cst.Add(), ones)
-        return method(numbers, "reshape", shape)
 
     def _dtype_carrier(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
         """A cheap expression of ``node``'s dtype: ``node`` itself, or the name it indexes or

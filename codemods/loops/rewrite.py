@@ -1042,12 +1042,9 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
         and not _number_table_refuses(analysed.value, per_sample, numbers, facts)  # type: ignore[arg-type]
         and _raising_part(analysed.value, per_sample, facts) is None  # type: ignore[arg-type]
     )
-    # (or, for a value that reads one tensor, that tensor's: the allocation it is stored into
-    # then stays, and keeps its own device)
-    read_device = None if own or lifter.store_device or lifter.extent.full or lifter.extent.sized else _one_array_read(step, facts, numbers)
     # a batch made on the target's device reads the target: its allocation must stay
     on_target = own or lifter.store_device == step.target
-    saved, lifter.store_device = lifter.store_device, (step.target if own else lifter.store_device or read_device)
+    saved, lifter.store_device = lifter.store_device, (step.target if own else lifter.store_device)
     try:
         lifted = _in_double_precision(step, lifter.lift(step.value), numbers, lifter, facts, plan)  # type: ignore[arg-type]
     finally:
@@ -1116,7 +1113,6 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
             value = call(attribute(value, "to"), attribute(name(step.target), "dtype"))
     whole = (
         not batch_last
-        and read_device is None
         and not on_target
         and plan.mask is None
         and options.replace_allocation
@@ -1382,20 +1378,6 @@ def _in_double_precision(step: Step, lifted: Lifted | None, numbers: set[str], l
 _NUMBER_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 #: builtins of Python numbers a body of number math may call (what they return is a number)
 _NUMBER_BUILTINS = frozenset({"float", "int", "abs", "min", "max"})
-
-
-def _one_array_read(step: Step, facts: LoopFacts, numbers: set[str]) -> str | None:
-    """The one loop-invariant name a stored value reads besides Python numbers, the loop's
-    names and the libraries (``(labels == c).sum()``: ``labels``), shown to be a tensor: the
-    device of the index batch that meets it. None where there are several (they may live on
-    different devices, which the loop mixed only a number at a time)."""
-    loop_names = set(facts.domain.variables) | {s.target for s in facts.steps if s.target}
-    reads = names_used(step.value) - numbers - loop_names - set(facts.context.bindings) - _NUMBER_BUILTINS  # type: ignore[arg-type]
-    if len(reads) != 1:
-        return None
-    (only,) = reads
-    kinds = set(facts.evidence(only).kinds)
-    return only if kinds == {Kind.TENSOR} else None
 
 
 def _number_table(facts: LoopFacts, lifter: Lifter) -> str | None:
