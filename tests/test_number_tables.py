@@ -319,3 +319,29 @@ def test_a_one_dimensional_table_keeps_the_allocation_its_device_comes_from() ->
     assert found, failure
     for candidate in found:
         assert "table = torch.zeros(length, dtype=torch.float64)" in candidate.kernel.new, candidate.kernel.new
+
+
+def test_a_kernel_whose_new_code_reads_what_the_old_code_binds_first_is_refused() -> None:
+    # the rewrite that replaced `table`'s allocation by a batch made on `table.device` read the
+    # table before binding it; the kernel drew `table` as an input, so the check passed
+    from torchfix.codemods.loops.kernels import ReadBeforeBound, build_kernel
+
+    context = _context("""
+        import math
+        import torch
+        def plain(length):
+            table = torch.zeros(length, dtype=torch.float64)
+            for p in range(length):
+                table[p] = math.sin(p * 0.5)
+            return table
+        """)
+    loop = context.nodes.of_type(cst.For)[0]
+    facts = loop_facts(loop, context)
+    assert facts is not None
+    allocation = context.module.body[2].body.body[0]  # type: ignore[attr-defined]
+    wrong = cst.parse_statement("table = torch.sin(torch.arange(length, device=table.device, dtype=torch.float64) * 0.5)\n")
+    right = cst.parse_statement("table[:] = torch.sin(torch.arange(length, device=table.device, dtype=torch.float64) * 0.5)\n")
+    with pytest.raises(ReadBeforeBound, match="`table`"):
+        build_kernel(facts, [allocation, loop], [wrong], ("table",), exclude_from_prelude=[allocation])
+    kernel = build_kernel(facts, [loop], [right], ("table",))
+    assert "table = torch.zeros(length, dtype=torch.float64)" in kernel.old

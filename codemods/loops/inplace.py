@@ -32,7 +32,7 @@ import libcst as cst
 from torchfix.codemods.analysis import comments_in, names_used
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops.facts import LoopFacts, StepKind
-from torchfix.codemods.loops.kernels import SharedInputs, build_kernel, walkable_arrays
+from torchfix.codemods.loops.kernels import UnfaithfulKernel, build_kernel, walkable_arrays
 from torchfix.codemods.loops.nodes import attribute, call, code_of, integer, is_float_literal, is_number, name, slice_of, subscript
 from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite
 from torchfix.equivalence.kernel import Kind
@@ -145,7 +145,7 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
             # can the checker tell an example on which the loop runs no step
             given=(target.name,),
         )
-    except SharedInputs as exc:
+    except UnfaithfulKernel as exc:
         raise CannotRewrite(str(exc), facts.loop) from None
     return LoopRewrite(
         facts, f"`{target.name}` changed in place once, channels last", (Edit(facts.loop, new_statement),), kernel, imports,

@@ -94,8 +94,18 @@ def _single_assignment(statement: cst.BaseStatement) -> cst.Assign | None:
     return None
 
 
-class SharedInputs(Exception):
+class UnfaithfulKernel(Exception):
+    """The kernel would not run what the function runs: the rewrite cannot be checked."""
+
+
+class SharedInputs(UnfaithfulKernel):
     """Names the kernel would take as independent inputs may share memory in the function."""
+
+
+class ReadBeforeBound(UnfaithfulKernel):
+    """The new code reads a name that the old code binds before any read of it: in the function
+    that name would be unbound there (or hold a stale value), which a kernel drawing it as an
+    input would never show."""
 
 
 def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode] = (),
@@ -873,6 +883,10 @@ def build_kernel(
         old_all = [*renamed.constructions, *old_all]
         new_all = [*renamed.constructions, *new_all]
     names = free_names(old_all, module_names, shadowed)
+    old_binds = set().union(*(assigned_names(s) for s in old_all))
+    unbound = [n for n in free_names(new_all, module_names, shadowed) if n not in names and n in old_binds]
+    if unbound:
+        raise ReadBeforeBound(f"the rewrite reads `{unbound[0]}` before the code binds it")
     names += [n for n in free_names(new_all, module_names, shadowed) if n not in names]
     called = {
         n.func.value for statement in old_all for n in _walk(statement)

@@ -23,7 +23,7 @@ from torchfix.codemods.evidence import MATH_INTS
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind, _walk, lifted_inner_loop, loop_counts, loop_facts
-from torchfix.codemods.loops.kernels import SharedInputs, alias_pairs, build_kernel, walkable_arrays
+from torchfix.codemods.loops.kernels import UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.lift import FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
@@ -852,7 +852,7 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
             positions={n for n in lifter.position_reads if _only_positions(facts, lifter, n)},
             inner=dict(facts.inner_walked),
         )
-    except SharedInputs as exc:
+    except UnfaithfulKernel as exc:
         raise CannotRewrite(str(exc), facts.loop) from None
     problem = _unbatchable_input(full, facts, lifter)
     if problem is not None:
