@@ -38,7 +38,7 @@ _PURE_BUILTINS = frozenset({"len", "range", "int", "float", "bool", "abs", "min"
 #: tensor attributes a replayed statement may read
 _PURE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "T", "mT", "data", "ndim", "is_cuda", "real"})
 #: in-place fills a replayed statement may apply to the allocation it makes
-_FILLS = frozenset({"fill_", "zero_"})
+FILLS = frozenset({"fill_", "zero_"})
 #: tensor methods that only read the shape
 _SHAPE_METHODS = frozenset({"size", "dim", "numel", "ndimension"})
 
@@ -75,7 +75,7 @@ def is_replayable(node: cst.CSTNode, context: ModuleContext) -> bool:
                 row = callees.method(func.attr.value)
                 pure = row is not None and row.batching not in (Batching.RANDOM, Batching.EFFECT)
                 # `torch.FloatTensor(n, d).fill_(0)`: filling what the statement itself just made
-                fills_its_own = func.attr.value in _FILLS and _fresh_allocation(func.value, context)
+                fills_its_own = func.attr.value in FILLS and _fresh_allocation(func.value, context)
                 if not pure and not fills_its_own and func.attr.value not in _SHAPE_METHODS:
                     return False
             else:

@@ -56,7 +56,8 @@ _ELEMENTWISE_OPERATORS = (
     cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
     cst.BitAnd, cst.BitOr, cst.BitXor,
 )
-_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+#: the comparisons of numbers (``is`` and ``in`` ask other questions)
+COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 #: math functions on per-sample numbers and their element-wise torch twins
 _MATH_TO_TORCH = {
     "exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tanh": "tanh", "fabs": "abs",
@@ -648,7 +649,7 @@ class Lifter:
         if len(node.comparisons) != 1:
             raise CannotLift(f"the chained comparison `{short(node)}`")
         target = node.comparisons[0]
-        if not isinstance(target.operator, _COMPARISONS):
+        if not isinstance(target.operator, COMPARISONS):
             raise CannotLift(f"the comparison `{short(node)}`")
         left, right = self._lift(node.left), self._lift(target.comparator)
         a, b, rank = self._align(left, right, node)

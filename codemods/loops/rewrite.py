@@ -23,10 +23,10 @@ from torchfix.codemods.evidence import MATH_INTS
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind, _walk, lifted_inner_loop, loop_counts, loop_facts
-from torchfix.codemods.loops.kernels import UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
+from torchfix.codemods.loops.kernels import FILLS, UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.lift import FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
+from torchfix.codemods.loops.lift import COMPARISONS, FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
 from torchfix.codemods.loops.nodes import (
     assign,
     attribute,
@@ -218,8 +218,8 @@ def _allocation_rank(value: cst.BaseExpression, facts: LoopFacts) -> int | None:
 
 def _unfilled(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
     """``torch.FloatTensor(n, d).fill_(0)`` -> the allocation: filling in place returns it."""
-    while m.matches(value, m.Call(func=m.Attribute(attr=m.Name("fill_") | m.Name("zero_")))):
-        value = value.func.value  # type: ignore[union-attr]
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in FILLS:
+        value = value.func.value
     return value
 
 
@@ -1229,7 +1229,7 @@ def _number_math(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts)
         return all(_number_math(part, numbers, facts) for part in (value.test, value.body, value.orelse))
     if isinstance(value, cst.Comparison):
         return _number_math(value.left, numbers, facts) and all(
-            isinstance(c.operator, _NUMBER_COMPARISONS) and _number_math(c.comparator, numbers, facts) for c in value.comparisons
+            isinstance(c.operator, COMPARISONS) and _number_math(c.comparator, numbers, facts) for c in value.comparisons
         )
     numeric = (facts.context.qualified(value.func) or "").startswith(("numpy.", "math.")) if isinstance(value, cst.Call) else False
     builtin = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("abs", "min", "max")
@@ -1374,10 +1374,8 @@ def _in_double_precision(step: Step, lifted: Lifted | None, numbers: set[str], l
     return again
 
 
-#: comparisons of Python numbers (``is`` and ``in`` ask other questions)
-_NUMBER_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 #: builtins of Python numbers a body of number math may call (what they return is a number)
-_NUMBER_BUILTINS = frozenset({"float", "int", "abs", "min", "max"})
+_NUMBER_FUNCTIONS = _CLAMPING_BUILTINS | {"float", "int"}
 
 
 def _number_table(facts: LoopFacts, lifter: Lifter) -> str | None:
@@ -1396,7 +1394,7 @@ def _number_table(facts: LoopFacts, lifter: Lifter) -> str | None:
     target = targets.pop()
     if target is None or not _shown_float_array(facts, target):
         return None
-    known = set(lifter.numbers) | {facts.domain.index} | set(facts.context.bindings) | _NUMBER_BUILTINS | _enclosing_counts(facts)
+    known = set(lifter.numbers) | {facts.domain.index} | set(facts.context.bindings) | _NUMBER_FUNCTIONS | _enclosing_counts(facts)
     temporaries: set[str] = set()
     for step in facts.steps:
         if step.value is None or step.kind not in (StepKind.TEMP, StepKind.STORE):
