@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import PositionProvider
 
 from torchfix.codemods.base import Candidate, ModuleFacts, Proposal
+from torchfix.codemods.positions import positions
 
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
@@ -338,6 +338,38 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
                 names |= target_names(bound)
         stack.extend(child_nodes(current))
     return names
+
+
+_NO_NAMES: frozenset[str] = frozenset()
+
+
+def assigned_names_below(root: cst.CSTNode) -> dict[int, frozenset[str]]:
+    """``id(node)`` -> :func:`assigned_names` of ``node``, for ``root`` and every node under it,
+    in one walk: asking :func:`assigned_names` of each statement of a function walks a loop's
+    body once per loop around it."""
+    below: dict[int, frozenset[str]] = {}
+    stack: list[tuple[cst.CSTNode, list[cst.CSTNode] | None]] = [(root, None)]
+    while stack:
+        node, children = stack.pop()
+        if children is None:
+            children = child_nodes(node)
+            stack.append((node, children))
+            stack.extend((child, None) for child in children)
+            continue
+        own: frozenset[str] = _NO_NAMES
+        target = _BOUND_TARGET.get(type(node))
+        if target is not None:
+            bound = target(node)
+            if bound is not None:
+                own = frozenset(target_names(bound))
+        inner = [found for found in (below[id(child)] for child in children) if found]
+        if not inner:
+            below[id(node)] = own
+        elif not own and len(inner) == 1:
+            below[id(node)] = inner[0]
+        else:
+            below[id(node)] = own.union(*inner)
+    return below
 
 
 #: statements and expressions that leave the loop body (or rebind outside it) wherever they stand
@@ -866,33 +898,6 @@ def parent_map(root: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     return module_nodes(root).parents
 
 
-class LazyMetadata(Mapping):
-    """A metadata mapping resolved on first use.
-
-    Positions cost a whole-module code generation, and most modules a rule looks at end up with
-    no proposal: they need no line numbers at all.
-    """
-
-    def __init__(self, wrapper: "MetadataWrapper", provider: type) -> None:
-        self._wrapper = wrapper
-        self._provider = provider
-        self._resolved: Mapping[cst.CSTNode, object] | None = None
-
-    def _mapping(self) -> Mapping[cst.CSTNode, object]:
-        if self._resolved is None:
-            self._resolved = self._wrapper.resolve(self._provider)
-        return self._resolved
-
-    def __getitem__(self, node: cst.CSTNode) -> object:
-        return self._mapping()[node]
-
-    def __iter__(self):  # noqa: ANN204
-        return iter(self._mapping())
-
-    def __len__(self) -> int:
-        return len(self._mapping())
-
-
 @dataclass
 class RuleContext:
     """What a rule needs to know about the module it is matching in, resolved once."""
@@ -965,7 +970,7 @@ class RuleContext:
         fields: dict[str, Any] = dict(
             module=module,
             parents=parent_map(module),
-            positions=LazyMetadata(wrapper, PositionProvider),
+            positions=positions(module),
             facts=facts,
             torch=facts.torch or "torch",
             imports=() if facts.torch else ("torch",),

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Callable, Iterable, Protocol, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from torchfix.codemods.analysis import TENSOR_ONLY_ATTRS
 from torchfix.codemods.apply import add_imports, apply_edits, overlaps
 from torchfix.codemods.base import Candidate, Edit, Proposal, Rule
 from torchfix.codemods.loops.kernels import with_alias_pairs
+from torchfix.codemods.positions import positions
 from torchfix.codemods.syntax import SyntaxIndex, parse_tree
 from torchfix.equivalence.kernel import CLEARLY_FASTER, CLEARLY_SLOWER, Kernel, Outcome, SpeedClass, Verdict
 from torchfix.limits import Budget, FileLimits
@@ -238,7 +239,7 @@ def _suppression_lines(wrapper: MetadataWrapper, lines: Sequence[str], proposal:
     (its trailing comment), and a comment-only line right above the anchor."""
     found = [proposal.line]
     try:
-        position = wrapper.resolve(PositionProvider)[proposal.anchor]
+        position = positions(wrapper.module)[proposal.anchor]
     except KeyError:  # an anchor outside the module (a rule bug): use the reported line only
         return found
     start, end = position.start.line, position.end.line
@@ -350,7 +351,7 @@ def _overlaps_accepted(proposal: Proposal, accepted: Sequence[Edit], wrapper: Me
     spans = None
     if wrapper is not None:
         try:
-            spans = wrapper.resolve(PositionProvider)
+            spans = positions(wrapper.module)
         except Exception:  # noqa: BLE001 - positions are an optimisation only
             spans = None
     for candidate in proposal.candidates:
@@ -563,9 +564,10 @@ def _one_round(
         budget.charge("after parsing")
     # the module was parsed here and is not shared: no need for the wrapper's deep copy
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    # line numbers as LibCST counts them (\n, \r\n, \r); str.splitlines() also splits at \f etc.
-    lines = _LINE_BREAK.split(module.code)
     may_suppress = b"torchfix:" in data
+    # line numbers as LibCST counts them (\n, \r\n, \r; str.splitlines() also splits at \f etc.),
+    # only where a suppression comment may be: the module's code is a pass over the whole tree
+    lines = _LINE_BREAK.split(module.code) if may_suppress else []
     accepted: list[Edit] = []
     imports: list[str] = []
     proposals = with_alias_pairs((proposal for rule in rules for proposal in rule().propose(wrapper)), wrapper)

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import annotated_scalar, child_nodes, escaping_control_flow, parameter_names, target_names
+from torchfix.codemods.analysis import (
+    annotated_scalar, assigned_names_below, child_nodes, escaping_control_flow, parameter_names, target_names,
+)
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, int_literal, is_number, name_nodes, names_used, python_number, same_code
@@ -107,8 +109,9 @@ class LoopFacts:
     #: why the loop is not a batch computation (empty: it may be one)
     blockers: tuple[str, ...]
     shapes: ShapeFacts
-    #: names read anywhere in the function outside the loop's body (the loop itself excluded)
-    read_outside: frozenset[str]
+    #: names read anywhere in the function outside the loop's body (the loop itself excluded):
+    #: ``name in read_outside``
+    read_outside: "ReadOutside | frozenset[str]"
     #: the statement holding the loop (the ``for`` itself, or the line holding a comprehension)
     statement: cst.CSTNode | None = None
     #: tensors an inner loop (already lifted into this loop's body) walks, and their dimension
@@ -181,9 +184,12 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
     facts = ShapeFacts()
     counts: dict[str, int] = {}
     nodes = list(_walk(function.body))  # three passes below: one walk
+    # a binding inside a loop counts once more per statement around it that binds (a loop runs
+    # it again): what assigned_names of each binding statement gives, in one walk
+    below = assigned_names_below(function.body)
     for node in nodes:
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr)):
-            for assigned in assigned_names(node):
+            for assigned in below[id(node)]:
                 counts[assigned] = counts.get(assigned, 0) + 1
     parameters = parameter_names(function)
     for node in nodes:
@@ -600,32 +606,63 @@ def _stored_names(scope: cst.CSTNode) -> set[int]:
     return written
 
 
-def _read_outside(loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> frozenset[str]:
+class ReadOutside:
     """Names whose value the loop leaves behind may be read: reads outside the loop, except
     reads that see another binding -- inside another loop or comprehension whose target binds
-    the name, or before the loop in a function where no enclosing loop runs it again."""
-    inside = {id(n) for n in name_nodes(loop)} | context.once("stored names", scope, lambda: _stored_names(scope))
-    in_outer_loop = False
-    current: cst.CSTNode | None = context.parents.get(loop)
-    while current is not None and current is not scope:
-        if isinstance(current, (cst.For, cst.While)):
-            in_outer_loop = True
-        current = context.parents.get(current)
-    # the walk's order, not positions (a whole-module code generation): a name outside the loop
-    # ranks below it exactly when its statement comes first -- or, conservatively, never, for the
-    # few fields LibCST lists after a body they precede (decorators, return annotations, bases)
-    order = context.nodes.order
-    loop_rank = order.get(id(loop))
-    found: set[str] = set()
-    for node in context.once("names", scope, lambda: name_nodes(scope)):
-        if id(node) in inside or node.value in found:
-            continue
-        if _rebound_around(node, loop, scope, context):
-            continue
-        if not in_outer_loop and loop_rank is not None and order.get(id(node), loop_rank) < loop_rank:
-            continue
-        found.add(node.value)
-    return frozenset(found)
+    the name, or before the loop in a function where no enclosing loop runs it again.
+
+    Asked name by name (``name in facts.read_outside``), and each answer reads only that name's
+    occurrences: the rules ask about the few names a loop binds, and the set of every name read
+    around each loop of a long function made its scan quadratic."""
+
+    def __init__(self, loop: cst.For, scope: cst.CSTNode, context: ModuleContext) -> None:
+        self.loop, self.scope, self.context = loop, scope, context
+        self._answers: dict[str, bool] = {}
+        self._inside: set[int] | None = None
+        in_outer_loop = False
+        current: cst.CSTNode | None = context.parents.get(loop)
+        while current is not None and current is not scope:
+            if isinstance(current, (cst.For, cst.While)):
+                in_outer_loop = True
+            current = context.parents.get(current)
+        self._in_outer_loop = in_outer_loop
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        answer = self._answers.get(name)
+        if answer is None:
+            answer = self._answers[name] = self._read(name)
+        return answer
+
+    def _read(self, name: str) -> bool:
+        loop, scope, context = self.loop, self.scope, self.context
+        if self._inside is None:
+            self._inside = {id(n) for n in name_nodes(loop)} | context.once(
+                "stored names", scope, lambda: _stored_names(scope)
+            )
+        # the walk's order, not positions (a whole-module code generation): a name outside the
+        # loop ranks below it exactly when its statement comes first -- or, conservatively, never,
+        # for the few fields LibCST lists after a body they precede (decorators, annotations, bases)
+        order = context.nodes.order
+        loop_rank = order.get(id(loop))
+        for node in context.once("names by value", scope, lambda: _names_by_value(scope)).get(name, ()):
+            if id(node) in self._inside:
+                continue
+            if _rebound_around(node, loop, scope, context):
+                continue
+            if not self._in_outer_loop and loop_rank is not None and order.get(id(node), loop_rank) < loop_rank:
+                continue
+            return True
+        return False
+
+
+def _names_by_value(scope: cst.CSTNode) -> dict[str, list[cst.Name]]:
+    """The names ``scope`` uses as variables (:func:`name_nodes`), grouped by spelling."""
+    grouped: dict[str, list[cst.Name]] = {}
+    for node in name_nodes(scope):
+        grouped.setdefault(node.value, []).append(node)
+    return grouped
 
 
 def _rebound_around(read: cst.Name, loop: cst.CSTNode, scope: cst.CSTNode, context: ModuleContext) -> bool:
@@ -659,7 +696,7 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     per_sample = _per_sample(steps, loop_vars)
     blockers = _blockers(loop, steps, domain, per_sample, context)
     scope = function if function is not None else context.module
-    read_outside = _read_outside(loop, scope, context)
+    read_outside = ReadOutside(loop, scope, context)
     return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TypeVar
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
-from torchfix.codemods.analysis import LazyMetadata, ModuleNodes, dotted, module_nodes
+from torchfix.codemods.analysis import ModuleNodes, dotted, module_nodes
+from torchfix.codemods.positions import positions
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import ScopeEvidence
@@ -57,11 +57,13 @@ class ModuleContext:
         self.module: cst.Module = wrapper.module
         self.nodes: ModuleNodes = module_nodes(self.module)
         self.parents: Mapping[cst.CSTNode, cst.CSTNode] = self.nodes.parents
-        self.positions: Mapping[cst.CSTNode, object] = LazyMetadata(wrapper, PositionProvider)
+        self.positions: Mapping[cst.CSTNode, object] = positions(self.module)
         self.bindings: dict[str, str] = {}
         self._ambiguous: set[str] = set()
         self._read_imports()
-        self.classes: dict[str, ClassInfo] = {}
+        #: the top-level classes by name (the last of a name wins); their facts are read on demand
+        self._classes: dict[str, cst.ClassDef] = {}
+        self._class_infos: dict[str, ClassInfo] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
         self._read_definitions()
         self._evidence: dict[int, "ScopeEvidence"] = {}
@@ -193,7 +195,7 @@ class ModuleContext:
             if isinstance(statement, cst.FunctionDef):
                 self.functions[statement.name.value] = statement
             elif isinstance(statement, cst.ClassDef):
-                self.classes[statement.name.value] = self._class_info(statement)
+                self._classes[statement.name.value] = statement
 
     def _class_info(self, node: cst.ClassDef) -> ClassInfo:
         info = ClassInfo(node)
@@ -240,8 +242,19 @@ class ModuleContext:
         if isinstance(parent, cst.IndentedBlock):
             owner = self.parents.get(parent)
             if isinstance(owner, cst.ClassDef):
-                return self.classes.get(owner.name.value)
+                return self.class_info(owner.name.value)
         return None
+
+    def class_info(self, name: str) -> ClassInfo | None:
+        """The facts of the top-level class ``name`` (its ``__init__`` attributes and methods),
+        read the first time a loop in one of its methods asks: most classes hold no loop."""
+        info = self._class_infos.get(name)
+        if info is None:
+            node = self._classes.get(name)
+            if node is None:
+                return None
+            info = self._class_infos[name] = self._class_info(node)
+        return info
 
     def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost function holding ``node``, else the module."""

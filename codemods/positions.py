@@ -1,0 +1,138 @@
+"""Where each node of a module starts and ends: LibCST's ``PositionProvider`` ranges, for a
+fraction of their cost.
+
+``PositionProvider`` regenerates the whole module's code, and for every node it pushes a
+``CodePosition``, builds a ``CodeRange`` and enters a generator-based context manager. On a
+repository of real code that was the largest single cost of a dry run (29 s of 93 s over the
+406 files of fairseq that reach LibCST), larger than parsing them. The same code generation with
+plain tuples, a class-based context manager and a newline test before the regular expression
+gives the same ranges at about a fifth of the cost; a ``CodeRange`` is built only for the nodes
+someone asks about (a module asks about a handful: the statements it reports).
+
+The ranges are LibCST's by construction -- the same ``_codegen`` walk, the same rules for a
+syntactic position and for hoisting one from a child -- and ``tests/test_positions.py`` holds
+them equal to ``PositionProvider``'s on every node of the corpus and of awkward sources (CR and
+CRLF line ends, tabs, non-ASCII text, decorators, parentheses, f-strings).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+from libcst._position import CodePosition, CodeRange
+
+# what LibCST counts as a line break (libcst.metadata.position_provider.NEWLINE_RE)
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+#: (start line, start column, end line, end column): lines 1-based, columns 0-based, as LibCST
+Span = tuple[int, int, int, int]
+
+
+class _TrackingState(CodegenState):
+    """A code generation that records each node's span, as ``PositionProvidingCodegenState`` does."""
+
+    __slots__ = ("line", "column", "_starts", "spans")
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.line = 1
+        self.column = 0
+        self._starts: list[tuple[int, int]] = []
+        self.spans: dict[cst.CSTNode, Span] = {}
+
+    def _advance(self, value: str) -> None:
+        if "\n" in value or "\r" in value:
+            segments = _NEWLINE.split(value)
+            self.line += len(segments) - 1
+            self.column = len(segments[-1])
+        else:
+            self.column += len(value)
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self._advance(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self._advance(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._starts.append((self.line, self.column))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        line, column = self._starts.pop()
+        # a syntactic position recorded inside the node's own generation wins, as in LibCST
+        if node not in self.spans:
+            self.spans[node] = (line, column, self.line, self.column)
+
+    def record_syntactic_position(  # type: ignore[override]
+        self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None
+    ) -> "_Syntactic":
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """``record_syntactic_position`` without a generator: the span of what is generated inside,
+    its start or end taken from a child's span where LibCST hoists one."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(
+        self, state: _TrackingState, node: cst.CSTNode, start_node: cst.CSTNode | None, end_node: cst.CSTNode | None
+    ) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = (self.state.line, self.state.column)
+
+    def __exit__(self, *exc: object) -> None:
+        state = self.state
+        spans = state.spans
+        start = spans[self.start_node][:2] if self.start_node is not None else self.start
+        end = spans[self.end_node][2:] if self.end_node is not None else (state.line, state.column)
+        spans[self.node] = (*start, *end)
+
+
+class Positions(Mapping):
+    """Node -> ``CodeRange`` of one module, computed in one code generation on first use (most
+    modules a rule reads end with nothing to report, and need no line numbers at all)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._spans: dict[cst.CSTNode, Span] | None = None
+
+    def spans(self) -> dict[cst.CSTNode, Span]:
+        """Every node's span, as plain tuples."""
+        if self._spans is None:
+            state = _TrackingState(self.module)
+            self.module._codegen(state)
+            self._spans = state.spans
+        return self._spans
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        start_line, start_column, end_line, end_column = self.spans()[node]
+        return CodeRange(CodePosition(start_line, start_column), CodePosition(end_line, end_column))
+
+    def __contains__(self, node: object) -> bool:
+        return node in self.spans()
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self.spans())
+
+    def __len__(self) -> int:
+        return len(self.spans())
+
+
+_LAST: Positions | None = None
+
+
+def positions(module: cst.Module) -> Positions:
+    """The positions of ``module``, shared by every rule and by the pipeline that reads it."""
+    global _LAST
+    if _LAST is None or _LAST.module is not module:
+        _LAST = Positions(module)
+    return _LAST
