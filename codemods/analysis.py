@@ -208,7 +208,7 @@ def names_used(node: cst.CSTNode) -> set[str]:
 
 
 #: where each binding construct keeps its target (read by :func:`assigned_names` and ``_Assigned``)
-_BOUND_TARGET: dict[type, Callable[[Any], "cst.BaseExpression | None"]] = {
+BOUND_TARGET: dict[type, Callable[[Any], "cst.BaseExpression | None"]] = {
     cst.AssignTarget: lambda node: node.target,
     cst.AugAssign: lambda node: node.target,
     cst.AnnAssign: lambda node: node.target,
@@ -232,7 +232,7 @@ class _Assigned(cst.CSTVisitor):
             self._targets(target.value)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        target = _BOUND_TARGET.get(type(node))
+        target = BOUND_TARGET.get(type(node))
         if target is not None:
             bound = target(node)
             if bound is not None:
@@ -331,45 +331,13 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        target = _BOUND_TARGET.get(type(current))
+        target = BOUND_TARGET.get(type(current))
         if target is not None:
             bound = target(current)
             if bound is not None:
                 names |= target_names(bound)
         stack.extend(child_nodes(current))
     return names
-
-
-_NO_NAMES: frozenset[str] = frozenset()
-
-
-def assigned_names_below(root: cst.CSTNode) -> dict[int, frozenset[str]]:
-    """``id(node)`` -> :func:`assigned_names` of ``node``, for ``root`` and every node under it,
-    in one walk: asking :func:`assigned_names` of each statement of a function walks a loop's
-    body once per loop around it."""
-    below: dict[int, frozenset[str]] = {}
-    stack: list[tuple[cst.CSTNode, list[cst.CSTNode] | None]] = [(root, None)]
-    while stack:
-        node, children = stack.pop()
-        if children is None:
-            children = child_nodes(node)
-            stack.append((node, children))
-            stack.extend((child, None) for child in children)
-            continue
-        own: frozenset[str] = _NO_NAMES
-        target = _BOUND_TARGET.get(type(node))
-        if target is not None:
-            bound = target(node)
-            if bound is not None:
-                own = frozenset(target_names(bound))
-        inner = [found for found in (below[id(child)] for child in children) if found]
-        if not inner:
-            below[id(node)] = own
-        elif not own and len(inner) == 1:
-            below[id(node)] = inner[0]
-        else:
-            below[id(node)] = own.union(*inner)
-    return below
 
 
 #: statements and expressions that leave the loop body (or rebind outside it) wherever they stand

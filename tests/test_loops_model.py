@@ -1526,3 +1526,58 @@ def test_a_whole_sample_reduction_keeps_its_keyword_arguments_after_the_dimensio
         """)
     assert found, failure
     assert f"x.sum({dims}, dtype=torch.float64)" in found[0].kernel.new, found[0].kernel.new
+
+
+# ----------------------------------------------------------------------------- scan-speed invariants
+
+
+def _binding_counts_statement_by_statement(body: cst.CSTNode) -> dict[str, int]:
+    """The definition the one-walk count must give: each binding statement of ``body`` (nested
+    scopes left out) counts each name bound anywhere inside it once."""
+    from torchfix.codemods.analysis import assigned_names
+    from torchfix.codemods.loops.facts import _BINDING_STATEMENTS, _walk
+
+    counts: dict[str, int] = {}
+    for node in _walk(body):
+        if isinstance(node, _BINDING_STATEMENTS):
+            for name in assigned_names(node):
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def test_binding_counts_in_one_walk_are_the_counts_statement_by_statement() -> None:
+    from pathlib import Path
+
+    from torchfix.codemods.analysis import module_nodes
+    from torchfix.codemods.loops.facts import _nodes_and_binding_counts, _walk
+
+    corpus = Path(__file__).resolve().parent.parent / "corpus"
+    functions = 0
+    for path in sorted(corpus.rglob("*.py")):
+        module = cst.parse_module(path.read_text(encoding="utf-8"))
+        for function in module_nodes(module).of_type(cst.FunctionDef):
+            nodes, counts = _nodes_and_binding_counts(function.body)
+            assert [id(n) for n in nodes] == [id(n) for n in _walk(function.body)], path
+            assert counts == _binding_counts_statement_by_statement(function.body), (path, function.name.value)
+            functions += 1
+    assert functions > 100
+
+
+def test_a_name_bound_in_a_loop_counts_once_per_binding_statement_around_it() -> None:
+    from torchfix.codemods.loops.facts import _nodes_and_binding_counts
+
+    function = cst.parse_module(textwrap.dedent("""
+        def f(x):
+            n = x.shape[0]
+            for i in range(n):
+                for j in range(2):
+                    y = (z := x)
+            def inner():
+                n = 2
+            with open(p) as handle:
+                pass
+    """)).body[0]
+    _, counts = _nodes_and_binding_counts(function.body)
+    # n: its own line only (the nested function's n is another scope); y: its line and two loops;
+    # z: the walrus, the line holding it and two loops
+    assert counts == {"n": 1, "i": 1, "j": 2, "y": 3, "z": 4, "handle": 1}

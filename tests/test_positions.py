@@ -8,7 +8,6 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchfix.codemods.analysis import assigned_names, assigned_names_below, module_nodes
 from torchfix.codemods.positions import Positions, positions
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -69,20 +68,3 @@ def test_the_positions_of_one_module_are_computed_once() -> None:
     assert positions(module) is first
     assert first[module.body[0]].start.line == 1
     assert positions(cst.parse_module("pass\n")) is not first
-
-
-@pytest.mark.parametrize("name", ["decorators and comments", "match and walrus", "tabs"])
-def test_the_names_bound_below_each_node_are_assigned_names_of_it(name: str) -> None:
-    module = cst.parse_module(AWKWARD[name])
-    below = assigned_names_below(module)
-    for node in module_nodes(module).parents:
-        assert below[id(node)] == assigned_names(node)
-
-
-def test_a_binding_in_a_loop_is_counted_once_more_per_binding_statement_around_it() -> None:
-    source = "def f(x):\n    for i in range(3):\n        for j in range(2):\n            y = x\n    z = 1\n"
-    module = cst.parse_module(source)
-    below = assigned_names_below(module)
-    outer = module.body[0].body.body[0]
-    assert below[id(outer)] == {"i", "j", "y"}
-    assert below[id(module.body[0].body.body[1])] == {"z"}

@@ -20,7 +20,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchfix.codemods.analysis import (
-    annotated_scalar, assigned_names_below, child_nodes, escaping_control_flow, parameter_names, target_names,
+    BOUND_TARGET, annotated_scalar, child_nodes, escaping_control_flow, parameter_names, target_names,
 )
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
@@ -183,14 +183,7 @@ def shape_facts(function: cst.FunctionDef | None, context: ModuleContext) -> Sha
 def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
     facts = ShapeFacts()
     counts: dict[str, int] = {}
-    nodes = list(_walk(function.body))  # three passes below: one walk
-    # a binding inside a loop counts once more per statement around it that binds (a loop runs
-    # it again): what assigned_names of each binding statement gives, in one walk
-    below = assigned_names_below(function.body)
-    for node in nodes:
-        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr)):
-            for assigned in below[id(node)]:
-                counts[assigned] = counts.get(assigned, 0) + 1
+    nodes, counts = _nodes_and_binding_counts(function.body)  # three passes below: one walk
     parameters = parameter_names(function)
     for node in nodes:
         if not isinstance(node, cst.Assign) or len(node.targets) != 1:
@@ -244,6 +237,40 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
                 facts.ranks.setdefault(bound, 0)
                 changed = True
     return facts
+
+
+#: the statements whose bindings :func:`_nodes_and_binding_counts` counts
+_BINDING_STATEMENTS = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr)
+
+
+def _nodes_and_binding_counts(body: cst.CSTNode) -> tuple[list[cst.CSTNode], dict[str, int]]:
+    """The nodes of ``body`` as :func:`_walk` lists them, and per name the number of binding
+    statements among them (:data:`_BINDING_STATEMENTS`) that bind it anywhere inside, nested scopes
+    included. A binding inside a loop so counts once more per binding statement around it (a loop
+    runs it again): a name bound once at the top of a function counts 1, one bound in a loop 2.
+
+    One walk: each binding adds the binding statements around it to its name's set (asking each
+    statement for the names bound inside it walked a loop's body once per statement around it)."""
+    nodes: list[cst.CSTNode] = []
+    around_of: dict[str, set[int]] = {}
+    # (node, ids of the binding statements around it and itself, inside a scope body defines)
+    stack: list[tuple[cst.CSTNode, tuple[int, ...], bool]] = [(body, (), False)]
+    while stack:
+        node, around, nested = stack.pop()
+        kind = type(node)
+        if not nested:
+            nodes.append(node)
+            if isinstance(node, _BINDING_STATEMENTS):
+                around = (*around, id(node))
+        target = BOUND_TARGET.get(kind)
+        if target is not None and around:
+            bound = target(node)
+            if bound is not None:
+                for name in target_names(bound):
+                    around_of.setdefault(name, set()).update(around)
+        for child in child_nodes(node):
+            stack.append((child, around, nested or type(child) in _OWN_SCOPES))
+    return nodes, {name: len(ids) for name, ids in around_of.items()}
 
 
 def _shape_owner(value: cst.BaseExpression) -> tuple[str, bool] | None:
