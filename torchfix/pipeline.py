@@ -352,6 +352,7 @@ def _overlaps_accepted(proposal: Proposal, accepted: Sequence[Edit], wrapper: Me
     if wrapper is not None:
         try:
             spans = positions(wrapper.module)
+            spans.spans()  # computed here, where a failure falls back to walking
         except Exception:  # noqa: BLE001 - positions are an optimisation only
             spans = None
     for candidate in proposal.candidates:
