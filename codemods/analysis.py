@@ -14,7 +14,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchfix.codemods.base import Candidate, ModuleFacts, Proposal
-from torchfix.codemods.positions import positions
+from torchfix.codemods.positions import Positions
 
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
@@ -786,6 +786,7 @@ class ModuleNodes:
         #: header fields come before its body), so "before the loop" needs no positions
         self.order: dict[int, int] = {}
         self._by_type: dict[type, list[cst.CSTNode]] = {}
+        self._positions: Positions | None = None
         #: node -> its children (:func:`child_nodes` answers from here for this module's nodes)
         self.children: dict[cst.CSTNode, list[cst.CSTNode]] = {}
         parents, by_type, order, known = self.parents, self._by_type, self.order, self.children
@@ -799,6 +800,13 @@ class ModuleNodes:
             for child in children:
                 parents[child] = node
             stack.extend(reversed(children))  # pre-order: the first child is walked first
+
+    @property
+    def positions(self) -> Positions:
+        """Where each node starts and ends (``codemods.positions``), computed on first use."""
+        if self._positions is None:
+            self._positions = Positions(self.module)
+        return self._positions
 
     def of_type(self, *kinds: type) -> list[cst.CSTNode]:
         """The nodes of exactly these types (not subclasses), in pre-order per type."""
@@ -868,6 +876,11 @@ def module_nodes(module: cst.Module) -> ModuleNodes:
     if _LAST_NODES is None or _LAST_NODES.module is not module:
         _LAST_NODES = ModuleNodes(module)
     return _LAST_NODES
+
+
+def positions(module: cst.Module) -> Positions:
+    """The positions of ``module``, shared by every rule and by the pipeline that reads it."""
+    return module_nodes(module).positions
 
 
 def parent_map(root: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:

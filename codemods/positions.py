@@ -125,14 +125,3 @@ class Positions(Mapping):
 
     def __len__(self) -> int:
         return len(self.spans())
-
-
-_LAST: Positions | None = None
-
-
-def positions(module: cst.Module) -> Positions:
-    """The positions of ``module``, shared by every rule and by the pipeline that reads it."""
-    global _LAST
-    if _LAST is None or _LAST.module is not module:
-        _LAST = Positions(module)
-    return _LAST

@@ -8,7 +8,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchfix.codemods.positions import Positions, positions
+from torchfix.codemods.analysis import positions
+from torchfix.codemods.positions import Positions
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 

@@ -25,11 +25,10 @@ from typing import Callable, Iterable, Protocol, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from torchfix.codemods.analysis import TENSOR_ONLY_ATTRS
+from torchfix.codemods.analysis import TENSOR_ONLY_ATTRS, positions
 from torchfix.codemods.apply import add_imports, apply_edits, overlaps
 from torchfix.codemods.base import Candidate, Edit, Proposal, Rule
 from torchfix.codemods.loops.kernels import with_alias_pairs
-from torchfix.codemods.positions import positions
 from torchfix.codemods.syntax import SyntaxIndex, parse_tree
 from torchfix.equivalence.kernel import CLEARLY_FASTER, CLEARLY_SLOWER, Kernel, Outcome, SpeedClass, Verdict
 from torchfix.limits import Budget, FileLimits

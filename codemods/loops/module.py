@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TypeVar
 
 import libcst as cst
 
-from torchfix.codemods.analysis import ModuleNodes, dotted, module_nodes
-from torchfix.codemods.positions import positions
+from torchfix.codemods.analysis import ModuleNodes, dotted, module_nodes, positions
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import ScopeEvidence
