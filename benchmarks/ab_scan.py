@@ -4,8 +4,9 @@
 
 Each interpreter must import its own torchfix (for the version before a change:
 ``git worktree add /tmp/base REV``, then ``python -m venv /tmp/basevenv`` and
-``/tmp/basevenv/bin/pip install torch==2.13.0 -e /tmp/base``). One untimed run per install fills
-its own cache; every timed run then empties the file cache (``TORCHFIX_CACHE_DIR/files``) so that
+``/tmp/basevenv/bin/pip install torch==2.13.0 -e /tmp/base``). One untimed run fills the cache, and a
+copy of it serves the other install (the same verdicts, the same measured speedups); every timed
+run then empties the file cache (``TORCHFIX_CACHE_DIR/files``) so that
 every file is parsed and analysed again while checks come from the verdict cache: the cost of the
 scan itself, as bench_scan.py's "warm verdicts" column. The two take turns round by round
 (before, after, before, after, ...) so that this machine's drifting speed hits both alike; the
@@ -59,9 +60,12 @@ def main(argv: list[str] | None = None) -> int:
                  for side, python in (("before", args.before), ("after", args.after))}
         tree = args.tree.resolve()
         times: dict[str, list[float]] = {side: [] for side in sides}
-        for side, python in sides.items():
-            print(f"filling the cache of {side} (one untimed run) ...", flush=True)
-            scan(python, tree, root / side, root / f"{side}.json")
+        # one set of verdicts for both: each install measuring its own speedups would make the
+        # two reports differ by those figures alone
+        print("filling the cache (one untimed run of before, then of after on a copy) ...", flush=True)
+        scan(sides["before"], tree, root / "before", root / "before.json")
+        shutil.copytree(root / "before", root / "after")
+        scan(sides["after"], tree, root / "after", root / "after.json")
         for round_ in range(1, args.rounds + 1):
             for side, python in sides.items():
                 shutil.rmtree(root / side / "files", ignore_errors=True)

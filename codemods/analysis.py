@@ -787,8 +787,10 @@ class ModuleNodes:
         self.order: dict[int, int] = {}
         self._by_type: dict[type, list[cst.CSTNode]] = {}
         self._positions: Positions | None = None
-        #: node -> its children (:func:`child_nodes` answers from here for this module's nodes)
-        self.children: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+        #: id(node) -> its children (:func:`child_nodes` answers from here for this module's
+        #: nodes). By id, not by node: a node's hash is a Python-level method, and the module
+        #: keeps every one of its nodes alive, so no other live object shares their ids.
+        self.children: dict[int, list[cst.CSTNode]] = {}
         parents, by_type, order, known = self.parents, self._by_type, self.order, self.children
         stack: list[cst.CSTNode] = [module]
         while stack:
@@ -796,7 +798,7 @@ class ModuleNodes:
             order[id(node)] = len(order)
             by_type.setdefault(type(node), []).append(node)
             children = child_nodes(node)
-            known[node] = children
+            known[id(node)] = children
             for child in children:
                 parents[child] = node
             stack.extend(reversed(children))  # pre-order: the first child is walked first
@@ -836,7 +838,7 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     # the rules walk the same subtrees again and again (a function per loop in it, a loop's body
     # per question): the walk of the module remembered each node's children once
     if _LAST_NODES is not None:
-        known = _LAST_NODES.children.get(node)
+        known = _LAST_NODES.children.get(id(node))
         if known is not None:
             return known
     kind = type(node)

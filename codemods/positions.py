@@ -34,14 +34,18 @@ Span = tuple[int, int, int, int]
 class _TrackingState(CodegenState):
     """A code generation that records each node's span, as ``PositionProvidingCodegenState`` does."""
 
-    __slots__ = ("line", "column", "_starts", "spans")
+    __slots__ = ("line", "column", "_starts", "spans", "nodes")
 
     def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.line = 1
         self.column = 0
         self._starts: list[tuple[int, int]] = []
-        self.spans: dict[cst.CSTNode, Span] = {}
+        # by id, not by node: a node's hash is a Python-level method, called a million times a
+        # scan; the module keeps its nodes alive, so their ids stay theirs
+        self.spans: dict[int, Span] = {}
+        #: every node generated, in order (a node a hand-built tree holds twice: twice)
+        self.nodes: list[cst.CSTNode] = []
 
     def _advance(self, value: str) -> None:
         if "\n" in value or "\r" in value:
@@ -62,12 +66,14 @@ class _TrackingState(CodegenState):
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         self._starts.append((self.line, self.column))
+        self.nodes.append(node)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         line, column = self._starts.pop()
         # a syntactic position recorded inside the node's own generation wins, as in LibCST
-        if node not in self.spans:
-            self.spans[node] = (line, column, self.line, self.column)
+        key = id(node)
+        if key not in self.spans:
+            self.spans[key] = (line, column, self.line, self.column)
 
     def record_syntactic_position(  # type: ignore[override]
         self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None
@@ -92,9 +98,9 @@ class _Syntactic:
     def __exit__(self, *exc: object) -> None:
         state = self.state
         spans = state.spans
-        start = spans[self.start_node][:2] if self.start_node is not None else self.start
-        end = spans[self.end_node][2:] if self.end_node is not None else (state.line, state.column)
-        spans[self.node] = (*start, *end)
+        start = spans[id(self.start_node)][:2] if self.start_node is not None else self.start
+        end = spans[id(self.end_node)][2:] if self.end_node is not None else (state.line, state.column)
+        spans[id(self.node)] = (*start, *end)
 
 
 class Positions(Mapping):
@@ -103,25 +109,28 @@ class Positions(Mapping):
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
-        self._spans: dict[cst.CSTNode, Span] | None = None
+        self._spans: dict[int, Span] | None = None
+        self._nodes: list[cst.CSTNode] = []
 
-    def spans(self) -> dict[cst.CSTNode, Span]:
-        """Every node's span, as plain tuples."""
+    def spans(self) -> dict[int, Span]:
+        """Every node's span, as plain tuples, by the node's id."""
         if self._spans is None:
             state = _TrackingState(self.module)
             self.module._codegen(state)
-            self._spans = state.spans
+            self._spans, self._nodes = state.spans, state.nodes
         return self._spans
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        start_line, start_column, end_line, end_column = self.spans()[node]
+        # a node of another tree never shares an id with one of this module's: both are alive
+        start_line, start_column, end_line, end_column = self.spans()[id(node)]
         return CodeRange(CodePosition(start_line, start_column), CodePosition(end_line, end_column))
 
     def __contains__(self, node: object) -> bool:
-        return node in self.spans()
+        return id(node) in self.spans()
 
     def __iter__(self) -> Iterator[cst.CSTNode]:
-        return iter(self.spans())
+        self.spans()
+        return iter(dict.fromkeys(self._nodes))
 
     def __len__(self) -> int:
         return len(self.spans())
