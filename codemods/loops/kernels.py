@@ -883,11 +883,12 @@ def build_kernel(
         old_all = [*renamed.constructions, *old_all]
         new_all = [*renamed.constructions, *new_all]
     names = free_names(old_all, module_names, shadowed)
+    new_only = [n for n in free_names(new_all, module_names, shadowed) if n not in names]
     old_binds = set().union(*(assigned_names(s) for s in old_all))
-    unbound = [n for n in free_names(new_all, module_names, shadowed) if n not in names and n in old_binds]
+    unbound = [n for n in new_only if n in old_binds]
     if unbound:
         raise ReadBeforeBound(f"the rewrite reads `{unbound[0]}` before the code binds it")
-    names += [n for n in free_names(new_all, module_names, shadowed) if n not in names]
+    names += new_only
     called = {
         n.func.value for statement in old_all for n in _walk(statement)
         if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in names

@@ -374,8 +374,9 @@ def _numbers_only(value: cst.BaseExpression, lifter: Lifter, facts: LoopFacts) -
     return all(read in known for read in reads)
 
 
-#: builtins of numbers a lift may write around a count (``max(n, 0)``): what they are given is
-#: checked apart (``int`` / ``float`` / ``len`` calls are Python-number parts already)
+#: builtins of numbers that give back a number of the kind they are given (``max(n, 0)``,
+#: ``abs(x)``): a lift may write them around a count, and number math may call them; what they
+#: are given is checked apart (``int`` / ``float`` / ``len`` calls are Python-number parts already)
 _CLAMPING_BUILTINS = frozenset({"max", "min", "abs"})
 
 
@@ -1232,7 +1233,7 @@ def _number_math(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts)
             isinstance(c.operator, COMPARISONS) and _number_math(c.comparator, numbers, facts) for c in value.comparisons
         )
     numeric = (facts.context.qualified(value.func) or "").startswith(("numpy.", "math.")) if isinstance(value, cst.Call) else False
-    builtin = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("abs", "min", "max")
+    builtin = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _CLAMPING_BUILTINS
     if numeric or builtin:
         return bool(value.args) and all(a.keyword is None and not a.star and _number_math(a.value, numbers, facts) for a in value.args)  # type: ignore[attr-defined]
     return False
@@ -1316,7 +1317,7 @@ def _python_type(value: cst.BaseExpression, numbers: set[str], facts: LoopFacts)
             return "int" if qualified.rsplit(".", 1)[-1] in MATH_INTS else "float"
         if qualified.startswith("numpy."):
             return "float" if "float" in args else None
-        if isinstance(value.func, cst.Name) and value.func.value in ("abs", "min", "max") and args:
+        if isinstance(value.func, cst.Name) and value.func.value in _CLAMPING_BUILTINS and args:
             return "float" if "float" in args else "int"
     return None
 
@@ -1540,7 +1541,7 @@ def _integer_degree(value: cst.BaseExpression, per_sample: set[str], numbers: se
             parts = [degree(a.value) for a in node.args]
             if None in parts:
                 return None
-            return max(parts, default=0) if m.matches(node.func, m.Name("abs") | m.Name("min") | m.Name("max")) else 0
+            return max(parts, default=0) if isinstance(node.func, cst.Name) and node.func.value in _CLAMPING_BUILTINS else 0
         parts = [degree(child) for child in child_nodes(node) if isinstance(child, cst.BaseExpression)]
         return None if None in parts else max(parts, default=0)
 
