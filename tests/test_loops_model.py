@@ -1177,6 +1177,59 @@ def test_one_number_per_sample_into_a_slot_of_unpinned_rank_is_stored_batch_last
     assert found and "movedim" not in found[0].kernel.new, failure
 
 
+_COVERAGE = """
+    import torch
+    def coverage_at(scores, cutoffs, total):
+        hits = torch.zeros_like(cutoffs)
+        for k, c in enumerate(cutoffs):
+            hits[k] = (scores > c).sum() / float(total)
+        return hits
+    """
+
+
+def test_one_number_per_sample_under_vmap_is_stored_batch_last(checker) -> None:  # noqa: ANN001
+    # nothing pins a rank: the batched rungs guess, the vmap rung holds for every rank
+    found, failure = _rungs(_COVERAGE)
+    mapped = [c for c in found if "torch.vmap" in c.kernel.new and "if len(cutoffs) > 0:" in c.kernel.new]
+    assert mapped, failure
+    assert "hits[:].movedim(0, -1)[...] = torch.vmap(" in mapped[0].kernel.new
+    assert checker.check(mapped[0].kernel).outcome.value == "verified"
+    # stored without moving the batch axis last, a 3-D `cutoffs` takes each number along the last
+    # axis of its slot instead of filling it: refuted
+    plain = mapped[0].kernel.new.replace("hits[:].movedim(0, -1)[...] =", "hits[:] =")
+    assert plain != mapped[0].kernel.new
+    assert checker.check(replace(mapped[0].kernel, new=plain)).outcome.value == "rejected"
+
+
+@pytest.mark.parametrize(
+    ("value", "one"),
+    [
+        ("(scores > c).float().sum() / float(total)", True),
+        ("torch.mean(scores * c) - 1", True),
+        ("(scores > c).sum().float()", True),
+        ("(scores > c).sum(0)", False),  # a dimension given: what is left has the other ones
+        ("(scores > c).sum(dim=0)", False),
+        ("(scores > c).sum() + offset", False),  # an invariant of any rank broadcasts it
+        ("torch.sum(scores > c, 1)", False),
+        ("scores.max(keepdim=True)", False),
+    ],
+)
+def test_one_number_per_sample(value: str, one: bool) -> None:
+    from torchfix.codemods.loops.rewrite import _one_number_per_sample
+
+    facts = _first_loop_facts(f"""
+        import torch
+        def f(scores, cutoffs, total, offset):
+            hits = torch.zeros_like(cutoffs)
+            for k, c in enumerate(cutoffs):
+                hits[k] = {value}
+            return hits
+        """)
+    assert facts is not None
+    store = next(s for s in facts.steps if s.kind is StepKind.STORE)
+    assert _one_number_per_sample(store.value, facts) is one
+
+
 def test_a_batch_last_inner_loop_is_proposed_alone() -> None:
     # the outer loop cannot lift a store through a moved view: the inner loop is the proposal
     context = _context("""

@@ -2089,12 +2089,24 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     plan.reorders = True
     anchor: cst.CSTNode = result.statement
     if result.kind is StepKind.STORE:
-        small = result.small
-        target = step.subscript
+        target = result.subscript
         assert isinstance(target, cst.Subscript)
-        batched_target, axis, _ = _batched_target(lifter, target, extent)
+        batched_target, axis, removed = _batched_target(lifter, target, extent)
         batched_target = _whole_rows(target, batched_target, facts, extent)
-        if axis or result.operator is not None:
+        if result.operator is not None:
+            raise CannotRewrite("torch.vmap is offered for `out[i] = ...` stores only", result.statement)
+        definition = facts.definition(result.target or "")
+        out_rank = _allocation_rank(definition.value, facts) if definition is not None else facts.shapes.ranks.get(result.target or "")
+        slot_rank = None if out_rank is None else out_rank - 1 - removed
+        if slot_rank != 0 and _one_number_per_sample(result.value, facts) and _basic_elements(target, lifter):
+            # one number per sample into a slot of unknown or several dimensions: stored with the
+            # batch axis last, it fills each sample's slot (`out[:] = v` would broadcast `v`
+            # along the slot's last axis instead)
+            plan.batch_last = True
+            batched_target = cst.Subscript(  # type: ignore[assignment]
+                lifter.library.move_axis(lifter.spell, batched_target, axis, -1), [cst.SubscriptElement(cst.Index(cst.Ellipsis()))]
+            )
+        elif axis:
             raise CannotRewrite("torch.vmap is offered for `out[i] = ...` stores only", result.statement)
         statement: cst.BaseStatement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(batched_target)], value)])
         if options.guard_empty:
@@ -2118,6 +2130,38 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
             f"{items if definition is None else '`' + items + '`'} built by torch.vmap of the loop body",
         )
     return _finish(facts, plan, lifter, imports, anchor, torch_name)
+
+
+#: whole-sample reductions' keywords that keep a dimension or pick one (then not one number)
+_DIM_KEYWORDS = frozenset({"dim", "axis", "keepdim", "keepdims", "out"})
+
+
+def _one_number_per_sample(value: cst.BaseExpression, facts: LoopFacts) -> bool:
+    """Whether ``value`` is one number whatever rank a sample has: a whole-sample reduction
+    (``t.sum()``, ``torch.mean(t)``), a Python number, a shape-keeping conversion of one, or
+    arithmetic of those alone (an invariant tensor operand could broadcast it to its own rank)."""
+    if python_number(value, set(_numbers(facts))):
+        return True
+    if isinstance(value, cst.UnaryOperation):
+        return _one_number_per_sample(value.expression, facts)
+    if isinstance(value, cst.BinaryOperation):
+        return not isinstance(value.operator, cst.MatrixMultiply) and all(
+            _one_number_per_sample(side, facts) for side in (value.left, value.right)
+        )
+    if not isinstance(value, cst.Call) or any(a.star for a in value.args):
+        return False
+    row = callees.of_call(value.func, facts.context.qualified(value.func))
+    if row is None or any(a.keyword is not None and a.keyword.value in _DIM_KEYWORDS for a in value.args):
+        return False
+    positional = [a.value for a in value.args if a.keyword is None]
+    method_call = isinstance(value.func, cst.Attribute) and facts.context.qualified(value.func) is None
+    if row.batching is callees.Batching.REDUCTION:
+        # no dimension given: every dimension is reduced (a method's first positional argument,
+        # a function's second, would be one)
+        return not positional if method_call else len(positional) == 1
+    if row.batching is callees.Batching.ELEMENTWISE and method_call and not positional:
+        return _one_number_per_sample(value.func.value, facts)  # type: ignore[attr-defined]  # `.float()` of one number
+    return False
 
 
 def _subscripts_at_index(expression: cst.CSTNode, index: str | None) -> list[cst.Subscript]:
