@@ -185,7 +185,42 @@ def compare_runs(kernel: Kernel, old: Any, new: Any, inputs: dict[str, Any], tol
         diff = compare(old.inputs_after[spec.name], new.inputs_after[spec.name], f"input {spec.name} after the run", tol)
         if diff:
             return diff
+    return _sharing_difference(kernel, old, new)
+
+
+def _sharing_difference(kernel: Kernel, old: Any, new: Any) -> Difference | None:
+    """Where an output of one side shares memory with an input, or with an array both sides
+    bound (``w = x * 2`` before the loop), and the other side's does not: equal values, but a
+    write into one later (``out += 1`` after ``out = torch.cat(pieces)``) would reach that array
+    on one side only -- code after the kernel the checker never runs."""
+    inputs = [s.name for s in kernel.inputs if s.name not in kernel.outputs]
+    # the arrays both sides bound beside the outputs (the lines before the loop they share)
+    bound = sorted((set(old.arrays) & set(new.arrays)) - set(kernel.outputs))
+    for output in kernel.outputs:
+        if output in old.inputs_after:
+            continue  # an input written in place is itself, on both sides
+        before = {n for n in inputs if _shares_memory(old.outputs.get(output), old.inputs_after.get(n))}
+        after = {n for n in inputs if _shares_memory(new.outputs.get(output), new.inputs_after.get(n))}
+        before |= {n for n in bound if _shares_memory(old.outputs.get(output), old.arrays[n])}
+        after |= {n for n in bound if _shares_memory(new.outputs.get(output), new.arrays[n])}
+        if before != after:
+            def said(names: set[str]) -> str:
+                return "shares memory with " + ", ".join(f"`{n}`" for n in sorted(names)) if names else "has memory of its own"
+            return Difference(f"{output}'s memory", said(before), said(after),
+                              "a later write into it would reach an input on one side only")
     return None
+
+
+def _shares_memory(first: Any, second: Any) -> bool:
+    """Whether two arrays of one family (tensors, ndarrays) overlap in memory."""
+    if isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor):
+        if first.numel() == 0 or second.numel() == 0 or first.device != second.device:
+            return False
+        a, b = first.untyped_storage(), second.untyped_storage()
+        return a.data_ptr() == b.data_ptr() and a.nbytes() > 0
+    if isinstance(first, np.ndarray) and isinstance(second, np.ndarray):
+        return first.size > 0 and second.size > 0 and bool(np.may_share_memory(first, second))
+    return False
 
 
 def _counterexample(

@@ -18,9 +18,10 @@ import copy
 import hashlib
 import importlib
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
 import torch
 
 from torchfix.equivalence import policy
@@ -218,6 +219,8 @@ class RunResult:
     outputs: dict[str, Any]
     inputs_after: dict[str, Any]
     error: BaseException | None = None
+    #: the arrays the snippet itself bound (what its lines computed before or beside the outputs)
+    arrays: dict[str, Any] = field(default_factory=dict)
 
 
 _UNBOUND = object()
@@ -273,7 +276,11 @@ def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[st
             raise  # not the snippet's verdict: the device is unusable now (the worker restarts)
         return RunResult({}, own_inputs, exc)
     outputs = {name: namespace.get(name, Unbound()) for name in kernel.outputs}
-    return RunResult(outputs, own_inputs, None)
+    arrays = {
+        name: value for name, value in namespace.items()
+        if isinstance(value, (torch.Tensor, np.ndarray)) and name not in base and name not in own_inputs
+    }
+    return RunResult(outputs, own_inputs, None, arrays)
 
 
 def tensor_inputs(specs: tuple[InputSpec, ...]) -> list[str]:

@@ -264,3 +264,25 @@ def test_available_devices_asks_torch_only_where_a_gpu_driver_is_installed(tmp_p
     assert checker.available_devices() == ("cpu",)
     monkeypatch.setattr(checker, "_GPU_DRIVER_PATHS", (str(tmp_path),))
     assert checker.available_devices() == ("cpu", "cuda")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "outcome"),
+    [
+        # the old result is the concatenation's own memory; a view of the input is not
+        ("y = torch.cat([r for r in x])\n", "y = x.flatten()\n", Outcome.REJECTED),
+        ("y = torch.cat([r for r in x])\n", "y = x.flatten().clone()\n", Outcome.VERIFIED),
+        # a view of an array both sides computed before the loop (not an input) counts too
+        ("w = x * 2\ny = torch.stack([r for r in w])\n", "w = x * 2\ny = w[:]\n", Outcome.REJECTED),
+        ("w = x * 2\ny = torch.stack([r for r in w])\n", "w = x * 2\ny = w.clone()\n", Outcome.VERIFIED),
+        # where the old result views the input, so may the new one
+        ("y = x[:]\n", "y = x.view(x.shape)\n", Outcome.VERIFIED),
+    ],
+    ids=["view-of-input", "copy-of-input", "view-of-prelude", "copy-of-prelude", "both-views"],
+)
+def test_a_result_sharing_memory_the_old_one_did_not_is_refuted(checker, old: str, new: str, outcome: Outcome) -> None:
+    kernel = Kernel(old, new, (InputSpec("x", ranks=(2,)),), ("y",))
+    verdict = checker.check(kernel)
+    assert verdict.outcome is outcome, verdict.reason
+    if outcome is Outcome.REJECTED:
+        assert "memory" in verdict.reason
