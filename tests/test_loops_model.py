@@ -338,7 +338,10 @@ def test_the_prelude_is_read_back_across_an_if_and_no_grad_but_not_an_outer_loop
     context = _context(source)
     facts = loop_facts(context.nodes.of_type(cst.For)[1], context)
     assert facts is not None
-    kernel = lift_loop(facts, Options()).kernel
+    # (`v` is 1-D from the line that binds it; `t`'s rank is the ladder's to guess)
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+    kernel = found[0].kernel
     # an earlier step of the outer loop may have changed `v`: it is an input, `t` is replayed
     assert kernel.old.startswith("t = x.abs()\n") and "w.view" not in kernel.old
     assert {s.name for s in kernel.inputs} == {"x", "v"}
@@ -1587,13 +1590,24 @@ def test_a_whole_sample_reduction_keeps_its_keyword_arguments_after_the_dimensio
 def _binding_counts_statement_by_statement(body: cst.CSTNode) -> dict[str, int]:
     """The definition the one-walk count must give: each binding statement of ``body`` (nested
     scopes left out) counts each name bound anywhere inside it once."""
-    from torchfix.codemods.analysis import assigned_names
+    from torchfix.codemods.analysis import assigned_names, child_nodes, target_names
     from torchfix.codemods.loops.facts import _BINDING_STATEMENTS, _walk
+
+    def bound(node: cst.CSTNode) -> set[str]:
+        # what a statement binds, a comprehension's variables included (they shadow the name)
+        names = set(assigned_names(node))
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.CompFor):
+                names |= target_names(current.target)
+            stack.extend(child_nodes(current))
+        return names
 
     counts: dict[str, int] = {}
     for node in _walk(body):
         if isinstance(node, _BINDING_STATEMENTS):
-            for name in assigned_names(node):
+            for name in bound(node):
                 counts[name] = counts.get(name, 0) + 1
     return counts
 
@@ -1629,8 +1643,23 @@ def test_a_name_bound_in_a_loop_counts_once_per_binding_statement_around_it() ->
                 n = 2
             with open(p) as handle:
                 pass
+            rows = [k for k in x]
     """)).body[0]
     _, counts = _nodes_and_binding_counts(function.body)
     # n: its own line only (the nested function's n is another scope); y: its line and two loops;
-    # z: the walrus, the line holding it and two loops
-    assert counts == {"n": 1, "i": 1, "j": 2, "y": 3, "z": 4, "handle": 1}
+    # z: the walrus, the line holding it and two loops; k: a comprehension's variable, counted
+    # (it shadows the function's name there) once for its line and once for its clause
+    assert counts == {"n": 1, "i": 1, "j": 2, "y": 3, "z": 4, "handle": 1, "rows": 1, "k": 2}
+
+
+def test_a_field_read_by_name_is_no_row_of_an_array() -> None:
+    # `roidb[i]['height']`: the samples are records (dicts); no rank hypothesis makes them rows
+    found, failure = _rungs("""
+        import torch
+        def ratios(roidb):
+            ratio_list = []
+            for i in range(len(roidb)):
+                ratio_list.append(roidb[i]['width'] / float(roidb[i]['height']))
+            return torch.tensor(ratio_list)
+        """)
+    assert not found and "reads a field by its name" in str(failure)

@@ -81,6 +81,8 @@ class Definition:
     same_block: bool
     #: statements strictly between the definition and the loop (in the definition's block)
     between: tuple[cst.BaseStatement, ...]
+    #: the other names the statement binds (``a, b = [], []``); empty for ``name = value``
+    others: tuple[str, ...] = ()
 
 
 @dataclass
@@ -94,6 +96,8 @@ class ShapeFacts:
     #: names bound once to a Python number (``f = math.ceil(n / 2)``): rank 0, and what a
     #: per-sample number combined with one stays
     numbers: set[str] = field(default_factory=set)
+    #: array names whose dtype the code shows is bool (``m = a.eq(b)``), where a loop reads them
+    bools: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -141,9 +145,10 @@ class LoopFacts:
     def steps_of(self, kind: StepKind) -> list[Step]:
         return [s for s in self.steps if s.kind is kind]
 
-    def definition(self, name: str) -> Definition | None:
-        """Where ``name`` was last bound before the loop (see :func:`definition_before`)."""
-        return definition_before(self.context, self.statement or self.loop, name)
+    def definition(self, name: str, shared: bool = False) -> Definition | None:
+        """Where ``name`` was last bound before the loop (see :func:`definition_before`); with
+        ``shared``, also a tuple assignment binding it beside other names (``a, b = [], []``)."""
+        return definition_before(self.context, self.statement or self.loop, name, shared)
 
     def used_after(self, name: str) -> bool:
         """Whether ``name`` is read outside the loop (after it, or by a later iteration of an
@@ -239,8 +244,10 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
     return facts
 
 
-#: the statements whose bindings :func:`_nodes_and_binding_counts` counts
-_BINDING_STATEMENTS = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr)
+#: the statements whose bindings :func:`_nodes_and_binding_counts` counts (a comprehension's
+#: variable is its own scope's, but it shadows the function's name inside it: counted, so a
+#: fact about the function's name is never read where the comprehension's is meant)
+_BINDING_STATEMENTS = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr, cst.CompFor)
 
 
 def _nodes_and_binding_counts(body: cst.CSTNode) -> tuple[list[cst.CSTNode], dict[str, int]]:
@@ -262,7 +269,7 @@ def _nodes_and_binding_counts(body: cst.CSTNode) -> tuple[list[cst.CSTNode], dic
             nodes.append(node)
             if isinstance(node, _BINDING_STATEMENTS):
                 around = (*around, id(node))
-        target = BOUND_TARGET.get(kind)
+        target = BOUND_TARGET.get(kind) or (_COMPREHENSION_TARGET if kind is cst.CompFor else None)
         if target is not None and around:
             bound = target(node)
             if bound is not None:
@@ -271,6 +278,10 @@ def _nodes_and_binding_counts(body: cst.CSTNode) -> tuple[list[cst.CSTNode], dic
         for child in child_nodes(node):
             stack.append((child, around, nested or type(child) in _OWN_SCOPES))
     return nodes, {name: len(ids) for name, ids in around_of.items()}
+
+
+def _COMPREHENSION_TARGET(node: cst.CompFor) -> cst.BaseExpression:
+    return node.target
 
 
 def _shape_owner(value: cst.BaseExpression) -> tuple[str, bool] | None:
@@ -312,7 +323,7 @@ def _binds(statement: cst.CSTNode, name: str) -> bool:
     )
 
 
-def definition_before(context: ModuleContext, loop: cst.CSTNode, name: str) -> Definition | None:
+def definition_before(context: ModuleContext, loop: cst.CSTNode, name: str, shared: bool = False) -> Definition | None:
     """The ``name = <value>`` statement that binds ``name`` last before ``loop``, looking back
     through the loop's block and then through enclosing ``with`` / loop / ``if`` bodies up to
     the function. None when the last binding is not a plain assignment, or a compound statement
@@ -336,6 +347,10 @@ def definition_before(context: ModuleContext, loop: cst.CSTNode, name: str) -> D
                 and m.matches(statement.body[0].targets[0].target, m.Name(name))
             ):
                 return Definition(name, statement, statement.body[0].value, block, same_block, tuple(block[position + 1 : index]))
+            element = _tuple_element(statement, name) if shared else None
+            if element is not None:
+                value, others = element
+                return Definition(name, statement, value, block, same_block, tuple(block[position + 1 : index]), others)
             return None
         parent = context.parents.get(context.parents.get(current))  # block -> owner
         if parent is None or isinstance(parent, (cst.FunctionDef, cst.Module, cst.ClassDef, cst.Lambda)):
@@ -344,6 +359,28 @@ def definition_before(context: ModuleContext, loop: cst.CSTNode, name: str) -> D
             return None
         current = parent
         same_block = False
+
+
+def _tuple_element(statement: cst.BaseStatement, name: str) -> tuple[cst.BaseExpression, tuple[str, ...]] | None:
+    """For ``a, b = x, y``: the value ``name`` gets and the other names bound; None for any
+    other statement (a starred element, an unpacked call, lengths that differ)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign)):
+        return None
+    assign = statement.body[0]
+    if len(assign.targets) != 1:
+        return None
+    target, value = assign.targets[0].target, assign.value
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return None
+    if len(target.elements) != len(value.elements) or any(
+        isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)
+    ):
+        return None
+    names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+    if None in names or names.count(name) != 1:
+        return None
+    position = names.index(name)
+    return value.elements[position].value, tuple(n for n in names if n != name)  # type: ignore[misc]
 
 
 # ----------------------------------------------------------------------------- the body
@@ -722,9 +759,49 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     steps = _body_steps(loop.body.body, loop_vars)
     per_sample = _per_sample(steps, loop_vars)
     blockers = _blockers(loop, steps, domain, per_sample, context)
+    blockers += _enclosing_variables(loop, context)
     scope = function if function is not None else context.module
     read_outside = ReadOutside(loop, scope, context)
+    shapes = _with_flow_ranks(shapes, loop, function, context)
     return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
+
+
+def _with_flow_ranks(shapes: ShapeFacts, statement: cst.CSTNode, function: cst.FunctionDef | None, context: ModuleContext) -> ShapeFacts:
+    """``shapes`` with the ranks the function's code pins right before ``statement``
+    (``codemods.loops.ranks``); a rank a shape unpacking pins stands."""
+    if function is None:
+        return shapes
+    from torchfix.codemods.loops.ranks import ranks_at
+
+    flow, bools = ranks_at(statement, function, context, frozenset(shapes.numbers) | frozenset(shapes.measures))
+    if not flow:
+        return shapes
+    return replace(shapes, ranks={**flow, **shapes.ranks}, bools=bools)
+
+
+def _enclosing_variables(loop: cst.CSTNode, context: ModuleContext) -> list[str]:
+    """Why ``loop`` cannot be checked where it reads a variable of a comprehension or a lambda
+    around it (``[torch.cat([a[i] for i in range(n)]) for a in ys]``): the kernel would take the
+    function's binding of that name (or draw it), not the one the loop sees."""
+    read = names_used(loop)
+    current = context.parents.get(loop)
+    while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module, cst.ClassDef)):
+        bound: set[str] = set()
+        if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            clause: cst.CompFor | None = current.for_in
+            while clause is not None:
+                bound |= target_names(clause.target)
+                clause = clause.inner_for_in
+        elif isinstance(current, cst.Lambda):
+            bound = {p.name.value for p in (*current.params.params, *current.params.posonly_params, *current.params.kwonly_params)}
+            for star in (current.params.star_arg, current.params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    bound.add(star.name.value)
+        shadowed = sorted(read & bound)
+        if shadowed:
+            return [f"the loop reads `{shadowed[0]}`, a variable of a comprehension or lambda around it"]
+        current = context.parents.get(current)
+    return []
 
 
 def lifted_inner_loop(facts: LoopFacts) -> cst.For | None:
@@ -778,10 +855,12 @@ def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context:
     if domain is None or statement is None:
         return None
     blockers = _effects(comprehension.elt, context)
+    blockers += _enclosing_variables(comprehension, context)
     if any(isinstance(n, (cst.NamedExpr, cst.Yield, cst.Await, cst.Lambda)) for n in _walk(comprehension.elt)):
         blockers.append("the element binds names or yields")
     filters = tuple(Step(StepKind.GUARD, statement, condition=f.test, keeps=True) for f in clause.ifs)  # type: ignore[arg-type]
     step = Step(StepKind.APPEND, statement, None, None, comprehension.elt)  # type: ignore[arg-type]
+    shapes = _with_flow_ranks(shapes, statement, function, context)
     return LoopFacts(comprehension, context, domain, function, (*filters, step), frozenset(domain.variables), tuple(blockers),
                      shapes, frozenset(), statement)
 

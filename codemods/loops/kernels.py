@@ -755,6 +755,9 @@ def input_specs(
                                    index=input_name in positions))
         else:
             specs.append(found.spec())
+        if input_name in facts.shapes.bools and specs[-1].kind is not Kind.OPAQUE:
+            # the function's code makes it a bool array (`m = a.eq(b)`): drawn so
+            specs[-1] = replace(specs[-1], dtypes=("bool",))
     return tuple(specs)
 
 

@@ -1,0 +1,485 @@
+"""Ranks a function's straight-line code pins at a loop: ``t = t.view(-1)``, ``m = a.eq(b.expand(n, n))``.
+
+A legacy function rarely annotates or unpacks the shape of what its loop reads, but it often
+computes it on the lines above: ``target = target.view(-1)``, ``dist = x.pow(2).sum(1, keepdim=True)
+.expand(n, n)``, ``w = torch.zeros(c, k)``. Each such binding fixes the rank of the array the name
+holds from then on, until the name is bound again. :func:`ranks_at` follows the bindings from the
+function's start down to the loop, through the blocks that hold it, and answers the rank of each
+name the flow pins there; the checker then draws that rank only, and the lift writes the batched
+form for it, as it does for ranks a shape unpacking pins.
+
+What it follows, and why that is exact:
+
+- only bindings whose value has an evident rank (:func:`rank_of`): allocations of sizes, views
+  and reshapes of literal sizes, element-wise arithmetic of arrays of known rank (broadcasting
+  gives the larger rank), whole or one-dimension reductions, subscripts of slices and literals;
+  a name bound to anything else, or bound inside a block the flow cannot see through (a loop
+  body that may run again, an ``except`` handler, a branch not on the path), has no rank;
+- a name bound inside the loop itself has none (it may change from step to step);
+- a function that changes an array's rank in place (``unsqueeze_``, ``resize_``, an assignment to
+  ``.data`` or ``.shape``), or declares ``global``/``nonlocal`` names, pins nothing: an alias or
+  another scope could change what a name holds behind the flow's back. A call torchfix cannot see
+  into that changes the rank of an array it is given in place is the documented limit it shares
+  with the ranks that ``n, d = x.shape`` pins.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchfix.codemods.analysis import assigned_names
+from torchfix.codemods.loops import callees
+from torchfix.codemods.loops.callees import Batching
+from torchfix.codemods.loops.nodes import int_literal
+
+if TYPE_CHECKING:
+    from torchfix.codemods.loops.module import ModuleContext
+
+#: in-place methods that change an array's rank (torch; ``resize`` is NumPy's)
+RANK_CHANGING_IN_PLACE = frozenset({"unsqueeze_", "squeeze_", "resize_", "resize_as_", "as_strided_", "set_", "resize"})
+#: attributes whose assignment changes what an array is (``x.data = y``, ``a.shape = (2, 3)``,
+#: ``a.dtype = np.int32``)
+_REPLACING_ATTRIBUTES = frozenset({"data", "shape", "dtype"})
+
+#: allocators of sizes given one per positional argument (or one tuple): torch's
+_TORCH_SIZED = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
+#: allocators whose first argument alone is the size (an int or a tuple): NumPy's
+_NUMPY_SIZED = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty"})
+#: one dimension, whatever the arguments
+_VECTORS = frozenset({"torch.arange", "numpy.arange", "torch.linspace", "torch.randperm"})  # (np.linspace of arrays is not 1-D)
+#: a new array of another's shape
+_LIKE = frozenset({"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like", "torch.rand_like",
+                   "torch.randn_like", "numpy.zeros_like", "numpy.ones_like", "numpy.empty_like", "numpy.full_like",
+                   "torch.from_numpy"})
+#: methods that keep the receiver's shape whatever their arguments (moves, casts, copies)
+_SAME_SHAPE_METHODS = frozenset({"cpu", "cuda", "to", "numpy", "detach", "clone", "contiguous", "type_as", "copy",
+                                 "astype", "pin_memory", "requires_grad_", "float", "double", "half", "long", "int",
+                                 "bool", "byte", "short", "char", "bfloat16"})
+#: attributes of an array with its own shape
+_SAME_SHAPE_ATTRIBUTES = frozenset({"data", "real", "imag"})
+_VIEWS = frozenset({"view", "reshape"})
+#: callees the table calls element-wise for batching that do not broadcast their operands
+#: (``F.linear(x, w)`` has the rank of ``x``, not the larger of the two)
+_NOT_BROADCASTING = frozenset({"torch.nn.functional.linear"})
+#: reductions that give a bool only of a bool array (``torch.any`` of uint8 is uint8)
+_DTYPE_KEEPING_REDUCTIONS = frozenset({"all", "any"})
+#: methods whose result has the receiver's dtype
+_BOOL_KEEPING = frozenset({"view", "reshape", "flatten", "ravel", "expand", "expand_as", "view_as", "reshape_as", "permute",
+                           "transpose", "t", "unsqueeze", "clone", "detach", "contiguous", "cpu", "cuda", "copy"})
+_WHOLE_REDUCTIONS = frozenset({"sum", "mean", "prod", "std", "var", "amax", "amin", "all", "any", "max", "min",
+                               "argmax", "argmin", "median", "nansum", "nanmean", "logsumexp", "norm"})
+#: reductions whose form with one literal dimension is an array of one dimension fewer (``max`` and
+#: ``min`` with a dimension give torch a pair)
+_DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "std", "var", "amax", "amin", "all", "any", "argmax", "argmin",
+                             "nansum", "nanmean", "logsumexp"})
+
+Rank = tuple[int, bool]  # (rank, is an array rather than a Python number)
+
+
+def rank_of(value: cst.BaseExpression, ranks: dict[str, int], qualified: Callable[[cst.CSTNode], str | None],
+            numbers: frozenset[str] = frozenset()) -> Rank | None:
+    """The rank of ``value`` and whether it is an array, or None when not evident. ``ranks``: the
+    array names of known rank; ``numbers``: names holding Python numbers."""
+    return _Ranks(ranks, qualified, numbers).of(value)
+
+
+class _Ranks:
+    def __init__(self, ranks: dict[str, int], qualified: Callable[[cst.CSTNode], str | None], numbers: frozenset[str],
+                 bools: set[str] | None = None) -> None:
+        self.ranks = ranks
+        self.qualified = qualified
+        self.numbers = numbers
+        #: the array names whose dtype is bool
+        self.bools = bools if bools is not None else set()
+
+    def is_bool(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` is evidently a bool array (of an evident rank): a comparison, a
+        bool-valued callee, a logical operation of bool arrays, a view of one."""
+        found = self.of(node)
+        if found is None or not found[1]:
+            return False
+        if isinstance(node, cst.Name):
+            return node.value in self.bools
+        if isinstance(node, cst.Comparison):
+            return True
+        if isinstance(node, cst.UnaryOperation):
+            return isinstance(node.operator, cst.BitInvert) and self.is_bool(node.expression)
+        if isinstance(node, cst.BinaryOperation):
+            return isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and self.is_bool(node.left) and self.is_bool(node.right)
+        if isinstance(node, cst.Subscript) or (isinstance(node, cst.Attribute) and node.attr.value == "data"):
+            return self.is_bool(node.value)
+        if isinstance(node, cst.Call) and not any(a.star for a in node.args):
+            qualified = self.qualified(node.func)
+            if qualified is not None:
+                if qualified.rsplit(".", 1)[-1] in _DTYPE_KEEPING_REDUCTIONS:
+                    return bool(node.args) and self.is_bool(node.args[0].value)
+                row = callees.function(qualified)
+                return row is not None and row.result == "bool"
+            if isinstance(node.func, cst.Attribute):
+                attr = node.func.attr.value
+                if attr in _BOOL_KEEPING or attr in _DTYPE_KEEPING_REDUCTIONS:
+                    return self.is_bool(node.func.value)
+                row = callees.method(attr)
+                return row is not None and row.result == "bool"
+        return False
+
+    def of(self, node: cst.BaseExpression) -> Rank | None:
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return 0, False
+        if isinstance(node, cst.Name):
+            if node.value in self.ranks:
+                return self.ranks[node.value], True
+            return (0, False) if node.value in self.numbers else None
+        if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+            return self.of(node.expression)
+        if isinstance(node, cst.BinaryOperation):
+            if isinstance(node.operator, cst.MatrixMultiply):
+                return None
+            return self._broadcast([node.left, node.right])
+        if isinstance(node, cst.Comparison):
+            if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+                return None
+            return self._broadcast([node.left, node.comparisons[0].comparator])
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in _SAME_SHAPE_ATTRIBUTES or (node.attr.value == "T" and self.qualified(node) is None):
+                inner = self.of(node.value)
+                return inner if inner is not None and inner[1] else None
+            return None
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node)
+        if isinstance(node, cst.IfExp):
+            body, orelse = self.of(node.body), self.of(node.orelse)
+            return body if body is not None and body == orelse else None
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        return None
+
+    def _broadcast(self, operands: Sequence[cst.BaseExpression]) -> Rank | None:
+        found = [self.of(o) for o in operands]
+        if any(f is None for f in found):
+            return None
+        return max(f[0] for f in found), any(f[1] for f in found)  # type: ignore[index]
+
+    def _array(self, node: cst.BaseExpression) -> int | None:
+        found = self.of(node)
+        return found[0] if found is not None and found[1] else None
+
+    def _subscript(self, node: cst.Subscript) -> Rank | None:
+        rank = self._array(node.value)
+        if rank is None:
+            return None
+        consumed = removed = added = 0
+        for element in node.slice:
+            piece = element.slice
+            if isinstance(piece, cst.Slice):
+                consumed += 1
+            elif m.matches(piece.value, m.Name("None")):
+                added += 1
+            elif int_literal(piece.value) is not None:
+                consumed += 1
+                removed += 1
+            else:
+                return None  # an array, a name, `...`: what it selects is not evident here
+        if consumed > rank:
+            return None  # it raises
+        return rank - removed + added, True
+
+    def _call(self, node: cst.Call) -> Rank | None:
+        if any(a.star for a in node.args):
+            return None
+        positional = [a.value for a in node.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        qualified = self.qualified(node.func)
+        if qualified is not None:
+            return self._function(qualified, positional, keywords)
+        if isinstance(node.func, cst.Attribute):
+            return self._method(node.func.value, node.func.attr.value, positional, keywords)
+        if isinstance(node.func, cst.Name) and node.func.value in ("len", "int", "float", "bool", "round"):
+            return 0, False
+        if isinstance(node.func, cst.Name) and node.func.value == "abs" and len(positional) == 1:
+            return self.of(positional[0])
+        return None
+
+    def _function(self, qualified: str, positional: list[cst.BaseExpression], keywords: dict[str, cst.BaseExpression]) -> Rank | None:
+        if qualified in _VECTORS:
+            return 1, True
+        if qualified in ("torch.eye", "numpy.eye"):
+            return 2, True
+        if qualified in _TORCH_SIZED or qualified == "torch.full":
+            sizes = positional[:-1] if qualified == "torch.full" else positional
+            found = _sizes_rank(sizes, self.numbers)
+            return (found, True) if found is not None else None
+        if qualified in _NUMPY_SIZED or qualified == "numpy.full":
+            found = _sizes_rank(positional[:1], self.numbers) if positional else None
+            return (found, True) if found is not None else None
+        if qualified in _LIKE and positional and "shape" not in keywords:
+            rank = self._array(positional[0])
+            return (rank, True) if rank is not None else None
+        if qualified.startswith("math.") or qualified in _NOT_BROADCASTING:
+            return None
+        row = callees.function(qualified)
+        if row is None:
+            return None
+        if row.batching is Batching.ELEMENTWISE and positional and not ({"out"} & set(keywords)):
+            if qualified.endswith(".where") and len(positional) != 3:
+                return None  # `where(c)` gives a tuple of index arrays
+            found = self._broadcast([*positional, *(v for k, v in keywords.items() if k not in ("dtype",))])
+            return found if found is not None and found[1] else None
+        if (row.batching is Batching.REDUCTION and positional and not row.pair_with_dim and row.dim_position == 1
+                and qualified.rsplit(".", 1)[-1] not in ("median", "nanmedian")):  # (torch's give a pair with a dim)
+            return self._reduced(positional[0], positional[1:], keywords)
+        return None
+
+    def _method(self, receiver: cst.BaseExpression, name: str, positional: list[cst.BaseExpression],
+                keywords: dict[str, cst.BaseExpression]) -> Rank | None:
+        rank = self._array(receiver)
+        if name in _VIEWS:
+            if keywords:
+                return None
+            found = _sizes_rank(positional, self.numbers)
+            return (found, True) if found is not None else None
+        if name in ("flatten", "ravel") and not positional and not keywords:
+            return 1, True
+        if name == "expand" and positional and not keywords:
+            found = _sizes_rank(positional, self.numbers)
+            return (found, True) if found is not None else None
+        if name in ("permute", "transpose", "t", "swapaxes", "swapdims") and rank is not None:
+            return rank, True
+        if name in ("view_as", "reshape_as", "expand_as") and len(positional) == 1:
+            other = self._array(positional[0])
+            return (other, True) if other is not None else None
+        if rank is None:
+            return None
+        if name == "unsqueeze" and len(positional) == 1 and not keywords:
+            return rank + 1, True
+        if name in _SAME_SHAPE_METHODS:
+            return rank, True
+        if name in _WHOLE_REDUCTIONS or name in _DIM_REDUCTIONS:
+            return self._reduced(receiver, positional, keywords, method=name)
+        row = callees.method(name)
+        if row is not None and row.batching is Batching.ELEMENTWISE and "out" not in keywords:
+            return self._broadcast([receiver, *positional, *(v for k, v in keywords.items() if k != "dtype")])
+        return None
+
+    def _reduced(self, array: cst.BaseExpression, dims: list[cst.BaseExpression], keywords: dict[str, cst.BaseExpression],
+                 method: str | None = None) -> Rank | None:
+        """A reduction of ``array``: over everything (one number), or over literal dimensions."""
+        rank = self._array(array)
+        if rank is None:
+            return None
+        dim_keyword = next((k for k in ("dim", "axis") if k in keywords), None)
+        keep = keywords.get("keepdim", keywords.get("keepdims"))
+        if keep is not None and not m.matches(keep, m.Name("True") | m.Name("False")):
+            return None
+        kept = keep is not None and m.matches(keep, m.Name("True"))
+        given = ([keywords[dim_keyword]] if dim_keyword else []) + dims[:1]
+        if len(dims) > 1 or len(given) > 1 or set(keywords) - {"dim", "axis", "keepdim", "keepdims", "dtype"}:
+            return None
+        if not given:
+            if method is not None and method not in _WHOLE_REDUCTIONS:
+                return None
+            return (rank, True) if kept else (0, True)
+        if method is not None and method not in _DIM_REDUCTIONS:
+            return None  # `max`/`min`/`median` give torch a (values, indices) pair; `norm(2)` is a p
+        dim = given[0]
+        if isinstance(dim, (cst.Tuple, cst.List)) and not dim.elements:
+            return None  # `sum(dim=())`: torch reduces every dimension, NumPy none
+        count = len(dim.elements) if isinstance(dim, (cst.Tuple, cst.List)) else 1
+        literal = all(int_literal(e.value) is not None for e in dim.elements) if isinstance(dim, (cst.Tuple, cst.List)) else (
+            int_literal(dim) is not None)
+        if not literal or count > rank:
+            return None
+        return (rank, True) if kept else (rank - count, True)
+
+
+def _sizes_rank(sizes: list[cst.BaseExpression], numbers: frozenset[str]) -> int | None:
+    """The rank an allocation or view of ``sizes`` has: one tuple of sizes, or several sizes (a
+    single size must be evidently one number: a name may hold a shape tuple)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):
+        elements = sizes[0].elements
+        if any(isinstance(e, cst.StarredElement) for e in elements):
+            return None
+        return len(elements)
+    if len(sizes) == 1:
+        return 1 if _one_number(sizes[0], numbers) else None
+    if not sizes or any(isinstance(s, (cst.Tuple, cst.List)) for s in sizes):
+        return None
+    return len(sizes)
+
+
+def _one_number(size: cst.BaseExpression, numbers: frozenset[str]) -> bool:
+    """Whether ``size`` is one integer, not a shape: a literal, a number name, ``len(...)``,
+    ``x.size(k)``, ``x.shape[k]``, ``x.numel()``, or arithmetic of those."""
+    if int_literal(size) is not None:
+        return True
+    if isinstance(size, cst.Name):
+        return size.value in numbers
+    if isinstance(size, cst.BinaryOperation):
+        return _one_number(size.left, numbers) and _one_number(size.right, numbers)
+    if m.matches(size, m.Call(func=m.Name("len") | m.Name("int"))):
+        return True
+    if m.matches(size, m.Call(func=m.Attribute(attr=m.Name("size")), args=[m.Arg(keyword=None)])):
+        return True
+    if m.matches(size, m.Call(func=m.Attribute(attr=m.Name("numel")), args=[])):
+        return True
+    return m.matches(size, m.Subscript(value=m.Attribute(attr=m.Name("shape")), slice=[m.SubscriptElement(m.Index())])) and (
+        int_literal(size.slice[0].slice.value) is not None  # type: ignore[attr-defined]
+    )
+
+
+# ----------------------------------------------------------------------------- the flow
+
+
+def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "ModuleContext",
+             numbers: frozenset[str] = frozenset()) -> tuple[dict[str, int], frozenset[str]]:
+    """The ranks of the arrays the function's code pins right before ``statement`` (a statement
+    of ``function``, nested in any blocks), names ``statement`` itself binds excluded; and which
+    of those arrays are evidently bool."""
+    if context.once("rank-changing code", function, lambda: _unfollowable(function)):
+        return {}, frozenset()
+    parents = context.parents
+    path: list[cst.CSTNode] = []
+    current: cst.CSTNode | None = statement
+    while current is not None and current is not function:
+        path.append(current)
+        current = parents.get(current)
+    if current is None:
+        return {}, frozenset()
+    path.reverse()
+    ranks: dict[str, int] = {}
+    flow = _Ranks(ranks, context.qualified, numbers)
+    for parent, child in zip([function, *path], path):
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            # `child` is a statement of the block: the statements before it ran first
+            for earlier in parent.body:
+                if earlier is child:
+                    break
+                _follow(earlier, flow)
+        elif not _enter(parent, child, flow):
+            return {}, frozenset()
+    _forget(flow, _bound_in(statement))
+    return ranks, frozenset(flow.bools)
+
+
+def _enter(parent: cst.CSTNode, child: cst.CSTNode, flow: "_Ranks") -> bool:
+    """Update ``flow`` on entering the part ``child`` of the compound statement ``parent``;
+    False where the flow cannot be followed into it."""
+    if isinstance(parent, (cst.For, cst.While)):
+        if child is not parent.body:
+            return False  # an `else:` after a loop: the loop ran some steps
+        _forget(flow, _bound_in(parent))  # the body may run again after any of its lines
+    elif isinstance(parent, cst.If):
+        _forget(flow, assigned_names(parent.test))  # (an expression binds by walrus only)
+    elif isinstance(parent, cst.With):
+        if child is not parent.body:
+            return False
+        _forget(flow, set().union(*(assigned_names(item) for item in parent.items)))
+    elif isinstance(parent, (cst.Try, cst.TryStar)):
+        if child is not parent.body:
+            _forget(flow, _bound_in(parent))  # after a part of the body, or all of it
+    elif isinstance(parent, cst.ExceptHandler):
+        _forget(flow, _mentioned(parent.name) if parent.name is not None else set())
+    elif not isinstance(parent, (cst.Else, cst.Finally, cst.FunctionDef)):
+        return False
+    return True
+
+
+def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
+    """Update ``flow.ranks`` past ``statement``. Only ``name = value`` is followed; anything
+    else forgets every name it mentions (a binding writes its name: a ``match`` capture, an
+    ``except ... as``, a walrus, an import, a nested ``def``), which over-forgets but never
+    misses one."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                found = flow.of(small.value)
+                is_bool = found is not None and found[1] and flow.is_bool(small.value)
+                target = small.targets[0].target.value
+                # a walrus in the value binds too (`k = (x := x.view(2, -1)).size(1)`)
+                _forget(flow, {target} | assigned_names(small.value))
+                if found is not None and found[1] and not assigned_names(small.value):
+                    flow.ranks[target] = found[0]
+                    if is_bool:
+                        flow.bools.add(target)
+            else:
+                _forget(flow, _mentioned(small))
+        return
+    _forget(flow, _mentioned(statement))
+
+
+def _mentioned(node: cst.CSTNode) -> set[str]:
+    """Every name written anywhere in ``node`` (bound or read, nested scopes included)."""
+    from torchfix.codemods.analysis import child_nodes
+
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        stack.extend(child_nodes(current))
+    return found
+
+
+def _bound_in(node: cst.CSTNode) -> set[str]:
+    """Every name a binding inside ``node`` may write: assignments, loop and ``with`` targets,
+    walrus (:func:`assigned_names`), and ``match`` captures, ``except ... as``, imports, nested
+    ``def`` / ``class`` names, ``del`` targets, and the variables of comprehensions and lambdas
+    (which shadow the name in their own scope).""" 
+    from torchfix.codemods.analysis import child_nodes
+
+    found = set(assigned_names(node))
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        bound: cst.CSTNode | None = None
+        if isinstance(current, (cst.MatchAs, cst.MatchStar)):
+            bound = current.name
+        elif isinstance(current, cst.MatchMapping):
+            bound = current.rest
+        elif isinstance(current, cst.ExceptHandler) and current.name is not None:
+            bound = current.name.name
+        elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            bound = current.name
+        elif isinstance(current, (cst.Import, cst.ImportFrom, cst.Del)):
+            found |= _mentioned(current)
+        elif isinstance(current, cst.CompFor):
+            # a comprehension's variable shadows the name inside it (`[a[i] for a in ys]`)
+            found |= _mentioned(current.target)
+        elif isinstance(current, cst.Lambda):
+            found |= _mentioned(current.params)
+        if isinstance(bound, cst.Name):
+            found.add(bound.value)
+        stack.extend(child_nodes(current))
+    return found
+
+
+def _forget(flow: "_Ranks", names: set[str]) -> None:
+    for bound in names:
+        flow.ranks.pop(bound, None)
+        flow.bools.discard(bound)
+
+
+def _unfollowable(function: cst.FunctionDef) -> bool:
+    """Whether something in ``function`` may change a rank behind the flow: an in-place rank
+    change, an assignment to ``.data`` / ``.shape``, a ``global`` or ``nonlocal`` declaration."""
+    stack: list[cst.CSTNode] = [function.body]
+    from torchfix.codemods.analysis import child_nodes
+
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in RANK_CHANGING_IN_PLACE:
+            return True
+        if isinstance(node, cst.Call) and any(a.keyword is not None and a.keyword.value == "out" for a in node.args):
+            return True  # torch resizes an `out=` tensor to the result's shape
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            target = node.target
+            if isinstance(target, cst.Attribute) and target.attr.value in _REPLACING_ATTRIBUTES:
+                return True
+        stack.extend(child_nodes(node))
+    return False

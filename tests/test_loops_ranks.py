@@ -1,0 +1,250 @@
+"""The ranks (and bool dtypes) a function's straight-line code pins at a loop (``codemods.loops.ranks``)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from torchfix.codemods.loops.facts import loop_facts
+from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.ranks import rank_of
+
+
+def _context(source: str) -> ModuleContext:
+    return ModuleContext.of(MetadataWrapper(cst.parse_module(textwrap.dedent(source))))
+
+
+@pytest.mark.parametrize(
+    ("expression", "rank"),
+    [
+        ("x.view(-1)", 1),
+        ("x.reshape(b, -1)", 2),
+        ("x.view((b, 3, 4))", 3),
+        ("x.view(shape)", None),  # a name may hold a shape tuple
+        ("x.view(torch.float16)", None),  # a dtype view keeps the rank, which is not pinned
+        ("x.flatten()", 1),
+        ("x.expand(b, b)", 2),
+        ("torch.zeros(b, 4)", 2),
+        ("torch.zeros(b)", 1),
+        ("torch.zeros(shape)", None),
+        ("torch.full((b, 2), 0.5)", 2),
+        ("np.zeros((b, 4))", 2),
+        ("np.zeros(b, np.float32)", 1),  # NumPy's second argument is the dtype
+        ("torch.arange(b)", 1),
+        ("torch.eye(b)", 2),
+        ("torch.zeros_like(m)", 2),
+        ("m.sum(1)", 1),
+        ("m.sum(dim=1, keepdim=True)", 2),
+        ("m.sum()", 0),
+        ("m.sum((0, 1))", 0),
+        ("m.max(1)", None),  # a (values, indices) pair in torch
+        ("m.norm(2)", None),  # the 2 is p, not a dimension
+        ("m.t()", 2),
+        ("m.unsqueeze(0)", 3),
+        ("m[:, 0]", 1),
+        ("m[None]", 3),
+        ("m[idx]", None),
+        ("m[0, 0, 0]", None),  # three indices of a matrix raise
+        ("m + v", 2),
+        ("v * 2 - 1", 1),
+        ("m @ v", None),
+        ("v.eq(m)", 2),
+        ("torch.where(v > 0, m, 0.0)", 2),
+        ("torch.where(v > 0)", None),  # a tuple of index arrays
+        ("m.float().cpu().numpy()", 2),
+        ("m.data", 2),
+        ("math.exp(v)", None),
+        ("unknown + v", None),
+        ("F.linear(v, m)", None),  # not a broadcast: the rank of its input
+        ("m.sum(dim=())", None),  # torch reduces every dimension, NumPy none
+        ("torch.median(m, 1)", None),  # a (values, indices) pair
+        ("np.linspace(v, v, 5)", None),  # of arrays: one more dimension than they have
+        ("torch.zeros_like(m)", 2),
+        ("np.zeros_like(m, shape=(2,))", None),
+    ],
+)
+def test_rank_of(expression: str, rank: int | None) -> None:
+    context = _context("import math\nimport numpy as np\nimport torch\nimport torch.nn.functional as F\n")
+    node = cst.parse_expression(expression)
+    found = rank_of(node, {"m": 2, "v": 1}, lambda n: _qualified(context, n), frozenset({"b"}))
+    assert (found[0] if found is not None and found[1] else None) == rank
+
+
+def _qualified(context: ModuleContext, node: cst.CSTNode) -> str | None:
+    # a parsed expression is not in the module: spell the qualified name from its dotted text
+    from torchfix.codemods.analysis import dotted
+
+    text = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    if not text:
+        return None
+    head, _, rest = text.partition(".")
+    root = context.bindings.get(head)
+    if root is None:
+        return None
+    return f"{root}.{rest}" if rest else root
+
+
+def _shapes(source: str):  # noqa: ANN202 - the first loop's shape facts
+    context = _context(source)
+    loops = [n for n in context.nodes.of_type(cst.For) if not isinstance(context.parents.get(context.parents.get(n)), cst.For)]
+    facts = loop_facts(loops[-1], context)
+    assert facts is not None
+    return facts.shapes
+
+
+def test_a_parameter_rebound_at_the_top_is_pinned_at_the_loop() -> None:
+    shapes = _shapes("""
+        import torch
+        def f(target, align, out):
+            target = target.view(-1)
+            align = align.view(-1)
+            scores = self_generator(target)
+            for i in range(target.size(0)):
+                out[i] = target[i] + align[i]
+            return out
+        """)
+    assert shapes.ranks["target"] == 1 and shapes.ranks["align"] == 1
+    assert "out" not in shapes.ranks  # an input whose rank nothing pins
+
+
+def test_ranks_follow_each_binding_and_forget_what_a_branch_or_loop_rebinds() -> None:
+    shapes = _shapes("""
+        import torch
+        def f(x, y, z, w, flat, out):
+            x = x.view(-1)
+            x = x.unsqueeze(0)              # the latest binding counts
+            y = y.view(-1)
+            if flat:
+                y = y.view(2, -1)           # rebound on one path only
+            for k in range(3):
+                z = z.view(-1)              # a loop body may run again: not followed
+            w = w.view(-1)
+            w = helper(w)                   # bound to what torchfix cannot see: unknown
+            for i in range(len(out)):
+                out[i] = x[0, i] + y[i] + z[i] + w[i]
+            return out
+        """)
+    assert shapes.ranks.get("x") == 2
+    assert "y" not in shapes.ranks and "z" not in shapes.ranks and "w" not in shapes.ranks
+
+
+def test_the_flow_enters_with_and_if_blocks_but_not_a_handler_after_its_try() -> None:
+    shapes = _shapes("""
+        import torch
+        def f(a, b, c, out):
+            a = a.view(-1)
+            with torch.no_grad():
+                b = b.reshape(-1)
+                if a.numel() > 0:
+                    try:
+                        c = c.view(-1)
+                    except RuntimeError:
+                        for i in range(len(out)):
+                            out[i] = a[i] + b[i] + c[i]
+            return out
+        """)
+    assert shapes.ranks.get("a") == 1 and shapes.ranks.get("b") == 1
+    assert "c" not in shapes.ranks  # the handler may run after a part of the body
+
+
+@pytest.mark.parametrize(
+    "spoiler",
+    [
+        "t.unsqueeze_(0)",  # an in-place rank change (of `t`, or of an alias of it)
+        "u = t; u.resize_(2, 2)",
+        "t.data = other",
+        "global t",
+        "k = (t := t.view(2, -1)).size(1)",  # a walrus in another binding's value
+        "torch.matmul(other, other, out=t)",  # torch resizes an `out=` tensor
+        "match other:\n                case (t, _):\n                    pass",  # a capture pattern
+        "try:\n                pass\n            except ValueError as t:\n                pass",
+        "from os import path as t",
+        "def t():\n                pass",
+    ],
+)
+def test_code_that_changes_a_rank_behind_the_flow_pins_nothing(spoiler: str) -> None:
+    shapes = _shapes(f"""
+        import torch
+        def f(t, out, other):
+            t = t.view(-1)
+            {spoiler}
+            for i in range(len(out)):
+                out[i] = t[i]
+            return out
+        """)
+    assert "t" not in shapes.ranks
+
+
+def test_a_name_the_loop_itself_binds_is_not_pinned() -> None:
+    shapes = _shapes("""
+        import torch
+        def f(x, n):
+            acc = torch.zeros(3)
+            for i in range(n):
+                acc = acc + x[i]
+            return acc
+        """)
+    assert "acc" not in shapes.ranks  # its rank may change from step to step
+
+
+def test_bool_arrays_are_told_apart() -> None:
+    shapes = _shapes("""
+        import torch
+        def f(labels, scores, out):
+            labels = labels.unsqueeze(1).expand(4, 4)
+            same = labels.eq(labels.t())
+            other = ~same
+            both = same & (labels > 0)
+            counts = same.long()
+            flags = torch.any(same.view(4, 2, 2), 2)
+            votes = torch.any(counts.view(4, 2, 2), 2)
+            for i in range(len(out)):
+                out[i] = scores[i][same[i]].sum() + other[i].sum() + both[i].sum() + counts[i].sum()
+            return out
+        """)
+    assert {"same", "other", "both", "flags"} <= shapes.bools
+    assert "votes" not in shapes.bools  # `any` of an integer array keeps its dtype (uint8 stays uint8)
+    assert "counts" not in shapes.bools and "labels" not in shapes.bools
+    assert shapes.ranks["same"] == 2 and shapes.ranks["counts"] == 2
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "return [torch.cat([a[i].sum().unsqueeze(0) for i in range(n)]) for a in ys]",
+        "f = lambda a: torch.cat([a[i].sum().unsqueeze(0) for i in range(n)])",
+    ],
+    ids=["comprehension-variable", "lambda-parameter"],
+)
+def test_a_loop_reading_a_variable_of_an_enclosing_comprehension_or_lambda_is_not_lifted(statement: str) -> None:
+    # `a` there is not the function's `a` (2-D): the kernel would replay or pin the wrong one
+    from torchfix.codemods.loops import ladder
+    from torchfix.codemods.loops.facts import comprehension_facts
+
+    context = _context(f"""
+        import torch
+        def f(x, ys, n: int):
+            a = x.view(n, -1)
+            {statement}
+        """)
+    inner = [c for c in context.nodes.of_type(cst.ListComp) if cst.Module([]).code_for_node(c).startswith("[a[i]")][0]
+    facts = comprehension_facts(inner, context)
+    assert facts is not None and "a variable of a comprehension or lambda around it" in facts.blockers[0]
+    found, _, _ = ladder.candidates(facts)
+    assert not found
+
+
+def test_a_shape_unpacked_name_shadowed_by_a_comprehension_pins_nothing() -> None:
+    context = _context("""
+        import torch
+        def f(x, ys):
+            n, d = x.shape
+            return [torch.cat([x[i].sum().unsqueeze(0) for i in range(n)]) for x in ys]
+        """)
+    from torchfix.codemods.loops.facts import shape_facts
+
+    function = context.nodes.of_type(cst.FunctionDef)[0]
+    assert "x" not in shape_facts(function, context).ranks
