@@ -100,6 +100,20 @@ class LoopOverBatch(Rule):
       rows of `keep` only (`out[keep] = e[keep].to(out.dtype)`); where the block evaluates
       something the loop reached only for some samples, under `if keep.any():`.
 
+    - a boolean selection of each sample, `x[i][m[i]]` with `m[i]` a mask of the sample's whole
+      shape: appended and concatenated (`torch.cat(rows)`), it is the batch's selection
+      `x[m]` (row-major: the order the loop appends in); summed whole per sample (`.sum()`), it
+      is `x.masked_fill(~m, 0).sum(1)`. Element-wise methods with Python numbers may come in
+      between (`.clamp(min=0)`), also through a temporary. The mask must be a comparison the
+      function computes (`m = a.eq(b)`, `cost < limit`): the checker then draws it as bool
+      (an integer array at that place gathers positions instead). Lists made in pairs
+      (`a, b = [], []`) are lifted too; one the loop does not build stays in the statement;
+    - one number per sample (a whole-sample reduction, Python numbers, arithmetic of those)
+      stored where nothing pins any rank is offered, after the batched rungs, as `torch.vmap`
+      of the body stored with the batch axis last:
+      `out[:].movedim(0, -1)[...] = torch.vmap(lambda t: (s >= t).float().sum() / n)(ts)`,
+      right for every rank; it runs under `if len(ts) > 0:` (vmap maps no empty batch).
+
     - `for c, m, s in zip(img, means, stds): c.mul_(s).add_(m)` -- an in-place chain of
       `add_` / `sub_` / `mul_` / `div_` / `clamp_` on the channels of a tensor, with one number
       per channel from lists of number literals -- becomes one chain on the channels, channels
@@ -163,9 +177,20 @@ class LoopOverBatch(Rule):
     whole sample becomes one over all but the first dimension; values of different ranks are
     aligned as the per-sample broadcast aligns them. Where the code pins ranks (`b, d = x.shape`,
     an allocation's sizes) the rewrite uses them; where it does not, the candidate says what it
-    assumes and the checker, which tries other ranks, decides. The output keeps its dtype: the
+    assumes and the checker, which tries other ranks, decides. The lines above the loop pin
+    ranks too: a name bound to `t.view(-1)`, `x.reshape(b, -1)`, `torch.zeros(n, d)`,
+    `a.eq(b.expand(n, n))`, arithmetic of arrays of known rank, a reduction over literal
+    dimensions, holds that rank at the loop until something binds it again (a binding on one
+    branch, in an enclosing loop's body, a walrus, a `match` capture: the rank is forgotten),
+    and the checker draws only that rank. A function that changes a rank in place
+    (`unsqueeze_`, `resize_`, `out=`, `.data =`) or declares `global` names pins nothing this
+    way. The output keeps its dtype: the
     allocation is replaced only where the checker shows the batched value has its dtype, and is
-    written in place (`out[:] = ...`) otherwise.
+    written in place (`out[:] = ...`) otherwise. It is a new array, as the old one was: where
+    the batched value would be a view of an array the function holds (`x[:n].flatten(0, 1)` for
+    `torch.cat` of rows of `x`), it is copied (`.clone()`, `.copy()`), and the checker refutes a
+    result that shares memory with an input, or with an array both sides computed before the
+    loop, where the old result did not (a later write into it would reach that array).
 
     ## When it stays silent
     - A statement of the body is neither a temporary, a store, an accumulation nor an append (a
@@ -176,6 +201,10 @@ class LoopOverBatch(Rule):
       depends on the batch (BatchNorm, Dropout) or something torchfix cannot see into (a
       model passed in, a helper): batching would change what it computes.
     - The loop variable or a temporary is read after the loop.
+    - A boolean selection of a sample reaches anything but a whole `.sum()`, element-wise
+      methods with numbers or a `torch.cat`: in particular its `.max()` / `.min()` (a masked
+      `amax` has the values but not the gradients: where a row holds NaN, `.max()` gives the
+      NaN its gradient and `amax` makes the row's gradient NaN).
     - An in-place chain takes something other than numbers (a tensor row, a keyword), zips lists
       of different lengths or of values that are not number literals, or walks a list of
       tensors.

@@ -90,6 +90,10 @@ class Lifted:
     #: where ``rank`` is unknown: the fewest dimensions a sample can have (``x[:, i, :, :]``
     #: has at least 3, or the subscript raises)
     min_rank: int = 0
+    #: a boolean selection per sample (``x[i][m[i]]``, ragged): ``node`` is then the batch of
+    #: whole samples and this the batch of masks; only a whole reduction, element-wise
+    #: operations with Python numbers and a concatenation take such a value
+    selected: cst.BaseExpression | None = None
 
 
 @dataclass(frozen=True)
@@ -203,8 +207,20 @@ class Lifter:
     #: (the loop's numbers go where they land, e.g. ``pe[j, 0, i] = math.sin(...)`` over
     #: ``range(max_len)``, where no walked tensor gives one)
     store_device: str | None = None
+    #: ids of the nodes that may lift to a boolean selection (:attr:`Lifted.selected`): what
+    #: takes one asks for it, anything else that meets one raises
+    selectable: set[int] = field(default_factory=set)
 
     # ------------------------------------------------------------------ entry points
+
+    def lift_selectable(self, node: cst.BaseExpression) -> Lifted | None:
+        """:meth:`lift`, where ``node`` may be a boolean selection per sample (a temporary, the
+        value a ``torch.cat`` of the appended samples concatenates)."""
+        self.selectable.add(id(node))
+        try:
+            return self.lift(node)
+        finally:
+            self.selectable.discard(id(node))
 
     def lift(self, node: cst.BaseExpression) -> Lifted | None:
         """The lift of ``node``, or None with :attr:`why` set. :class:`NeedRank` propagates: the
@@ -314,7 +330,10 @@ class Lifter:
 
     def _name(self, node: cst.Name) -> Lifted:
         if node.value in self.per_sample:
-            return self.per_sample[node.value]
+            found = self.per_sample[node.value]
+            if found.selected is not None and id(node) not in self.selectable:
+                raise CannotLift(f"`{node.value}` is a boolean selection per sample: lifted only where it is summed whole or concatenated")
+            return found
         if node.value == self.index:
             return self._arange()
         raise CannotLift(f"`{node.value}` is per-sample but not lifted")  # pragma: no cover - guarded by depends()
@@ -413,8 +432,14 @@ class Lifter:
             raise CannotLift(f"`{short(node)}` indexes a (values, indices) pair")
         if inner.scalar:
             raise CannotLift(f"`{short(node)}` indexes a per-sample number")
+        if inner.selected is not None:
+            raise CannotLift(f"`{short(node)}` indexes a boolean selection per sample")
+        if any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+               for e in node.slice):
+            raise CannotLift(f"`{short(node)}` reads a field by its name: the samples are records, not rows of an array")
         if any(self.depends(element) for element in node.slice):
-            return self._select(node, inner)
+            masked = self._masked(node, inner)
+            return masked if masked is not None else self._select(node, inner)
         if any(isinstance(e.slice, cst.Index) and m.matches(e.slice.value, m.Ellipsis()) for e in node.slice):
             raise CannotLift(f"`{short(node)}` uses `...`")
         if inner.keepdim:
@@ -422,7 +447,67 @@ class Lifter:
                 raise CannotLift(f"`{short(node)}` indexes the length-one leading dimension of a sample")
             return replace(inner, node=subscript(inner.node, node.slice), rank=_rank_after(inner.rank, node.slice), keep=None)
         batched = subscript(inner.node, [full_slice(), *node.slice])
-        return Lifted(batched, True, _rank_after(inner.rank, node.slice), kind=inner.kind, sources=inner.sources)
+        rank = _rank_after(inner.rank, node.slice)
+        if rank is not None and rank < 0:
+            raise CannotLift(f"`{short(node)}` indexes a sample with more indices than it has dimensions")
+        return Lifted(batched, True, rank, kind=inner.kind, sources=inner.sources)
+
+    def _masked(self, node: cst.Subscript, inner: Lifted) -> Lifted | None:
+        """``x[i][m[i]]`` with a per-sample mask of the sample's whole shape: each sample's
+        selected elements, ragged. Lifted as the batch of whole samples beside the batch of
+        masks (:attr:`Lifted.selected`), for a whole reduction or a concatenation to take. None
+        where the index is one number per sample (a position, for :meth:`_select`) or its rank
+        is not known."""
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        mask = self._lift(node.slice[0].slice.value)
+        if not mask.batched or mask.scalar or mask.pair or mask.keepdim or mask.rank is None or mask.rank == 0:
+            return None
+        if mask.kind not in ("bool", None):
+            raise CannotLift(f"`{short(node)}`: the per-sample index is an array of positions")
+        if names_used(mask.node) & set(self.per_sample):
+            # the mask is kept as an expression until the selection is consumed: a temporary
+            # it reads could be rebound by then
+            raise CannotLift(f"`{short(node)}`: the mask is a temporary of the loop (name what it reads outside it)")
+        if id(node) not in self.selectable:
+            raise CannotLift(f"`{short(node)}` selects a different number of elements per sample: lifted only where it is summed whole or concatenated")
+        if self.library.is_numpy or self.row_filter is not None or inner.keepdim or inner.pair:
+            raise CannotLift(f"`{short(node)}`: a boolean selection per sample is lifted on torch tensors of a whole batch only")
+        if self._need(inner, f"`{short(node)}`: the rank of a sample decides what the mask selects") != mask.rank:
+            raise CannotLift(f"`{short(node)}`: the mask does not cover a sample's whole shape")
+        return Lifted(inner.node, True, inner.rank, kind=inner.kind, sources=inner.sources | mask.sources, selected=mask.node)
+
+    #: whole reductions of a boolean selection: the batched reducer and the value an unselected
+    #: element is filled with, which leaves it out (None: ``0``). Not ``max``/``min``: a masked
+    #: ``amax`` has the values, but where a row holds NaN its gradient is NaN where ``.max()``
+    #: of the selection gives the NaN its gradient (and ``.max(dim)`` gives ties one element)
+    _MASKED_REDUCERS: ClassVar[dict[str, tuple[str, str | None]]] = {"sum": ("sum", None)}
+
+    def _masked_method(self, node: cst.Call, func: cst.Attribute, value: Lifted) -> Lifted:
+        """A method of a boolean selection per sample: a whole reduction (``.max()`` of each
+        sample's selected elements: the reduction of the masked batch over every dimension but
+        the first), or an element-wise method with Python numbers (applied to whole samples;
+        what the mask leaves out is never read)."""
+        attr = func.attr.value
+        assert value.selected is not None and value.rank is not None
+        if attr in self._MASKED_REDUCERS and not node.args:
+            reducer, fill = self._MASKED_REDUCERS[attr]
+            left_out = cst.UnaryOperation(cst.BitInvert(), receiver(value.selected))
+            filled = method(value.node, "masked_fill", left_out,
+                            integer(0) if fill is None else call(name("float"), cst.SimpleString(f'"{fill}"')))
+            dims = integer(1) if value.rank == 1 else cst.Tuple([cst.Element(integer(d)) for d in range(1, value.rank + 1)])
+            if attr == "sum":
+                self.reorders = True
+            return Lifted(method(filled, reducer, dims), True, 0, kind=value.kind, sources=value.sources)
+        row = callees.method(attr)
+        numbers = set(self.numbers)
+        if (
+            id(node) in self.selectable and row is not None and row.batching is Batching.ELEMENTWISE
+            and all(not a.star and python_number(a.value, numbers) for a in node.args)
+        ):
+            rebuilt = node.with_changes(func=func.with_changes(value=receiver(value.node)))
+            return replace(value, node=rebuilt, kind=row.result or value.kind)
+        raise CannotLift(f"`{short(node)}`: a boolean selection per sample is lifted only where it is summed whole or concatenated")
 
     def _select(self, node: cst.Subscript, inner: Lifted) -> Lifted:
         """``p[labels[i]]``: each sample indexed at its own position -- one advanced index over
@@ -1038,8 +1123,18 @@ class Lifter:
         return node.with_changes(args=args)
 
     def _method(self, node: cst.Call, func: cst.Attribute) -> Lifted:
-        value = self._lift(func.value)
         attr = func.attr.value
+        # the receiver may be a boolean selection where this call reduces it whole, or passes
+        # it on element-wise to what asked for a selection
+        takes_selection = (attr in self._MASKED_REDUCERS and not node.args) or id(node) in self.selectable
+        if takes_selection:
+            self.selectable.add(id(func.value))
+        try:
+            value = self._lift(func.value)
+        finally:
+            self.selectable.discard(id(func.value))
+        if value.selected is not None:
+            return self._masked_method(node, func, value)
         row = callees.method(attr)
         if row is None:
             raise CannotLift(f"`.{attr}()` is not a method torchfix knows how to batch")

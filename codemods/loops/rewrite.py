@@ -159,6 +159,38 @@ class _Plan:
     mask: cst.BaseExpression | None = None
     double_index: bool = False
     batch_last: bool = False
+    #: tuple assignments of lists (``a, b = [], []``) -> the statement and the names it loses
+    shared: dict[int, tuple[cst.SimpleStatementLine, set[str]]] = field(default_factory=dict)
+    #: leading lines of removed statements right above the loop, for the first new statement
+    carried_lines: list[cst.EmptyLine] = field(default_factory=list)
+
+
+def _shared_definitions(plan: "_Plan") -> None:
+    """The edits of the tuple assignments the plan takes names out of: removed where every
+    name goes, else rebuilt with the names that stay (``b = []``)."""
+    for statement, gone in plan.shared.values():
+        assign = statement.body[0]
+        assert isinstance(assign, cst.Assign)
+        target, value = assign.targets[0].target, assign.value
+        pairs = [(t, v) for t, v in zip(target.elements, value.elements)  # type: ignore[attr-defined]
+                 if t.value.value not in gone]
+        if not pairs:
+            plan.edits.append(Edit(statement, cst.RemovalSentinel.REMOVE))
+            continue
+        if len(pairs) == 1:
+            kept: cst.BaseSmallStatement = cst.Assign([cst.AssignTarget(pairs[0][0].value)], pairs[0][1].value)
+        else:
+            kept = assign.with_changes(
+                targets=[assign.targets[0].with_changes(target=target.with_changes(elements=_commas_of([t for t, _ in pairs])))],
+                value=value.with_changes(elements=_commas_of([v for _, v in pairs])),
+            )
+        plan.edits.append(Edit(statement, statement.with_changes(body=[kept])))
+
+
+def _commas_of(elements: list[cst.Element]) -> list[cst.Element]:
+    """``elements`` separated by commas, the last without one."""
+    return [e.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if k < len(elements) - 1 else cst.MaybeSentinel.DEFAULT)
+            for k, e in enumerate(elements)]
 
 
 def extent_of(facts: LoopFacts, options: Options) -> Extent:
@@ -816,13 +848,19 @@ def _lift_step(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, opt
 
 def _finish(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str], anchor: cst.CSTNode | None, torch_name: str) -> LoopRewrite:
     context = facts.context
+    _shared_definitions(plan)
     # the rewritten loop: its comments go with the first new statement
     statements = plan.statements
     if facts.comprehension is not None:
         old = [*plan.old, *(old for old, _ in plan.consumers)]
         new = [new for _, new in plan.consumers]
         return _rewrite(facts, plan, lifter, imports, anchor, torch_name, tuple(plan.edits), old, new)
-    leading = list(facts.loop.leading_lines) + comments_in(facts.loop.with_changes(leading_lines=()))
+    leading = plan.carried_lines + list(facts.loop.leading_lines) + comments_in(facts.loop.with_changes(leading_lines=()))
+    # a comment a new statement keeps at its end (a temporary's own line) is not repeated above
+    kept = {id(c) for statement in statements for c in _kept_comments(statement)}
+    kept_text = {c.value for statement in statements for c in _kept_comments(statement)}
+    leading = [line for line in leading if line.comment is None or (id(line.comment) not in kept and line.comment.value not in kept_text)
+               or line in facts.loop.leading_lines or line in plan.carried_lines]
     if statements:
         statements[0] = statements[0].with_changes(leading_lines=leading)
         loop_edit = Edit(facts.loop, cst.FlattenSentinel(statements) if len(statements) > 1 else statements[0])
@@ -832,6 +870,13 @@ def _finish(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str], 
     old = [*plan.old, facts.loop, *(old for old, _ in plan.consumers)]
     new = [*statements, *(new for _, new in plan.consumers)]
     return _rewrite(facts, plan, lifter, imports, anchor, torch_name, edits, old, new)
+
+
+def _kept_comments(statement: cst.CSTNode) -> list[cst.Comment]:
+    """The comment at the end of a new simple statement (carried over from the line it lifts)."""
+    if isinstance(statement, cst.SimpleStatementLine) and statement.trailing_whitespace.comment is not None:
+        return [statement.trailing_whitespace.comment]
+    return []
 
 
 def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str], anchor: cst.CSTNode | None, torch_name: str,
@@ -948,7 +993,7 @@ def _temporary(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan) -> Non
     for bound in names:
         if facts.used_after(bound):
             raise CannotRewrite(f"`{bound}` is assigned in the loop and read after it", step.statement)
-    lifted = lifter.lift(step.value)
+    lifted = lifter.lift_selectable(step.value) if step.target is not None else lifter.lift(step.value)
     if lifted is None:
         raise CannotRewrite(lifter.why, step.statement)
     if not lifted.batched:
@@ -1134,7 +1179,7 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
         plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
         plan.old.append(definition.statement)
         plan.exclude.append(definition.statement)
-        plan.statements.append(assign(name(step.target), value))
+        plan.statements.append(assign(name(step.target), fresh(value, facts, lifter.library.is_numpy)))
         plan.descriptions.append(f"`{step.target}` computed at once")
     else:
         if operator is None:
@@ -1836,7 +1881,7 @@ def _collected(facts: LoopFacts, step: Step, numpy: bool) -> tuple[str, Definiti
         items = "the comprehension" if definition is None else definition.name
     else:
         items = step.target or ""
-        definition = facts.definition(items)
+        definition = facts.definition(items, shared=True)
         # statements between the list and the loop may stay where they are: the three uses
         # counted below (made, appended to, consumed) leave none of them a read of the list
         if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block:
@@ -1854,7 +1899,13 @@ def _collected(facts: LoopFacts, step: Step, numpy: bool) -> tuple[str, Definiti
 def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, options: Options) -> None:  # noqa: ANN001
     assert step.value is not None
     items, definition, consumer = _collected(facts, step, lifter.library.is_numpy)
-    lifted = lifter.lift(step.value)
+    concatenated = consumer.form == "cat" and consumer.dim == 0
+    lifted = lifter.lift_selectable(step.value) if concatenated else lifter.lift(step.value)
+    if lifted is not None and lifted.selected is not None:
+        # each sample's selected elements, concatenated in order: the batch's, row-major
+        value = subscript(receiver(lifted.node), [index_of(lifted.selected)])
+        _replace_consumer(plan, facts, consumer, definition, value, f"`{items}` selected at once")
+        return
     if lifted is None and FLOAT32_NUMBERS in lifter.why and consumer.form in _TENSOR_FORMS:
         # a table of Python numbers (`torch.tensor([math.exp(-rate * t) ...])`): the index in
         # float64, as Python computes (the consumer below makes the table's dtype)
@@ -1906,7 +1957,11 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, op
                 raise CannotRewrite("`torch.cat` of one-number samples raises", consumer.statement)
             if lifted.rank is None:
                 lifter._assume(f"a sample of `{_short(step.value)}` has at least one dimension")  # noqa: SLF001
-            value = lifter.library.merge_first_two(value)
+            if lifted.rank == 1 and m.matches(value, m.Call(func=m.Attribute(attr=m.Name("unsqueeze")), args=[m.Arg(m.Integer("1"))])):
+                # `v.unsqueeze(0)` of one number per sample, concatenated: the batch of numbers
+                value = value.func.value  # type: ignore[attr-defined]
+            else:
+                value = lifter.library.merge_first_two(value)
     elif consumer.form in _TENSOR_FORMS:
         if not lifted.scalar:
             raise CannotRewrite(f"`{_short(consumer.call.func)}({items})` of tensors", consumer.statement)
@@ -1942,11 +1997,22 @@ def _replace_consumer(
     definition (``items = []``) goes, and both join the kernel's old side."""
     # each consumer's value is an output of its own: a loop that fills two lists is compared on both
     result = "_result" if not plan.consumers else f"_result_{len(plan.consumers) + 1}"
+    value = fresh(value, facts, consumer.numpy)
     old_statement, new_statement = _consumer_kernel(consumer, value, result)
-    if definition is not None:
+    if definition is not None and definition.others:
+        # `a, b = [], []`: the names the rewrite makes at once leave the statement (all of them:
+        # it goes), once every list is planned (:func:`_shared_definitions`)
+        if not any(s is definition.statement for s in plan.old):
+            plan.old.insert(0, definition.statement)
+            plan.exclude.append(definition.statement)
+        plan.shared.setdefault(id(definition.statement), (definition.statement, set()))[1].add(definition.name)
+    elif definition is not None:
         plan.old.insert(0, definition.statement)
         plan.exclude.append(definition.statement)
         plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
+        if definition.same_block and not definition.between:
+            # the blank lines and comments above `items = []` stay above what replaces the loop
+            plan.carried_lines.extend(definition.statement.leading_lines)
     plan.edits.append(Edit(consumer.call, _in_context(value, facts, consumer.call)))
     plan.consumers.append((old_statement, new_statement))
     plan.outputs.append(result)
@@ -1966,6 +2032,104 @@ def _in_context(value: cst.BaseExpression, facts: LoopFacts, replaced: cst.CSTNo
 
 def _consumer_kernel(consumer: _Consumer, value: cst.BaseExpression, result: str) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine]:
     return assign(name(result), consumer.call), assign(name(result), value)
+
+
+# ----------------------------------------------------------------------------- fresh arrays
+
+
+#: methods that may give back their receiver or a view of it (a cast to the dtype it has, a move
+#: to the device it is on, a reshape): what they return is as fresh as the receiver
+_MAY_SHARE_METHODS = frozenset({
+    "view", "reshape", "flatten", "ravel", "squeeze", "unsqueeze", "permute", "transpose", "t", "movedim", "moveaxis",
+    "swapaxes", "swapdims", "expand", "expand_as", "view_as", "reshape_as", "narrow", "select", "diagonal", "unfold",
+    "float", "double", "half", "bfloat16", "long", "int", "short", "byte", "char", "bool", "type", "type_as", "to", "cpu",
+    "cuda", "detach", "contiguous", "numpy", "as_strided", "real", "imag", "conj",
+})
+#: functions that may give back their argument (``torch.as_tensor(t)`` is ``t``)
+_MAY_SHARE_FUNCTIONS = frozenset({"torch.as_tensor", "torch.asarray", "torch.from_numpy", "numpy.asarray",
+                                  "numpy.asanyarray", "numpy.ascontiguousarray", "torch.vmap",
+                                  # a NumPy scalar type called on an array of its dtype gives back the array
+                                  *(f"numpy.{t}" for t in ("float16", "float32", "float64", "int32", "int64", "uint8", "bool_")),
+                                  # a legacy constructor of one tensor is that tensor
+                                  "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor",
+                                  "torch.IntTensor", "torch.ByteTensor", "torch.BoolTensor", "torch.HalfTensor"})
+
+
+def is_fresh(value: cst.BaseExpression, facts: LoopFacts) -> bool:
+    """Whether ``value`` evidently evaluates to a new array that nothing else holds (or a Python
+    number): an operator's result, an allocating call, an advanced index, or a view of such a
+    value. A name, an attribute, a slice of one, a call that may give back its argument: not."""
+    if isinstance(value, (cst.BinaryOperation, cst.Comparison, cst.Integer, cst.Float, cst.List, cst.Tuple)):
+        return True
+    if isinstance(value, cst.UnaryOperation):
+        return not isinstance(value.operator, cst.Plus) or is_fresh(value.expression, facts)
+    if isinstance(value, cst.Subscript):
+        if is_fresh(value.value, facts):
+            return True
+        # an array of positions or a mask copies what it selects
+        return any(isinstance(e.slice, cst.Index) and _an_array_index(e.slice.value, facts) for e in value.slice)
+    if isinstance(value, cst.IfExp):
+        return is_fresh(value.body, facts) and is_fresh(value.orelse, facts)
+    if not isinstance(value, cst.Call):
+        return False
+    if any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in value.args):
+        return False  # `F.relu(x, inplace=True)` is `x`; `torch.add(a, b, out=c)` is `c`
+    qualified = facts.context.qualified(value.func)
+    if qualified is not None:
+        if qualified in _MAY_SHARE_FUNCTIONS:
+            # `np.asarray(a)` is `a` itself where `a` is an array: as fresh as `a`
+            positional = [a.value for a in value.args if a.keyword is None and not a.star]
+            return qualified != "torch.vmap" and bool(positional) and is_fresh(positional[0], facts)
+        if qualified == "numpy.array":
+            return not any(a.keyword is not None and a.keyword.value == "copy" for a in value.args)
+        row = callees.function(qualified)
+        return row is not None and row.batching in _ALLOCATING
+    if isinstance(value.func, cst.Call) and (facts.context.qualified(value.func.func) or "") == "torch.vmap":
+        # `torch.vmap(f)(x)`: as fresh as what `f` gives back
+        function = value.func.args[0].value if value.func.args else None
+        return isinstance(function, cst.Lambda) and is_fresh(function.body, facts)
+    if isinstance(value.func, cst.Attribute):
+        attr = value.func.attr.value
+        if attr.endswith("_") or attr in _MAY_SHARE_METHODS:
+            return is_fresh(value.func.value, facts)  # in place, or maybe the receiver itself
+        if attr in ("clone", "copy", "tolist", "masked_fill", "index_select", "gather", "repeat", "nonzero"):
+            return True
+        row = callees.method(attr)
+        return row is not None and row.batching in _ALLOCATING
+    return False
+
+
+#: callee kinds that always allocate their result
+_ALLOCATING = frozenset({callees.Batching.ELEMENTWISE, callees.Batching.REDUCTION, callees.Batching.ALONG_DIM,
+                         callees.Batching.MATMUL, callees.Batching.ALLOCATE, callees.Batching.ALLOCATE_LIKE})
+
+
+def _an_array_index(index: cst.BaseExpression, facts: LoopFacts) -> bool:
+    """Whether ``index`` is evidently an array of positions or a mask of at least one dimension
+    (an advanced index, which copies): an array the code pins a rank of, or one the loop reads a
+    sample of (``labels[i]``) that the code shows is an array. Not a number, a 0-d tensor, a bool
+    or a tuple of positions, which index basically (a view)."""
+    from torchfix.codemods.loops.ranks import rank_of
+
+    found = rank_of(index, facts.shapes.ranks, facts.context.qualified, frozenset(facts.shapes.numbers) | frozenset(facts.shapes.measures))
+    if found is not None and found[1] and found[0] >= 1:
+        return True
+    if isinstance(index, cst.Name):
+        body = facts.loop.body if isinstance(facts.loop, cst.For) else facts.loop
+        return _shown_array(facts, index.value) and any(
+            isinstance(n, cst.Subscript) and m.matches(n.value, m.Name(index.value)) for n in _walk(body)
+        )
+    return False
+
+
+def fresh(value: cst.BaseExpression, facts: LoopFacts, numpy: bool) -> cst.BaseExpression:
+    """``value``, copied unless it is evidently a new array: what replaces a consumer
+    (``torch.cat(items)``, ``np.array(items)``) or an allocation made for the loop must not share
+    memory with an array the function holds (``x[:n].flatten(0, 1)`` is a view of ``x``: writing
+    into it would write into ``x``, where the old result was a copy)."""
+    if is_fresh(value, facts):
+        return value
+    return method(receiver(value), "copy" if numpy else "clone")
 
 
 # ----------------------------------------------------------------------------- the vmap rung
