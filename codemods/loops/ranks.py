@@ -25,12 +25,12 @@ What it follows, and why that is exact:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import assigned_names
+from torchfix.codemods.analysis import BOUND_TARGET, assigned_names, child_nodes, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.nodes import int_literal
@@ -94,6 +94,8 @@ class _Ranks:
         self.numbers = numbers
         #: the array names whose dtype is bool
         self.bools = bools if bools is not None else set()
+        self.bound_in: Callable[[cst.CSTNode], set[str]] = _bound_in
+        self.mentioned: Callable[[cst.CSTNode], set[str]] = _mentioned
 
     def is_bool(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is evidently a bool array (of an evident rank): a comparison, a
@@ -351,6 +353,9 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
     path.reverse()
     ranks: dict[str, int] = {}
     flow = _Ranks(ranks, context.qualified, numbers)
+    # what a statement binds or mentions is asked again for every loop after it: once each
+    flow.bound_in = lambda node: context.once("names bound", node, lambda: _bound_in(node))
+    flow.mentioned = lambda node: context.once("names written", node, lambda: _mentioned(node))
     for parent, child in zip([function, *path], path):
         if isinstance(parent, (cst.IndentedBlock, cst.Module)):
             # `child` is a statement of the block: the statements before it ran first
@@ -360,7 +365,7 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
                 _follow(earlier, flow)
         elif not _enter(parent, child, flow):
             return {}, frozenset()
-    _forget(flow, _bound_in(statement))
+    _forget(flow, flow.bound_in(statement))
     return ranks, frozenset(flow.bools)
 
 
@@ -370,7 +375,7 @@ def _enter(parent: cst.CSTNode, child: cst.CSTNode, flow: "_Ranks") -> bool:
     if isinstance(parent, (cst.For, cst.While)):
         if child is not parent.body:
             return False  # an `else:` after a loop: the loop ran some steps
-        _forget(flow, _bound_in(parent))  # the body may run again after any of its lines
+        _forget(flow, flow.bound_in(parent))  # the body may run again after any of its lines
     elif isinstance(parent, cst.If):
         _forget(flow, assigned_names(parent.test))  # (an expression binds by walrus only)
     elif isinstance(parent, cst.With):
@@ -379,7 +384,7 @@ def _enter(parent: cst.CSTNode, child: cst.CSTNode, flow: "_Ranks") -> bool:
         _forget(flow, set().union(*(assigned_names(item) for item in parent.items)))
     elif isinstance(parent, (cst.Try, cst.TryStar)):
         if child is not parent.body:
-            _forget(flow, _bound_in(parent))  # after a part of the body, or all of it
+            _forget(flow, flow.bound_in(parent))  # after a part of the body, or all of it
     elif isinstance(parent, cst.ExceptHandler):
         _forget(flow, _mentioned(parent.name) if parent.name is not None else set())
     elif not isinstance(parent, (cst.Else, cst.Finally, cst.FunctionDef)):
@@ -407,54 +412,59 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
             else:
                 _forget(flow, _mentioned(small))
         return
-    _forget(flow, _mentioned(statement))
+    _forget(flow, flow.mentioned(statement))
 
 
 def _mentioned(node: cst.CSTNode) -> set[str]:
     """Every name written anywhere in ``node`` (bound or read, nested scopes included)."""
-    from torchfix.codemods.analysis import child_nodes
-
     found: set[str] = set()
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.add(current.value)
+        if type(current) is cst.Name:  # (type checks: isinstance of a LibCST class is an ABC check)
+            found.add(current.value)  # type: ignore[attr-defined]
         stack.extend(child_nodes(current))
     return found
 
 
 def _bound_in(node: cst.CSTNode) -> set[str]:
     """Every name a binding inside ``node`` may write: assignments, loop and ``with`` targets,
-    walrus (:func:`assigned_names`), and ``match`` captures, ``except ... as``, imports, nested
-    ``def`` / ``class`` names, ``del`` targets, and the variables of comprehensions and lambdas
-    (which shadow the name in their own scope).""" 
-    from torchfix.codemods.analysis import child_nodes
-
-    found = set(assigned_names(node))
+    walrus (as :func:`assigned_names`), and ``match`` captures, ``except ... as``, imports,
+    nested ``def`` / ``class`` names, ``del`` targets, and the variables of comprehensions and
+    lambdas (which shadow the name in their own scope). One walk."""
+    found: set[str] = set()
     stack = [node]
     while stack:
         current = stack.pop()
-        bound: cst.CSTNode | None = None
-        if isinstance(current, (cst.MatchAs, cst.MatchStar)):
-            bound = current.name
-        elif isinstance(current, cst.MatchMapping):
-            bound = current.rest
-        elif isinstance(current, cst.ExceptHandler) and current.name is not None:
-            bound = current.name.name
-        elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
-            bound = current.name
-        elif isinstance(current, (cst.Import, cst.ImportFrom, cst.Del)):
-            found |= _mentioned(current)
-        elif isinstance(current, cst.CompFor):
-            # a comprehension's variable shadows the name inside it (`[a[i] for a in ys]`)
-            found |= _mentioned(current.target)
-        elif isinstance(current, cst.Lambda):
-            found |= _mentioned(current.params)
-        if isinstance(bound, cst.Name):
-            found.add(bound.value)
+        kind = type(current)
+        target = BOUND_TARGET.get(kind)
+        if target is not None:
+            bound_target = target(current)
+            if bound_target is not None:
+                found |= target_names(bound_target)
+        elif kind in _NAMED_BINDERS:
+            name = _NAMED_BINDERS[kind](current)
+            if type(name) is cst.Name:
+                found.add(name.value)  # type: ignore[union-attr]
+        elif kind in _MENTIONING_BINDERS:
+            found |= _mentioned(_MENTIONING_BINDERS[kind](current))
         stack.extend(child_nodes(current))
     return found
+
+
+#: nodes that bind the one name they hold
+_NAMED_BINDERS: dict[type, Callable[[Any], Any]] = {
+    cst.MatchAs: lambda n: n.name, cst.MatchStar: lambda n: n.name, cst.MatchMapping: lambda n: n.rest,
+    cst.ExceptHandler: lambda n: n.name.name if n.name is not None else None,
+    cst.ExceptStarHandler: lambda n: n.name.name if n.name is not None else None,
+    cst.FunctionDef: lambda n: n.name, cst.ClassDef: lambda n: n.name,
+}
+#: nodes whose part binds every name written in it (a comprehension's variable shadows the
+#: name inside it: `[a[i] for a in ys]`)
+_MENTIONING_BINDERS: dict[type, Callable[[Any], cst.CSTNode]] = {
+    cst.Import: lambda n: n, cst.ImportFrom: lambda n: n, cst.Del: lambda n: n,
+    cst.CompFor: lambda n: n.target, cst.Lambda: lambda n: n.params,
+}
 
 
 def _forget(flow: "_Ranks", names: set[str]) -> None:
@@ -465,21 +475,23 @@ def _forget(flow: "_Ranks", names: set[str]) -> None:
 
 def _unfollowable(function: cst.FunctionDef) -> bool:
     """Whether something in ``function`` may change a rank behind the flow: an in-place rank
-    change, an assignment to ``.data`` / ``.shape``, a ``global`` or ``nonlocal`` declaration."""
+    change, an ``out=`` argument, an assignment to ``.data`` / ``.shape`` / ``.dtype``, a
+    ``global`` or ``nonlocal`` declaration."""
     stack: list[cst.CSTNode] = [function.body]
-    from torchfix.codemods.analysis import child_nodes
-
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.Global, cst.Nonlocal)):
+        kind = type(node)
+        if kind is cst.Global or kind is cst.Nonlocal:
             return True
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in RANK_CHANGING_IN_PLACE:
-            return True
-        if isinstance(node, cst.Call) and any(a.keyword is not None and a.keyword.value == "out" for a in node.args):
-            return True  # torch resizes an `out=` tensor to the result's shape
-        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
-            target = node.target
-            if isinstance(target, cst.Attribute) and target.attr.value in _REPLACING_ATTRIBUTES:
+        if kind is cst.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute and func.attr.value in RANK_CHANGING_IN_PLACE:
+                return True
+            if any(a.keyword is not None and a.keyword.value == "out" for a in node.args):  # type: ignore[attr-defined]
+                return True  # torch resizes an `out=` tensor to the result's shape
+        elif kind is cst.AssignTarget or kind is cst.AugAssign or kind is cst.AnnAssign:
+            target = node.target  # type: ignore[attr-defined]
+            if type(target) is cst.Attribute and target.attr.value in _REPLACING_ATTRIBUTES:
                 return True
         stack.extend(child_nodes(node))
     return False
