@@ -477,28 +477,25 @@ class Lifter:
             raise CannotLift(f"`{short(node)}`: the mask does not cover a sample's whole shape")
         return Lifted(inner.node, True, inner.rank, kind=inner.kind, sources=inner.sources | mask.sources, selected=mask.node)
 
-    #: whole reductions of a boolean selection: the batched reducer and the value an unselected
-    #: element is filled with, which leaves it out (None: ``0``). Not ``max``/``min``: a masked
-    #: ``amax`` has the values, but where a row holds NaN its gradient is NaN where ``.max()``
-    #: of the selection gives the NaN its gradient (and ``.max(dim)`` gives ties one element)
-    _MASKED_REDUCERS: ClassVar[dict[str, tuple[str, str | None]]] = {"sum": ("sum", None)}
+    #: the whole reductions of a boolean selection that are batched: ``sum`` (filling what the
+    #: mask leaves out with 0). Not ``max``/``min``: a masked ``amax`` has the values, but where a
+    #: row holds NaN its gradient is NaN where ``.max()`` of the selection gives the NaN its
+    #: gradient (and ``.max(dim)`` gives ties one element)
+    _MASKED_REDUCERS: ClassVar[frozenset[str]] = frozenset({"sum"})
 
     def _masked_method(self, node: cst.Call, func: cst.Attribute, value: Lifted) -> Lifted:
-        """A method of a boolean selection per sample: a whole reduction (``.max()`` of each
-        sample's selected elements: the reduction of the masked batch over every dimension but
-        the first), or an element-wise method with Python numbers (applied to whole samples;
-        what the mask leaves out is never read)."""
+        """A method of a boolean selection per sample: a whole sum (``.sum()`` of each sample's
+        selected elements: the sum of the masked batch over every dimension but the first), or
+        an element-wise method with Python numbers (applied to whole samples; what the mask
+        leaves out is never read)."""
         attr = func.attr.value
         assert value.selected is not None and value.rank is not None
         if attr in self._MASKED_REDUCERS and not node.args:
-            reducer, fill = self._MASKED_REDUCERS[attr]
             left_out = cst.UnaryOperation(cst.BitInvert(), receiver(value.selected))
-            filled = method(value.node, "masked_fill", left_out,
-                            integer(0) if fill is None else call(name("float"), cst.SimpleString(f'"{fill}"')))
+            filled = method(value.node, "masked_fill", left_out, integer(0))
             dims = integer(1) if value.rank == 1 else cst.Tuple([cst.Element(integer(d)) for d in range(1, value.rank + 1)])
-            if attr == "sum":
-                self.reorders = True
-            return Lifted(method(filled, reducer, dims), True, 0, kind=value.kind, sources=value.sources)
+            self.reorders = True  # floats summed in another order than the loop's
+            return Lifted(method(filled, attr, dims), True, 0, kind=value.kind, sources=value.sources)
         row = callees.method(attr)
         numbers = set(self.numbers)
         if (
