@@ -857,9 +857,8 @@ def _finish(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str], 
         return _rewrite(facts, plan, lifter, imports, anchor, torch_name, tuple(plan.edits), old, new)
     leading = plan.carried_lines + list(facts.loop.leading_lines) + comments_in(facts.loop.with_changes(leading_lines=()))
     # a comment a new statement keeps at its end (a temporary's own line) is not repeated above
-    kept = {id(c) for statement in statements for c in _kept_comments(statement)}
-    kept_text = {c.value for statement in statements for c in _kept_comments(statement)}
-    leading = [line for line in leading if line.comment is None or (id(line.comment) not in kept and line.comment.value not in kept_text)
+    kept = {c.value for statement in statements for c in _kept_comments(statement)}
+    leading = [line for line in leading if line.comment is None or line.comment.value not in kept
                or line in facts.loop.leading_lines or line in plan.carried_lines]
     if statements:
         statements[0] = statements[0].with_changes(leading_lines=leading)
@@ -1110,8 +1109,7 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
     batched_target = _whole_rows(target, batched_target, facts, extent)
     lifter.walked_dims.setdefault(step.target, next(k for k, e in enumerate(target.slice) if lifter.depends(e)))
     definition = facts.definition(step.target)
-    out_rank = _allocation_rank(definition.value, facts) if definition is not None else facts.shapes.ranks.get(step.target)
-    slot_rank = None if out_rank is None else out_rank - 1 - removed
+    slot_rank = _slot_rank(facts, step.target, definition, removed)
     value = lifted.node
     value_rank = 0 if lifted.scalar else lifted.rank
     # one number per sample into a slot whose rank nothing pins: written with the batch axis
@@ -1376,6 +1374,13 @@ def _number_type(name_: str, facts: LoopFacts) -> str | None:
     if kinds == {Kind.FLOAT}:
         return "float"
     return None
+
+
+def _slot_rank(facts: LoopFacts, target: str, definition: Definition | None, removed: int) -> int | None:
+    """The rank of one slot ``target[i, ...]`` a store writes (``removed``: the other dimensions
+    its indices remove): from the allocation that made ``target``, else a rank the code pins."""
+    out_rank = _allocation_rank(definition.value, facts) if definition is not None else facts.shapes.ranks.get(target)
+    return None if out_rank is None else out_rank - 1 - removed
 
 
 def _basic_elements(target: cst.Subscript, lifter: Lifter) -> bool:
@@ -2259,9 +2264,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         batched_target = _whole_rows(target, batched_target, facts, extent)
         if result.operator is not None:
             raise CannotRewrite("torch.vmap is offered for `out[i] = ...` stores only", result.statement)
-        definition = facts.definition(result.target or "")
-        out_rank = _allocation_rank(definition.value, facts) if definition is not None else facts.shapes.ranks.get(result.target or "")
-        slot_rank = None if out_rank is None else out_rank - 1 - removed
+        slot_rank = _slot_rank(facts, result.target or "", facts.definition(result.target or ""), removed)
         if slot_rank != 0 and _one_number_per_sample(result.value, facts) and _basic_elements(target, lifter):
             # one number per sample into a slot of unknown or several dimensions: stored with the
             # batch axis last, it fills each sample's slot (`out[:] = v` would broadcast `v`
