@@ -324,6 +324,16 @@ def target_names(target: cst.BaseExpression) -> set[str]:
     return set()
 
 
+def comprehension_variables(node: "cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp") -> set[str]:
+    """The names the ``for`` clauses of a comprehension bind (its own scope's variables)."""
+    names: set[str] = set()
+    clause: cst.CompFor | None = node.for_in
+    while clause is not None:
+        names |= target_names(clause.target)
+        clause = clause.inner_for_in
+    return names
+
+
 def assigned_names(node: cst.CSTNode) -> set[str]:
     """Names bound anywhere inside ``node`` (assignments, loop targets, with-as, walrus), nested
     scopes included; a walk of the fields, as :func:`name_nodes`."""

@@ -40,7 +40,7 @@ from typing import Any, Collection, Iterable, Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import dotted, target_names
+from torchfix.codemods.analysis import comprehension_variables, dotted
 from torchfix.equivalence.kernel import UNKNOWN_KINDS, InputSpec, Kind, expand_kinds
 
 T, ND, LST, I, FL, B, NS, D, IT = (
@@ -354,12 +354,7 @@ class _Collector(cst.CSTVisitor):
                 self._bind(node.name.value, node, ("unknown", "a function or class defined here"))
             return False
         if isinstance(node, _COMPREHENSIONS):
-            targets: set[str] = set()
-            comp = node.for_in
-            while comp is not None:
-                targets |= target_names(comp.target)
-                comp = comp.inner_for_in
-            self._shadowed.append(targets)
+            self._shadowed.append(comprehension_variables(node))
         self._stack.append(node)
         super().on_visit(node)
         return True
@@ -955,11 +950,7 @@ class ScopeEvidence:
         return _Value(None)
 
     def _comprehension_elements(self, node: cst.BaseExpression, at: cst.CSTNode | None, shadowed: frozenset[str]) -> _Value:
-        names: set[str] = set()
-        comp = node.for_in  # type: ignore[attr-defined]
-        while comp is not None:
-            names |= target_names(comp.target)
-            comp = comp.inner_for_in
+        names = comprehension_variables(node)  # type: ignore[arg-type]
         return self._expr(node.elt, at, shadowed | frozenset(names))  # type: ignore[attr-defined]
 
     def _subscript(self, node: cst.Subscript, at: cst.CSTNode | None, shadowed: frozenset[str]) -> _Value:

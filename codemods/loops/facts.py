@@ -20,7 +20,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchfix.codemods.analysis import (
-    BOUND_TARGET, annotated_scalar, child_nodes, escaping_control_flow, parameter_names, target_names,
+    BOUND_TARGET, annotated_scalar, child_nodes, comprehension_variables, escaping_control_flow, parameter_names,
+    target_names,
 )
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
@@ -737,12 +738,10 @@ def _rebound_around(read: cst.Name, loop: cst.CSTNode, scope: cst.CSTNode, conte
         if current is not loop:
             if isinstance(current, cst.For) and child is not current.iter and read.value in target_names(current.target):
                 return True
-            if isinstance(current, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
-                clause: cst.CompFor | None = current.for_in
-                while clause is not None:
-                    if read.value in target_names(clause.target):
-                        return True
-                    clause = clause.inner_for_in
+            if isinstance(current, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)) and (
+                read.value in comprehension_variables(current)
+            ):
+                return True
         child = current
         current = context.parents.get(current)
     return False
@@ -788,10 +787,7 @@ def _enclosing_variables(loop: cst.CSTNode, context: ModuleContext) -> list[str]
     while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module, cst.ClassDef)):
         bound: set[str] = set()
         if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            clause: cst.CompFor | None = current.for_in
-            while clause is not None:
-                bound |= target_names(clause.target)
-                clause = clause.inner_for_in
+            bound = comprehension_variables(current)
         elif isinstance(current, cst.Lambda):
             bound = {p.name.value for p in (*current.params.params, *current.params.posonly_params, *current.params.kwonly_params)}
             for star in (current.params.star_arg, current.params.star_kwarg):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Collection, Iterable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import VIEW_METHODS, dotted, is_in_place_method, parameter_names, target_names
+from torchfix.codemods.analysis import VIEW_METHODS, comprehension_variables, dotted, is_in_place_method, parameter_names, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.facts import LoopFacts, _walk, loop_counts
@@ -699,11 +699,7 @@ def _reads(statement: cst.CSTNode) -> list[str]:
             written |= {id(n) for n in name_nodes(node.body) if n.value in bound}
         elif isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             # the comprehension's own variables (a comprehension is a scope of its own)
-            bound = set()
-            clause: cst.CompFor | None = node.for_in
-            while clause is not None:
-                bound |= target_names(clause.target)
-                clause = clause.inner_for_in
+            bound = comprehension_variables(node)
             written |= {id(n) for n in name_nodes(node) if n.value in bound}
     return [n.value for n in name_nodes(statement) if id(n) not in written]
 
