@@ -244,3 +244,19 @@ def bound_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[
     for fill, int_fill in _BOUNDS_FILLS:
         for parity in (0, 1):
             yield _example(specs, slots, shape, fill, int_fill, 0, 0, bounds=parity)
+
+
+#: a batch longer than an 8-bit integer's range: a Python int meets an int8 / uint8 array in the
+#: array's dtype (``labels.eq(300)`` compares with 300 wrapped to 44), where a batch of the loop's
+#: positions is int64 and does not wrap
+_LONG = ("long", (260, 1, 1), 1)
+
+
+def long_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
+    """Two inputs with a batch of 260, for signatures with an int8 or uint8 array only (where
+    positions past 255 wrap); every other size 1, so that a loop over them stays cheap."""
+    slots = dict(signature)
+    if not any(s.kind in (Kind.TENSOR, Kind.NDARRAY) and s.dtype in ("int8", "uint8") for s in slots.values()):
+        return
+    for int_fill in ("ramp", "negative"):
+        yield _example(specs, slots, _LONG, "ramp", int_fill, 0, 0)
