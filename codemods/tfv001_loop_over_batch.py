@@ -113,6 +113,21 @@ class LoopOverBatch(Rule):
       of the body stored with the batch axis last:
       `out[:].movedim(0, -1)[...] = torch.vmap(lambda t: (s >= t).float().sum() / n)(ts)`,
       right for every rank; it runs under `if len(ts) > 0:` (vmap maps no empty batch).
+    - `items.append(e.item())` into a list created empty right before the loop, which stays a
+      list after it (returned, printed, extended: no consumer makes it one tensor), becomes
+      `items = e_batched.tolist()`: the same Python numbers (`.item()` and `.tolist()` convert
+      alike) in one device sync instead of one per sample. Only where nothing can see the list
+      before the loop ends: every other use of the name follows the loop, outside nested
+      functions and lambdas (a holder given the list earlier, `log["n"] = items`, keeps it).
+    - a method of a value the loop does not change, called with per-sample operands
+      (`labels.eq(q)`, `w.mul(x[i])`; never an in-place one, `total.add_(x[i])`), broadcasts
+      them as the function form does. The loop index compared as a Python int with a tensor
+      (`labels.eq(q)`) is cast to the dtype the comparison gives it
+      (`torch.arange(n, device=labels.device, dtype=torch.result_type(labels, 0))`): an int
+      compared with uint8 labels wraps to their dtype (300 compares as 44), where int64 positions
+      would not. Where nothing pins the receiver's rank, `torch.vmap` maps the index itself:
+      `torch.vmap(lambda q: labels.eq(q).sum())(torch.arange(...))`. The checker draws a batch
+      of 260 beside every int8 / uint8 array, where such a wrap shows.
 
     - `for c, m, s in zip(img, means, stds): c.mul_(s).add_(m)` -- an in-place chain of
       `add_` / `sub_` / `mul_` / `div_` / `clamp_` on the channels of a tensor, with one number

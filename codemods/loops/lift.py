@@ -58,6 +58,16 @@ _ELEMENTWISE_OPERATORS = (
 )
 #: the comparisons of numbers (``is`` and ``in`` ask other questions)
 COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+#: comparison methods: a Python number compared with a tensor is first cast to the tensor's dtype
+#: (`labels.eq(300)` of uint8 labels compares with 44, a float16 `x.lt(2049)` with 2048)
+COMPARISON_METHODS = frozenset("eq ne lt le gt ge greater less greater_equal less_equal not_equal".split())
+#: element-wise methods of two or more operands that a value the loop does not change may be
+#: called with on per-sample ones (never in place: `w.add_(x[i])` accumulates into `w`)
+_BINARY_METHODS = COMPARISON_METHODS | frozenset(
+    "isclose mul multiply add sub subtract div divide true_divide floor_divide remainder fmod maximum minimum fmax fmin "
+    "pow float_power atan2 hypot logaddexp xlogy copysign bitwise_and bitwise_or bitwise_xor logical_and logical_or "
+    "logical_xor".split()
+)
 #: math functions on per-sample numbers and their element-wise torch twins
 _MATH_TO_TORCH = {
     "exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tanh": "tanh", "fabs": "abs",
@@ -353,6 +363,14 @@ class Lifter:
         if self.row_filter is not None:
             built = subscript(built, [index_of(self.row_filter)])
         return Lifted(built, True, 0, scalar=True, kind="float" if self.extent.float_index else "int")
+
+    def typed_like(self, positions: cst.BaseExpression, receiver: cst.BaseExpression) -> cst.BaseExpression:
+        """``torch.arange(n, ...)`` in the dtype a Python int takes where it meets ``receiver``
+        (``torch.result_type(receiver, 0)``: the receiver's own, int64 for a bool tensor): an int
+        compared with a uint8 tensor wraps to its dtype, a batch of int64 positions would not."""
+        assert isinstance(positions, cst.Call)
+        dtype = call(self.spell("torch.result_type"), receiver, integer(0))
+        return positions.with_changes(args=[*positions.args, arg(dtype, "dtype")])
 
     def _batch_device(self, why: str, also: Iterable[str] = ()) -> str | None:
         """The tensor whose device the arrays a lift makes go on: one the loop covers, the one
@@ -900,6 +918,25 @@ class Lifter:
             return self._layer(node, layer)
         if isinstance(func, cst.Attribute) and self.depends(func.value):
             return self._method(node, func)
+        if isinstance(func, cst.Attribute) and invariant_func and qualified is None:
+            row = callees.method(func.attr.value)
+            if row is not None and row.batching is Batching.ELEMENTWISE and func.attr.value in _BINARY_METHODS:
+                # `m_id.eq(i)`, `w.mul(x[i])`: a method of a value the loop does not change, given
+                # per-sample operands, broadcasts them as the function form would; the numbers
+                # the loop index makes go where the receiver is
+                saved = self.device_of
+                if isinstance(func.value, cst.Name) and self.device_of is None:
+                    self.device_of = func.value.value
+                try:
+                    args = self._args(node)
+                finally:
+                    self.device_of = saved
+                if func.attr.value in COMPARISON_METHODS and isinstance(func.value, cst.Name):
+                    # the loop index compared as a Python int: cast to the receiver's dtype, as
+                    # the comparison casts the int (an int64 batch of positions would not wrap)
+                    args = [(a, replace(l, node=self.typed_like(l.node, func.value)))
+                            if m.matches(a.value, m.Name(self.index or "\0")) else (a, l) for a, l in args]
+                return self._elementwise(node, args, row, receiver_value=self._lift(func.value))
         if self.opaque_calls and invariant_func and isinstance(func, (cst.Name, cst.Attribute)) and qualified is None:
             return self._opaque(node)
         raise CannotLift(f"`{short(func)}` is a call torchfix cannot see into")
@@ -975,7 +1012,17 @@ class Lifter:
             if len(ranks) > 1:
                 raise CannotLift(f"`{short(node)}` combines samples of different ranks")
         rank = batched[0].rank if batched and not batched[0].scalar else (0 if batched else None)
-        widest = max((l.rank for a, l in args if not l.batched and a.keyword is None and l.rank is not None), default=0)
+        # the invariant operands (an invariant receiver among them) may outrank a sample
+        invariants = [l for a, l in args if not l.batched and a.keyword is None]
+        invariant_receiver = receiver_value is not None and not receiver_value.batched
+        if invariant_receiver:
+            assert receiver_value is not None
+            invariants.append(receiver_value)
+            if receiver_value.rank is None:
+                if isinstance(receiver_value.node, cst.Name):
+                    self.assumed_invariants.add(receiver_value.node.value)
+                self._assume(f"`{short(receiver_value.node)}` has no more dimensions than one sample")
+        widest = max((l.rank for l in invariants if l.rank is not None), default=0)
         if batched and widest > 0:
             rank = self._need(batched[0], what)
         lift_by = max(widest - rank, 0) if rank is not None else 0
@@ -987,7 +1034,7 @@ class Lifter:
                 self._assume(f"`{short(a.value)}` has no more dimensions than one sample")
             value = self._expand(lifted, lift_by) if lifted.batched and lift_by else lifted.node
             new_args.append(a.with_changes(value=value))
-        if receiver_value is not None and lift_by:
+        if receiver_value is not None and receiver_value.batched and lift_by:
             receiver_value = replace(receiver_value, node=self._expand(receiver_value, lift_by))
         if rank is not None:
             rank += lift_by

@@ -26,7 +26,7 @@ from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind,
 from torchfix.codemods.loops.kernels import FILLS, UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.lift import COMPARISONS, FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
+from torchfix.codemods.loops.lift import COMPARISON_METHODS, COMPARISONS, FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
 from torchfix.codemods.loops.nodes import (
     assign,
     attribute,
@@ -1901,8 +1901,83 @@ def _collected(facts: LoopFacts, step: Step, numpy: bool) -> tuple[str, Definiti
     return items, definition, consumer
 
 
+def _item_of(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``e`` of ``e.item()``, else None."""
+    if isinstance(value, cst.Call) and not value.args and m.matches(value.func, m.Attribute(attr=m.Name("item"))):
+        return value.func.value  # type: ignore[attr-defined]
+    return None
+
+
+def _kept_number_list(facts: LoopFacts, step: Step) -> Definition | None:
+    """``items = []`` for a loop whose one append is ``items.append(e.item())`` and after which
+    ``items`` stays a list of Python numbers (no consumer makes it one tensor): then the list is
+    ``batch.tolist()`` at once -- the same numbers, of the same Python types (``.item()`` and
+    ``.tolist()`` convert alike), in one sync instead of one per sample.
+
+    Only where nothing can see the list between its ``items = []`` and the loop's end (the
+    rewrite binds it there): every other use of the name follows the loop, and none sits in a
+    nested function or lambda, which may run at any time."""
+    items = step.target
+    if facts.comprehension is not None or items is None or _item_of(step.value) is None:
+        return None
+    definition = facts.definition(items)
+    if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block:
+        return None
+    if any(items in names_used(s) for s in definition.between):
+        return None
+    appends = [s for s in facts.steps if s.kind is StepKind.APPEND and s.target == items]
+    if len(appends) != 1:
+        return None
+    try:
+        _consumer(facts, items)
+        return None  # a consumer makes it one tensor: that form is the batch itself
+    except CannotRewrite:
+        pass
+    context = facts.context
+    own = {id(n) for statement in (definition.statement, step.statement) for n in name_nodes(statement)}
+    start = context.position(facts.loop)
+    for node in name_nodes(facts.scope):
+        if node.value != items or id(node) in own:
+            continue
+        if context.position(node) <= start or _in_nested_function(facts, node):
+            return None
+    return definition
+
+
+def _in_nested_function(facts: LoopFacts, node: cst.CSTNode) -> bool:
+    """Whether ``node`` sits in a function or lambda inside the loop's scope."""
+    current = facts.context.parents.get(node)
+    while current is not None and current is not facts.scope:
+        if isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            return True
+        current = facts.context.parents.get(current)
+    return False
+
+
+def _number_list(step: Step, definition: Definition, value: cst.BaseExpression, facts: LoopFacts, plan: _Plan, description: str) -> None:
+    """``items = []`` goes and the loop becomes ``items = value.tolist()``."""
+    items = definition.name
+    plan.old.insert(0, definition.statement)
+    plan.exclude.append(definition.statement)
+    plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
+    if not definition.between:
+        plan.carried_lines.extend(definition.statement.leading_lines)
+    plan.statements.append(assign(name(items), method(value, "tolist")))
+    plan.outputs.append(items)
+    plan.descriptions.append(description)
+
+
 def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, options: Options) -> None:  # noqa: ANN001
     assert step.value is not None
+    kept = _kept_number_list(facts, step)
+    if kept is not None:
+        lifted = lifter.lift(step.value)
+        if lifted is None:
+            raise CannotRewrite(lifter.why, step.statement)
+        if not lifted.batched or not lifted.scalar:
+            raise CannotRewrite(f"`{kept.name}` collects a loop-invariant value", step.statement)
+        _number_list(step, kept, lifted.node, facts, plan, f"`{kept.name}` as one list of numbers")
+        return
     items, definition, consumer = _collected(facts, step, lifter.library.is_numpy)
     concatenated = consumer.form == "cat" and consumer.dim == 0
     lifted = lifter.lift_selectable(step.value) if concatenated else lifter.lift(step.value)
@@ -2234,14 +2309,19 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     for walked in facts.domain.walked:
         mapped_names.append(walked.element)
         arguments.append(lifter._slice_rows(walked.source))  # noqa: SLF001
-    if not mapped_names:
-        raise CannotRewrite("the body reads no sample", facts.loop)
+    kept = _kept_number_list(facts, result) if result.kind is StepKind.APPEND else None
     converter = _ToSample(index, parameters, temporaries)
-    body = result.value.visit(converter)
-    if index is not None and index in names_used(body):
-        converter.unsupported = converter.unsupported or f"the loop index `{index}` used as a number"
+    # `items.append(e.item())` kept a list: vmap maps `e`, and one `.tolist()` converts
+    body = (_item_of(result.value) if kept is not None else result.value).visit(converter)  # type: ignore[union-attr]
     if converter.unsupported:
         raise CannotRewrite(f"{converter.unsupported} cannot be mapped with torch.vmap", result.statement)
+    if index is not None and index in names_used(body):
+        # the loop index as a number (`m.eq(i)`): mapped too, as a 0-d int64 tensor per sample,
+        # over the loop's range on the device of a tensor the body reads
+        arguments.append(_mapped_index(facts, lifter, body, set(mapped_names), result.statement))
+        mapped_names.append(index)
+    if not mapped_names:
+        raise CannotRewrite("the body reads no sample", facts.loop)
     for callee in _calls_of(body):
         row = callees.of_call(callee.func, context.qualified(callee.func))
         if row is not None and row.batching is callees.Batching.CONVERT and not set(names_used(callee)) & set(mapped_names):
@@ -2286,6 +2366,10 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         plan.outputs.append(result.target or "")
         plan.descriptions.append(f"`{result.target}` filled by torch.vmap of the loop body"
                                  + (", guarded against an empty batch" if options.guard_empty else ""))
+    elif kept is not None:
+        if options.guard_empty:
+            raise CannotRewrite("a list of numbers has no guarded form", result.statement)
+        _number_list(result, kept, value, facts, plan, f"`{kept.name}` as one list of numbers by torch.vmap of the loop body")
     else:
         items, definition, consumer = _collected(facts, result, numpy=False)
         if consumer.form != "stack" or consumer.dim != 0:
@@ -2297,6 +2381,42 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
             f"{items if definition is None else '`' + items + '`'} built by torch.vmap of the loop body",
         )
     return _finish(facts, plan, lifter, imports, anchor, torch_name)
+
+
+def _mapped_index(facts: LoopFacts, lifter: Lifter, body: cst.BaseExpression, mapped: set[str], statement: cst.CSTNode) -> cst.BaseExpression:
+    """The loop's positions as one tensor (``torch.arange(n, device=m.device)``), on the device
+    of the first tensor ``body`` reads that the code shows to be one."""
+    device = next((n.value for n in name_nodes(body) if n.value not in mapped and facts.evidence(n.value).tensor), None)
+    saved, lifter.device_of = lifter.device_of, device or lifter.device_of
+    try:
+        positions = lifter._arange()  # noqa: SLF001 - the lifter's own spelling of the loop's range
+    except CannotLift as exc:
+        raise CannotRewrite(str(exc), statement) from None
+    finally:
+        lifter.device_of = saved
+    if lifter.extent.float_index or lifter.row_filter is not None:
+        raise CannotRewrite("the loop index is mapped as an int64 position only", statement)
+    receiver = _compared_with(body, facts.domain.index or "")
+    if receiver is not None:
+        # compared as a Python int, the index is cast to the receiver's dtype first (uint8
+        # labels `.eq(300)` compare with 44): so are the mapped positions
+        return lifter.typed_like(positions.node, name(receiver))
+    return positions.node
+
+
+def _compared_with(body: cst.BaseExpression, index: str) -> str | None:
+    """``m`` where every use of ``index`` in ``body`` is ``m.eq(index)`` (or another comparison
+    method) of one named receiver ``m``, else None."""
+    receivers: set[str] = set()
+    uses = [n for n in name_nodes(body) if n.value == index]
+    compared = 0
+    for node in _calls_of(body):
+        func = node.func
+        if (isinstance(func, cst.Attribute) and func.attr.value in COMPARISON_METHODS and isinstance(func.value, cst.Name)
+                and len(node.args) == 1 and node.args[0].keyword is None and m.matches(node.args[0].value, m.Name(index))):
+            receivers.add(func.value.value)
+            compared += 1
+    return receivers.pop() if len(receivers) == 1 and compared == len(uses) and uses else None
 
 
 #: whole-sample reductions' keywords that keep a dimension or pick one (then not one number)

@@ -1,0 +1,155 @@
+"""Lists of Python numbers a loop appends one ``.item()`` at a time, and methods of values the
+loop does not change called with per-sample operands (``labels.eq(q)``)."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import replace
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from torchfix.codemods.loops import ladder
+from torchfix.codemods.loops.facts import loop_facts
+from torchfix.codemods.loops.module import ModuleContext
+
+
+def _candidates(source: str):  # noqa: ANN202
+    context = ModuleContext.of(MetadataWrapper(cst.parse_module(textwrap.dedent(source))))
+    facts = loop_facts(context.nodes.of_type(cst.For)[0], context)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    return found, failure
+
+
+_NORMS = """
+    import torch
+    def norms(x: torch.Tensor):
+        x = x.reshape(x.size(0), -1)
+        out = []
+        for i in range(x.size(0)):
+            out.append(x[i].norm().item())
+        return out
+    """
+
+
+def test_a_list_of_item_numbers_is_one_tolist(checker) -> None:  # noqa: ANN001
+    found, failure = _candidates(_NORMS)
+    assert found, failure
+    kernel = found[0].kernel
+    assert kernel.new.endswith("out = x.norm(dim=1).tolist()\n")
+    assert "out = []" in kernel.old
+    assert checker.check(kernel).outcome.value == "verified"
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        "out = x.norm(dim=1)\n",  # a tensor, not a list of numbers
+        "out = x.norm(dim=1, keepdim=True).tolist()\n",  # a list of one-number lists
+        "out = x.norm(dim=1)[1:].tolist()\n",  # the first row lost
+        "out = x.norm(dim=1).tolist()[::-1]\n",  # another order
+        "out = x.norm(dim=1).round().tolist()\n",  # other values
+    ],
+)
+def test_wrong_number_lists_are_refuted(checker, wrong: str) -> None:  # noqa: ANN001
+    found, failure = _candidates(_NORMS)
+    assert found, failure
+    kernel = found[0].kernel
+    new = kernel.new.splitlines(keepends=True)
+    new[-1] = wrong
+    assert checker.check(replace(kernel, new="".join(new))).outcome.value == "rejected"
+
+
+def test_integer_sums_stay_ints(checker) -> None:  # noqa: ANN001
+    found, _ = _candidates(_NORMS.replace(".norm()", ".sum()"))
+    kernel = found[0].kernel
+    assert kernel.new.endswith("out = x.sum(1).tolist()\n")
+    assert checker.check(kernel).outcome.value == "verified"
+    # `.item()` of an int64 sum is an int: floats in its place are another list
+    wrong = kernel.new.replace("out = x.sum(1).tolist()", "out = x.sum(1).double().tolist()")
+    assert checker.check(replace(kernel, new=wrong)).outcome.value == "rejected"
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "log['norms'] = out",  # another holder of the list sees every append
+        "keep = lambda: out",  # a closure reads the name when it runs
+    ],
+)
+def test_a_list_seen_before_the_loop_ends_stays(between: str) -> None:
+    source = _NORMS.replace("out = []\n", f"out = []\n        {between}\n")
+    found, failure = _candidates(source)
+    assert not found
+    assert failure is not None
+
+
+def test_a_list_read_by_a_nested_function_stays() -> None:
+    source = """
+    import torch
+    def norms(x: torch.Tensor):
+        def show():
+            return out
+        x = x.reshape(x.size(0), -1)
+        out = []
+        for i in range(x.size(0)):
+            out.append(x[i].norm().item())
+        return show()
+    """
+    found, _ = _candidates(source)
+    assert not found
+
+
+_COUNTS = """
+    import torch
+    def counts(labels, scores):
+        out = []
+        for q in range(len(scores)):
+            out.append(labels.eq(q).sum().item())
+        return out
+    """
+
+
+def test_an_index_compared_with_an_invariant_is_mapped_in_its_dtype(checker) -> None:  # noqa: ANN001
+    found, failure = _candidates(_COUNTS)
+    verdicts = {c.kernel.new.strip().splitlines()[-1]: checker.check(c.kernel).outcome.value for c in found}
+    vmapped = [line for line in verdicts if "torch.vmap" in line]
+    assert vmapped, failure
+    assert "dtype=torch.result_type(labels, 0)" in vmapped[0]
+    assert verdicts[vmapped[0]] == "verified"
+
+
+@pytest.mark.parametrize(
+    "positions",
+    [
+        # int64 positions: past 255 they no longer wrap as an int compared with uint8 labels does
+        "torch.arange(len(scores), device=labels.device)",
+        # the labels' own dtype: a bool tensor compares an int as an int64
+        "torch.arange(len(scores), device=labels.device).to(labels.dtype)",
+    ],
+)
+def test_positions_in_another_dtype_are_refuted(checker, positions: str) -> None:  # noqa: ANN001
+    found, failure = _candidates(_COUNTS)
+    kernel = next(c.kernel for c in found if "torch.vmap" in c.kernel.new)
+    typed = "torch.arange(len(scores), device=labels.device, dtype=torch.result_type(labels, 0))"
+    assert typed in kernel.new
+    wrong = kernel.new.replace(typed, positions)
+    assert checker.check(replace(kernel, new=wrong)).outcome.value == "rejected"
+
+
+def test_an_in_place_method_of_an_invariant_is_not_batched() -> None:
+    source = """
+    import torch
+    def totals(x: torch.Tensor):
+        x = x.reshape(x.size(0), -1)
+        total = torch.zeros(x.size(1))
+        rows = []
+        for i in range(x.size(0)):
+            rows.append(total.add_(x[i]).clone())
+        return torch.stack(rows)
+    """
+    found, _ = _candidates(source)
+    # only the unverifiable rung that calls the method once on the batch, never emitted by default
+    assert all(c.unverifiable for c in found)
