@@ -162,11 +162,12 @@ def _floating(slot: Slot) -> bool:
 
 def _example(
     specs: list[InputSpec], slots: dict[str, Slot], shape: tuple[str, tuple[int, ...], int], fill: str,
-    int_fill: str, variant: int, k: int, bounds: int | None = None,
+    int_fill: str, variant: int, k: int, bounds: int | None = None, long: int | None = None,
 ) -> dict[str, Any]:
     """One input of the sweep. ``bounds``: None, or the parity that sets Python float scalars to
-    +inf / -inf by position (a pair of bounds wide open in one of the two parities)."""
-    label, pool, steps = shape
+    +inf / -inf by position (a pair of bounds wide open in one of the two parities). ``long``:
+    the position of the one input whose sizes come from :data:`_LONG_POOL` instead."""
+    label, shared_pool, steps = shape
     values: dict[str, Any] = {}
 
     def float_bound(position: int) -> float:
@@ -177,6 +178,7 @@ def _example(
         if slot.kind is Kind.OPAQUE:
             continue
         offset = position if k % 2 else 0  # half the sweep keeps shapes aligned
+        pool = _LONG_POOL if position == long else shared_pool
         # which input is the longer one flips with each pass over the fills
         lead = _RAGGED_LEADS[(position + k // len(_SHAPES)) % 2] if label == "ragged" else None
 
@@ -246,17 +248,20 @@ def bound_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[
             yield _example(specs, slots, shape, fill, int_fill, 0, 0, bounds=parity)
 
 
-#: a batch longer than an 8-bit integer's range: a Python int meets an int8 / uint8 array in the
-#: array's dtype (``labels.eq(300)`` compares with 300 wrapped to 44), where a batch of the loop's
-#: positions is int64 and does not wrap
-_LONG = ("long", (260, 1, 1), 1)
+#: sizes longer than an 8-bit integer's range: a Python int meets an int8 / uint8 array in the
+#: array's dtype (``labels.eq(300)`` compares with 300 wrapped to 44), where a batch of the
+#: loop's positions is int64 and does not wrap
+_LONG_POOL = (260, 1, 1)
+_ONES = ("long", (1, 1, 1), 1)
 
 
 def long_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
-    """Two inputs with a batch of 260, for signatures with an int8 or uint8 array only (where
-    positions past 255 wrap); every other size 1, so that a loop over them stays cheap."""
+    """For signatures with an int8 or uint8 array only (where positions past 255 wrap): per
+    input, two examples where that input's leading size (a list's length, a count) is 260 and
+    every other size is 1 -- so that nested loops stay 260 steps long."""
     slots = dict(signature)
     if not any(s.kind in (Kind.TENSOR, Kind.NDARRAY) and s.dtype in ("int8", "uint8") for s in slots.values()):
         return
-    for int_fill in ("ramp", "negative"):
-        yield _example(specs, slots, _LONG, "ramp", int_fill, 0, 0)
+    for position in range(len(specs)):
+        for int_fill in ("ramp", "negative"):
+            yield _example(specs, slots, _ONES, "ramp", int_fill, 0, 0, long=position)

@@ -332,3 +332,17 @@ def test_a_dtype_the_sample_admits_nowhere_is_tried_jointly_in_an_admitted_signa
     assert "dtype" in verdict.counterexample.render()
     fixed = Kernel(old, "out = torch.empty(x.size(0))\nout[:] = x @ w\n", kernel.inputs, ("out",), modules=kernel.modules)
     assert check_kernel(fixed, FAST).outcome is Outcome.VERIFIED
+
+
+def test_an_8_bit_array_brings_one_long_input_at_a_time():
+    from torchfix.equivalence.edges import long_inputs
+
+    specs = [InputSpec("scores"), InputSpec("labels")]
+    signature = (("scores", Slot(Kind.LIST, 1, "float64", Kind.FLOAT)), ("labels", Slot(Kind.TENSOR, 2, "uint8")))
+    examples = list(long_inputs(specs, signature))
+    # per input, two fills; the long one is 260 long (a list's length, a tensor's first size),
+    # every other size is 1, so that two nested loops stay 260 steps
+    assert [len(e["scores"]) for e in examples] == [260, 260, 1, 1]
+    assert [tuple(e["labels"].shape) for e in examples] == [(1, 1), (1, 1), (260, 1), (260, 1)]
+    wide = (("scores", Slot(Kind.LIST, 1, "float64", Kind.FLOAT)), ("labels", Slot(Kind.TENSOR, 2, "int64")))
+    assert list(long_inputs(specs, wide)) == []
