@@ -153,3 +153,23 @@ def test_an_in_place_method_of_an_invariant_is_not_batched() -> None:
     found, _ = _candidates(source)
     # only the unverifiable rung that calls the method once on the batch, never emitted by default
     assert all(c.unverifiable for c in found)
+
+
+def test_an_item_of_a_whole_sample_of_unknown_rank_flattens_the_batch(checker) -> None:  # noqa: ANN001
+    source = """
+    import torch
+    def values(x: torch.Tensor):
+        out = []
+        for i in range(x.size(0)):
+            out.append(x[i].item())
+        return out
+    """
+    found, failure = _candidates(source)
+    assert found, failure
+    kernel = found[0].kernel
+    # `.item()` takes one element per sample whatever the rank: (n,) and (n, 1, 1) alike
+    assert kernel.new.endswith("out = x.flatten().tolist()\n")
+    assert checker.check(kernel).outcome.value == "verified"
+    # without the flatten, (n, 1) samples become a list of lists
+    wrong = kernel.new.replace("x.flatten().tolist()", "x.tolist()")
+    assert checker.check(replace(kernel, new=wrong)).outcome.value == "rejected"

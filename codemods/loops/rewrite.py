@@ -1971,12 +1971,18 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, op
     assert step.value is not None
     kept = _kept_number_list(facts, step)
     if kept is not None:
-        lifted = lifter.lift(step.value)
+        # `e` of `e.item()`: one element per sample, whatever its rank (`.item()` raises else)
+        lifted = lifter.lift(_item_of(step.value))  # type: ignore[arg-type]
         if lifted is None:
             raise CannotRewrite(lifter.why, step.statement)
-        if not lifted.batched or not lifted.scalar:
-            raise CannotRewrite(f"`{kept.name}` collects a loop-invariant value", step.statement)
-        _number_list(step, kept, lifted.node, facts, plan, f"`{kept.name}` as one list of numbers")
+        if not lifted.batched or lifted.scalar:
+            raise CannotRewrite(f"`{kept.name}` collects a loop-invariant value or Python numbers", step.statement)
+        value = lifted.node
+        if lifted.rank != 0 or lifted.keepdim:
+            # each sample's one element, in order: the batch flattened (`x[i].item()` where `x`
+            # may be (n,) or (n, 1, 1))
+            value = method(value, "flatten")
+        _number_list(step, kept, value, facts, plan, f"`{kept.name}` as one list of numbers")
         return
     items, definition, consumer = _collected(facts, step, lifter.library.is_numpy)
     concatenated = consumer.form == "cat" and consumer.dim == 0
