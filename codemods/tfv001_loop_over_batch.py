@@ -121,13 +121,15 @@ class LoopOverBatch(Rule):
       functions and lambdas (a holder given the list earlier, `log["n"] = items`, keeps it).
     - a method of a value the loop does not change, called with per-sample operands
       (`labels.eq(q)`, `w.mul(x[i])`; never an in-place one, `total.add_(x[i])`), broadcasts
-      them as the function form does. The loop index compared as a Python int with a tensor
-      (`labels.eq(q)`) is cast to the dtype the comparison gives it
-      (`torch.arange(n, device=labels.device, dtype=torch.result_type(labels, 0))`): an int
-      compared with uint8 labels wraps to their dtype (300 compares as 44), where int64 positions
-      would not. Where nothing pins the receiver's rank, `torch.vmap` maps the index itself:
-      `torch.vmap(lambda q: labels.eq(q).sum())(torch.arange(...))`. The checker draws a batch
-      of 260 beside every int8 / uint8 array, where such a wrap shows.
+      them as the function form does. Per-sample Python numbers (the loop index, `q * 256 + 4`)
+      meeting a tensor are cast to the dtype each number takes beside it
+      (`torch.arange(n, device=labels.device).to(torch.result_type(labels, 0))`): an int compared
+      with uint8 labels wraps to their dtype (300 compares as 44), one compared with bfloat16
+      rounds to it, where int64 positions would not. Where nothing pins the receiver's rank,
+      `torch.vmap` maps the index itself -- only where every use of it is such a comparison with
+      one invariant tensor (elsewhere a 0-d tensor is not the Python int: `q / 10` would be
+      float32): `torch.vmap(lambda q: labels.eq(q).sum())(torch.arange(...).to(...))`. The checker
+      draws a batch of 260 beside every int8 / uint8 array, where such a wrap shows.
 
     - `for c, m, s in zip(img, means, stds): c.mul_(s).add_(m)` -- an in-place chain of
       `add_` / `sub_` / `mul_` / `div_` / `clamp_` on the channels of a tensor, with one number
@@ -216,6 +218,8 @@ class LoopOverBatch(Rule):
       depends on the batch (BatchNorm, Dropout) or something torchfix cannot see into (a
       model passed in, a helper): batching would change what it computes.
     - The loop variable or a temporary is read after the loop.
+    - The loop runs inside a `try` of the function that catches errors: where the loop raises
+      is then part of what the function returns, and a batched form raises elsewhere.
     - A boolean selection of a sample reaches anything but a whole `.sum()`, element-wise
       methods with numbers or a `torch.cat`: in particular its `.max()` / `.min()` (a masked
       `amax` has the values but not the gradients: where a row holds NaN, `.max()` gives the

@@ -117,7 +117,7 @@ def test_an_index_compared_with_an_invariant_is_mapped_in_its_dtype(checker) -> 
     verdicts = {c.kernel.new.strip().splitlines()[-1]: checker.check(c.kernel).outcome.value for c in found}
     vmapped = [line for line in verdicts if "torch.vmap" in line]
     assert vmapped, failure
-    assert "dtype=torch.result_type(labels, 0)" in vmapped[0]
+    assert "torch.arange(len(scores), device=labels.device).to(torch.result_type(labels, 0))" in vmapped[0]
     assert verdicts[vmapped[0]] == "verified"
 
 
@@ -133,7 +133,7 @@ def test_an_index_compared_with_an_invariant_is_mapped_in_its_dtype(checker) -> 
 def test_positions_in_another_dtype_are_refuted(checker, positions: str) -> None:  # noqa: ANN001
     found, failure = _candidates(_COUNTS)
     kernel = next(c.kernel for c in found if "torch.vmap" in c.kernel.new)
-    typed = "torch.arange(len(scores), device=labels.device, dtype=torch.result_type(labels, 0))"
+    typed = "torch.arange(len(scores), device=labels.device).to(torch.result_type(labels, 0))"
     assert typed in kernel.new
     wrong = kernel.new.replace(typed, positions)
     assert checker.check(replace(kernel, new=wrong)).outcome.value == "rejected"
@@ -173,3 +173,103 @@ def test_an_item_of_a_whole_sample_of_unknown_rank_flattens_the_batch(checker) -
     # without the flatten, (n, 1) samples become a list of lists
     wrong = kernel.new.replace("x.flatten().tolist()", "x.tolist()")
     assert checker.check(replace(kernel, new=wrong)).outcome.value == "rejected"
+
+
+_MARK = """
+    import torch
+    def mark(last, scores: torch.Tensor, eos: int):
+        for i in range(last.size(0)):
+            if last[i] == eos:
+                scores[i] = -1e20
+        return scores
+    """
+
+
+def test_a_guard_on_a_sample_of_unknown_rank_flattens_the_mask(checker) -> None:  # noqa: ANN001
+    found, failure = _candidates(_MARK)
+    verdicts = {c.kernel.new: checker.check(c.kernel).outcome.value for c in found}
+    flat = [new for new in verdicts if "keep = (last == eos).flatten()\n" in new]
+    # after the rank guesses: `if t:` takes the one element of each sample, whatever its rank
+    assert flat, failure
+    assert "verified" in {verdicts[new] for new in flat}
+    verified = next(new for new in flat if verdicts[new] == "verified")
+    # the plain mask is (n, 1, 1) where each sample is (1, 1): it selects nothing sensible
+    wrong = verified.replace("keep = (last == eos).flatten()\n", "keep = last == eos\n")
+    assert checker.check(replace(found[0].kernel, new=wrong)).outcome.value == "rejected"
+
+
+def _run_both(source: str, function: str, checker, *args):  # noqa: ANN001, ANN202
+    """The old and the rewritten ``function`` called on ``args`` (sizes past what the checker
+    draws); the rewrite must be emitted."""
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from rewrite_helper import rewrite
+
+    from torchfix.codemods.tfv001_loop_over_batch import LoopOverBatch
+
+    source = textwrap.dedent(source)
+    text = rewrite(source.encode(), [LoopOverBatch], checker).source.decode()
+    assert text != source
+    old, new = {}, {}
+    exec(compile(source, "old", "exec"), old)  # noqa: S102 - our own test source
+    exec(compile(text, "new", "exec"), new)  # noqa: S102
+    return text, old[function](*args), new[function](*args)
+
+
+def test_positions_take_a_bfloat16_receiver_dtype_as_each_int_does(checker) -> None:  # noqa: ANN001
+    # `torch.arange(n, dtype=torch.bfloat16)` rounds 4113 to 4096, where the int 4113 compared
+    # with a bfloat16 tensor rounds to 4128: the positions are cast, not made in that dtype
+    import torch
+
+    source = """
+        import torch
+        def levels(x: torch.Tensor, scores):
+            x = x.reshape(-1)
+            counts = []
+            for q in range(len(scores)):
+                counts.append(x.ge(q).float().mean().item())
+            return counts
+        """
+    x = torch.tensor([4096.0], dtype=torch.bfloat16)
+    text, old, new = _run_both(source, "levels", checker, x, torch.zeros(4200))
+    assert ".to(torch.result_type(x, 0))" in text
+    assert old == new
+
+
+def test_arithmetic_of_the_index_meets_an_invariant_in_its_dtype(checker) -> None:  # noqa: ANN001
+    # `q * 65536 + 4` compared with int16 labels wraps to 4 for every q
+    import torch
+
+    source = """
+        import torch
+        def counts(labels, scores):
+            labels = labels.reshape(-1)
+            out = []
+            for q in range(len(scores)):
+                out.append(labels.eq(q * 65536 + 4).sum().item())
+            return out
+        """
+    labels = torch.tensor([4, 4, 1], dtype=torch.int16)
+    text, old, new = _run_both(source, "counts", checker, labels, torch.zeros(3))
+    assert old == new == [2, 2, 2]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "out.append(x.ge(q / 10).sum().item())",  # a Python float of the index: float64, not a 0-d float32
+        "out.append(x[q].eq(q).sum().item())",  # the receiver is the sample itself
+    ],
+)
+def test_the_index_is_mapped_by_vmap_only_where_an_invariant_compares_it(body: str) -> None:
+    source = f"""
+    import torch
+    def f(x):
+        out = []
+        for q in range(10):
+            {body}
+        return out
+    """
+    found, _ = _candidates(source)
+    assert not any("torch.vmap" in c.kernel.new and "lambda" in c.kernel.new and "q:" in c.kernel.new for c in found)

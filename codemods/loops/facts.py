@@ -524,8 +524,26 @@ def _is_append(node: cst.Call) -> bool:
     return isinstance(node.func, cst.Attribute) and node.func.attr.value == "append"
 
 
+_IN_TRY = "the loop runs inside a `try` that catches errors: where it raises is part of what the function does"
+
+
+def _inside_try(loop: cst.CSTNode, context: ModuleContext) -> bool:
+    """Whether ``loop`` runs in the body of a ``try`` of its function that catches errors: there
+    an error the loop raises is behaviour the function shows, not an input it rejects."""
+    child, parent = loop, context.parents.get(loop)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+        if isinstance(parent, (cst.Try, cst.TryStar)) and child is parent.body and parent.handlers:
+            return True
+        child, parent = parent, context.parents.get(parent)
+    return False
+
+
 def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: set[str], context: ModuleContext | None = None) -> list[str]:
     found: list[str] = _effects(loop.body, context)
+    if context is not None and _inside_try(loop, context):
+        # the checker compares runs where the old code does not raise; a handler around the loop
+        # turns a raise into a result, which a batched form may not reproduce
+        found.append(_IN_TRY)
     escapes = [e for e in escaping_control_flow(loop.body) if e != "continue"]
     if escapes:
         found.append(f"the loop can leave early or rebind names outside (`{escapes[0]}`)")
@@ -834,6 +852,8 @@ def with_body(facts: LoopFacts, body: Sequence[cst.BaseStatement], inner_walked:
     per_sample = _per_sample(steps, loop_vars)
     synthetic = facts.loop.with_changes(body=cst.IndentedBlock(body=list(body))) if isinstance(facts.loop, cst.For) else facts.loop
     blockers = _blockers(synthetic, steps, facts.domain, per_sample, facts.context)  # type: ignore[arg-type]
+    if _IN_TRY not in blockers and _inside_try(facts.loop, facts.context):
+        blockers.append(_IN_TRY)  # the synthetic loop has no place in the module to look from
     return replace(facts, steps=steps, per_sample=frozenset(per_sample), blockers=tuple(blockers),
                    inner_walked=tuple(sorted((inner_walked or {}).items())), double_index=double_index)
 
@@ -852,6 +872,8 @@ def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context:
         return None
     blockers = _effects(comprehension.elt, context)
     blockers += _enclosing_variables(comprehension, context)
+    if _inside_try(comprehension, context):
+        blockers.append(_IN_TRY)
     if any(isinstance(n, (cst.NamedExpr, cst.Yield, cst.Await, cst.Lambda)) for n in _walk(comprehension.elt)):
         blockers.append("the element binds names or yields")
     filters = tuple(Step(StepKind.GUARD, statement, condition=f.test, keeps=True) for f in clause.ifs)  # type: ignore[arg-type]

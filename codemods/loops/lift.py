@@ -364,14 +364,6 @@ class Lifter:
             built = subscript(built, [index_of(self.row_filter)])
         return Lifted(built, True, 0, scalar=True, kind="float" if self.extent.float_index else "int")
 
-    def typed_like(self, positions: cst.BaseExpression, receiver: cst.BaseExpression) -> cst.BaseExpression:
-        """``torch.arange(n, ...)`` in the dtype a Python int takes where it meets ``receiver``
-        (``torch.result_type(receiver, 0)``: the receiver's own, int64 for a bool tensor): an int
-        compared with a uint8 tensor wraps to its dtype, a batch of int64 positions would not."""
-        assert isinstance(positions, cst.Call)
-        dtype = call(self.spell("torch.result_type"), receiver, integer(0))
-        return positions.with_changes(args=[*positions.args, arg(dtype, "dtype")])
-
     def _batch_device(self, why: str, also: Iterable[str] = ()) -> str | None:
         """The tensor whose device the arrays a lift makes go on: one the loop covers, the one
         that sizes it, else one of ``also``. None where none is needed (NumPy, or a loop whose
@@ -827,6 +819,15 @@ class Lifter:
                 raise CannotLift(f"`{short(node)}`: a per-sample number meets a value of unknown rank")
             self._assume(f"`{short(other.node)}` has no more dimensions than one sample")
             return left.node, right.node, sample.rank
+        if sample.scalar and other.rank > 0 and sample.kind in ("int", "float"):
+            # per-sample Python numbers meet an array in its dtype (uint8 `labels == q * 256 + 4`
+            # compares with 4 wrapped): cast the batch of them as each was cast
+            carrier = self._dtype_carrier(other.node)
+            if carrier is None:
+                raise CannotLift(f"`{short(node)}`: per-sample Python numbers meet an array whose dtype has no cheap spelling")
+            weak = self.library.as_weak_number(self.spell, sample.node, carrier, sample.kind)
+            expanded = self._expand(replace(sample, node=weak), other.rank)
+            return (expanded, other.node, other.rank) if left.batched else (other.node, expanded, other.rank)
         if other.rank == 0:
             return left.node, right.node, 0 if sample.scalar else sample.rank
         sample_rank = self._need(sample, f"`{short(node)}`: the rank of a sample decides how `{short(other.node)}` broadcasts")
@@ -931,11 +932,14 @@ class Lifter:
                     args = self._args(node)
                 finally:
                     self.device_of = saved
-                if func.attr.value in COMPARISON_METHODS and isinstance(func.value, cst.Name):
-                    # the loop index compared as a Python int: cast to the receiver's dtype, as
-                    # the comparison casts the int (an int64 batch of positions would not wrap)
-                    args = [(a, replace(l, node=self.typed_like(l.node, func.value)))
-                            if m.matches(a.value, m.Name(self.index or "\0")) else (a, l) for a, l in args]
+                carrier = self._dtype_carrier(func.value)
+                if any(l.scalar and l.batched for _, l in args):
+                    if carrier is None or any(l.scalar and l.batched and l.kind not in ("int", "float") for _, l in args):
+                        raise CannotLift(f"`{short(node)}`: per-sample Python numbers of unknown kind meet a tensor")
+                    # a Python number meets the receiver in the receiver's dtype (`labels.eq(300)` of
+                    # uint8 labels compares with 44): so must the batch of them, which would promote
+                    args = [(a, replace(l, node=self.library.as_weak_number(self.spell, l.node, carrier, l.kind or "int")))
+                            if l.scalar and l.batched else (a, l) for a, l in args]
                 return self._elementwise(node, args, row, receiver_value=self._lift(func.value))
         if self.opaque_calls and invariant_func and isinstance(func, (cst.Name, cst.Attribute)) and qualified is None:
             return self._opaque(node)

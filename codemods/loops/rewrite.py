@@ -1053,10 +1053,16 @@ def _mask_of(condition: cst.BaseExpression, lifter: Lifter, statement: cst.CSTNo
         raise CannotRewrite(lifter.why, statement)
     if not lifted.batched:
         raise CannotRewrite("a guard that does not depend on the sample", statement)
-    if lifter._need(lifted, f"`if {_short(condition)}`: a guard needs one number per sample") != 0:  # noqa: SLF001
+    flatten = lifter.any_rank_reductions and not lifted.scalar and (lifted.rank != 0 or lifted.keepdim)
+    if not flatten and lifter._need(lifted, f"`if {_short(condition)}`: a guard needs one number per sample") != 0:  # noqa: SLF001
         raise CannotRewrite(f"`if {_short(condition)}` tests a per-sample value that is not one number", statement)
     test = lifted.node if lifted.kind == "bool" else cst.Comparison(
         receiver(lifted.node), [cst.ComparisonTarget(cst.NotEqual(), integer(0))])
+    if flatten:
+        # after the rank guesses: `if t:` takes the truth of a one-element tensor (and raises
+        # for more), so whatever the rank of a sample, its one element is its place in the
+        # batch flattened
+        test = method(receiver(test), "flatten")
     return test, True
 
 
@@ -2322,9 +2328,14 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     if converter.unsupported:
         raise CannotRewrite(f"{converter.unsupported} cannot be mapped with torch.vmap", result.statement)
     if index is not None and index in names_used(body):
-        # the loop index as a number (`m.eq(i)`): mapped too, as a 0-d int64 tensor per sample,
-        # over the loop's range on the device of a tensor the body reads
-        arguments.append(_mapped_index(facts, lifter, body, set(mapped_names), result.statement))
+        # the loop index as a number: mapped too, only where each use compares it with one
+        # invariant tensor (`m.eq(i)`), which casts the int to its own dtype first -- so are the
+        # mapped positions. Anywhere else a 0-d tensor is not the Python int it stands for
+        # (`i / 10` would be float32, not float64)
+        receiver = _compared_with(body, index)
+        if receiver is None or receiver in mapped_names:
+            raise CannotRewrite(f"the loop index `{index}` used as a number cannot be mapped with torch.vmap", result.statement)
+        arguments.append(_mapped_index(facts, lifter, receiver, result.statement))
         mapped_names.append(index)
     if not mapped_names:
         raise CannotRewrite("the body reads no sample", facts.loop)
@@ -2389,11 +2400,10 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     return _finish(facts, plan, lifter, imports, anchor, torch_name)
 
 
-def _mapped_index(facts: LoopFacts, lifter: Lifter, body: cst.BaseExpression, mapped: set[str], statement: cst.CSTNode) -> cst.BaseExpression:
-    """The loop's positions as one tensor (``torch.arange(n, device=m.device)``), on the device
-    of the first tensor ``body`` reads that the code shows to be one."""
-    device = next((n.value for n in name_nodes(body) if n.value not in mapped and facts.evidence(n.value).tensor), None)
-    saved, lifter.device_of = lifter.device_of, device or lifter.device_of
+def _mapped_index(facts: LoopFacts, lifter: Lifter, receiver: str, statement: cst.CSTNode) -> cst.BaseExpression:
+    """The loop's positions as one tensor on ``receiver``'s device, in the dtype a Python int
+    takes beside it (``torch.arange(n, device=m.device).to(torch.result_type(m, 0))``)."""
+    saved, lifter.device_of = lifter.device_of, receiver
     try:
         positions = lifter._arange()  # noqa: SLF001 - the lifter's own spelling of the loop's range
     except CannotLift as exc:
@@ -2402,12 +2412,7 @@ def _mapped_index(facts: LoopFacts, lifter: Lifter, body: cst.BaseExpression, ma
         lifter.device_of = saved
     if lifter.extent.float_index or lifter.row_filter is not None:
         raise CannotRewrite("the loop index is mapped as an int64 position only", statement)
-    receiver = _compared_with(body, facts.domain.index or "")
-    if receiver is not None:
-        # compared as a Python int, the index is cast to the receiver's dtype first (uint8
-        # labels `.eq(300)` compare with 44): so are the mapped positions
-        return lifter.typed_like(positions.node, name(receiver))
-    return positions.node
+    return lifter.library.as_weak_number(lifter.spell, positions.node, name(receiver), "int")
 
 
 def _compared_with(body: cst.BaseExpression, index: str) -> str | None:

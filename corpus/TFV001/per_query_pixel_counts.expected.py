@@ -6,5 +6,5 @@ import torch
 
 
 def pixel_counts(labels, scores):
-    counts = torch.vmap(lambda q: labels.eq(q).sum())(torch.arange(len(scores), device=labels.device, dtype=torch.result_type(labels, 0))).tolist()
+    counts = torch.vmap(lambda q: labels.eq(q).sum())(torch.arange(len(scores), device=labels.device).to(torch.result_type(labels, 0))).tolist()
     return counts
