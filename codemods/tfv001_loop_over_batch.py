@@ -218,8 +218,9 @@ class LoopOverBatch(Rule):
       depends on the batch (BatchNorm, Dropout) or something torchfix cannot see into (a
       model passed in, a helper): batching would change what it computes.
     - The loop variable or a temporary is read after the loop.
-    - The loop runs inside a `try` of the function that catches errors: where the loop raises
-      is then part of what the function returns, and a batched form raises elsewhere.
+    - The loop runs where the function catches errors (a `try` with `except` clauses,
+      `with contextlib.suppress(...)`): where the loop raises is then part of what the
+      function does, and a batched form raises elsewhere (every rule refuses such code).
     - A boolean selection of a sample reaches anything but a whole `.sum()`, element-wise
       methods with numbers or a `torch.cat`: in particular its `.max()` / `.min()` (a masked
       `amax` has the values but not the gradients: where a row holds NaN, `.max()` gives the

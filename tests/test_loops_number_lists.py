@@ -273,3 +273,107 @@ def test_the_index_is_mapped_by_vmap_only_where_an_invariant_compares_it(body: s
     """
     found, _ = _candidates(source)
     assert not any("torch.vmap" in c.kernel.new and "lambda" in c.kernel.new and "q:" in c.kernel.new for c in found)
+
+
+_CAUGHT = {
+    "TFV001": """
+        import torch
+        def sums(x: torch.Tensor, n: int):
+            x = x.reshape(x.size(0), -1)
+            out = []
+            {open}
+                for i in range(n):
+                    out.append(x[i].sum())
+                return torch.stack(out)
+            {close}
+        """,
+    "TFV005": """
+        import torch
+        def relu(x: torch.Tensor, y: torch.Tensor, n: int):
+            {open}
+                for i in range(n):
+                    if x[i] > 0:
+                        y[i] = x[i]
+                    else:
+                        y[i] = 0
+            {close}
+            return y
+        """,
+    "TFV006": """
+        import torch
+        def counts(idx: torch.Tensor, hist: torch.Tensor, n: int):
+            {open}
+                for i in range(n):
+                    hist[idx[i]] += 1
+            {close}
+            return hist
+        """,
+}
+
+
+@pytest.mark.parametrize("code", sorted(_CAUGHT))
+@pytest.mark.parametrize(
+    "handler",
+    [("try:", "except IndexError:\n                pass"), ("with contextlib.suppress(IndexError):", "")],
+    ids=["try", "suppress"],
+)
+def test_code_where_the_function_catches_errors_stays(checker, code: str, handler: tuple[str, str]) -> None:  # noqa: ANN001
+    # the checker compares runs where the old code does not raise; where the function catches
+    # the error (`x[i]` past the end), raising is what it does, and `x[:n]` would not raise
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from rewrite_helper import rewrite
+
+    from torchfix.codemods.registry import select_rules
+
+    opening, closing = handler
+    source = "import contextlib\n" + textwrap.dedent(_CAUGHT[code].format(open=opening, close=closing))
+    result = rewrite(source.encode(), select_rules(), checker)
+    assert result.source == source.encode()
+    reasons = [record.reason or "" for record, _, _ in result.proposals if record.rule == code]
+    assert any("catches errors" in reason for reason in reasons), reasons
+
+
+def test_true_division_by_the_index_takes_no_integer_wrap(checker) -> None:  # noqa: ANN001
+    # an int16 tensor divided by a Python int promotes both to float: 32768 is not wrapped to
+    # -32768 first, as a comparison would wrap it
+    import torch
+
+    source = """
+        import torch
+        def ratios(x: torch.Tensor, s: torch.Tensor):
+            x = x.reshape(-1).short()
+            return torch.stack([x.div(i + 1) for i in range(len(s))])
+        """
+    text, old, new = _run_both(source, "ratios", checker, torch.tensor([1000.0]), torch.zeros(32768))
+    assert "result_type" not in text
+    assert torch.equal(old, new)
+
+
+@pytest.mark.parametrize(
+    ("body", "consumer"),
+    [
+        # NumPy compares an out-of-range int exactly (uint8 == -1 is False): no cast nor int64
+        # batch of the numbers does for every dtype
+        ("out.append(a == i - 1)", "np.stack(out)"),
+        # `2 ** i` / `1 << i` of Python ints never overflow; of an int64 batch, past 63 they do
+        ("out.append(x > 2 ** i)", "torch.stack(out)"),
+        ("out.append(x > (1 << i))", "torch.stack(out)"),
+    ],
+)
+def test_per_sample_numbers_no_batch_reproduces_are_not_lifted(body: str, consumer: str) -> None:
+    source = f"""
+    import numpy as np
+    import torch
+    def f(a: np.ndarray, x: torch.Tensor, s):
+        a = np.asarray(a).reshape(-1)
+        x = x.reshape(-1)
+        out = []
+        for i in range(len(s)):
+            {body}
+        return {consumer}
+    """
+    found, failure = _candidates(source)
+    assert not found, [c.kernel.new for c in found]
+    assert failure is not None

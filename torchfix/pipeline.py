@@ -28,7 +28,7 @@ from libcst.metadata import MetadataWrapper
 from torchfix.codemods.analysis import TENSOR_ONLY_ATTRS, positions
 from torchfix.codemods.apply import add_imports, apply_edits, overlaps
 from torchfix.codemods.base import Candidate, Edit, Proposal, Rule
-from torchfix.codemods.loops.kernels import with_alias_pairs
+from torchfix.codemods.loops.kernels import refuse_caught, with_alias_pairs
 from torchfix.codemods.syntax import SyntaxIndex, parse_tree
 from torchfix.equivalence.kernel import CLEARLY_FASTER, CLEARLY_SLOWER, Kernel, Outcome, SpeedClass, Verdict
 from torchfix.limits import Budget, FileLimits
@@ -570,7 +570,7 @@ def _one_round(
     lines = _LINE_BREAK.split(module.code) if may_suppress else []
     accepted: list[Edit] = []
     imports: list[str] = []
-    proposals = with_alias_pairs((proposal for rule in rules for proposal in rule().propose(wrapper)), wrapper)
+    proposals = refuse_caught(with_alias_pairs((proposal for rule in rules for proposal in rule().propose(wrapper)), wrapper), wrapper)
     suppressed_by = [
         _suppressed(lines, _suppression_lines(wrapper, lines, p), p.rule) if may_suppress else None for p in proposals
     ]

@@ -524,15 +524,31 @@ def _is_append(node: cst.Call) -> bool:
     return isinstance(node.func, cst.Attribute) and node.func.attr.value == "append"
 
 
-_IN_TRY = "the loop runs inside a `try` that catches errors: where it raises is part of what the function does"
+IN_HANDLER = "the loop runs where the function catches errors (`try` / `except`, `contextlib.suppress`): where it raises is part of what the function does"
 
 
-def _inside_try(loop: cst.CSTNode, context: ModuleContext) -> bool:
-    """Whether ``loop`` runs in the body of a ``try`` of its function that catches errors: there
-    an error the loop raises is behaviour the function shows, not an input it rejects."""
-    child, parent = loop, context.parents.get(loop)
+#: context managers that swallow the errors their block raises, by their last name
+#: (`contextlib.suppress`, `pytest.raises`, `self.assertRaises`)
+_CATCHING_MANAGERS = frozenset({"suppress", "raises", "assertRaises", "assertRaisesRegex", "assertWarns"})
+
+
+def _catches(manager: cst.BaseExpression) -> bool:
+    func = manager.func if isinstance(manager, cst.Call) else manager
+    last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return last in _CATCHING_MANAGERS
+
+
+def inside_handler(node: cst.CSTNode, context: ModuleContext) -> bool:
+    """Whether ``node`` runs where its function catches errors: in the body of a ``try`` with
+    ``except`` clauses, or of ``with contextlib.suppress(...)`` (or ``pytest.raises``). There an error the code raises
+    is behaviour the function shows, not an input it rejects -- and the checker compares only
+    runs on which the old code does not raise. (An error caught by a caller is outside what
+    any check of the function can see.)"""
+    child, parent = node, context.parents.get(node)
     while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
         if isinstance(parent, (cst.Try, cst.TryStar)) and child is parent.body and parent.handlers:
+            return True
+        if isinstance(parent, cst.With) and child is parent.body and any(_catches(item.item) for item in parent.items):
             return True
         child, parent = parent, context.parents.get(parent)
     return False
@@ -540,10 +556,10 @@ def _inside_try(loop: cst.CSTNode, context: ModuleContext) -> bool:
 
 def _blockers(loop: cst.For, steps: Sequence[Step], domain: Domain, per_sample: set[str], context: ModuleContext | None = None) -> list[str]:
     found: list[str] = _effects(loop.body, context)
-    if context is not None and _inside_try(loop, context):
+    if context is not None and inside_handler(loop, context):
         # the checker compares runs where the old code does not raise; a handler around the loop
         # turns a raise into a result, which a batched form may not reproduce
-        found.append(_IN_TRY)
+        found.append(IN_HANDLER)
     escapes = [e for e in escaping_control_flow(loop.body) if e != "continue"]
     if escapes:
         found.append(f"the loop can leave early or rebind names outside (`{escapes[0]}`)")
@@ -852,8 +868,8 @@ def with_body(facts: LoopFacts, body: Sequence[cst.BaseStatement], inner_walked:
     per_sample = _per_sample(steps, loop_vars)
     synthetic = facts.loop.with_changes(body=cst.IndentedBlock(body=list(body))) if isinstance(facts.loop, cst.For) else facts.loop
     blockers = _blockers(synthetic, steps, facts.domain, per_sample, facts.context)  # type: ignore[arg-type]
-    if _IN_TRY not in blockers and _inside_try(facts.loop, facts.context):
-        blockers.append(_IN_TRY)  # the synthetic loop has no place in the module to look from
+    if IN_HANDLER not in blockers and inside_handler(facts.loop, facts.context):
+        blockers.append(IN_HANDLER)  # the synthetic loop has no place in the module to look from
     return replace(facts, steps=steps, per_sample=frozenset(per_sample), blockers=tuple(blockers),
                    inner_walked=tuple(sorted((inner_walked or {}).items())), double_index=double_index)
 
@@ -872,8 +888,8 @@ def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context:
         return None
     blockers = _effects(comprehension.elt, context)
     blockers += _enclosing_variables(comprehension, context)
-    if _inside_try(comprehension, context):
-        blockers.append(_IN_TRY)
+    if inside_handler(comprehension, context):
+        blockers.append(IN_HANDLER)
     if any(isinstance(n, (cst.NamedExpr, cst.Yield, cst.Await, cst.Lambda)) for n in _walk(comprehension.elt)):
         blockers.append("the element binds names or yields")
     filters = tuple(Step(StepKind.GUARD, statement, condition=f.test, keeps=True) for f in clause.ifs)  # type: ignore[arg-type]

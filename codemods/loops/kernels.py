@@ -23,7 +23,7 @@ import libcst.matchers as m
 from torchfix.codemods.analysis import VIEW_METHODS, comprehension_variables, dotted, is_in_place_method, parameter_names, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
-from torchfix.codemods.loops.facts import LoopFacts, _walk, loop_counts
+from torchfix.codemods.loops.facts import IN_HANDLER, LoopFacts, _walk, inside_handler, loop_counts
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
 from torchfix.codemods.base import Proposal
@@ -266,6 +266,19 @@ def with_alias_pairs(proposals: Iterable[Proposal], wrapper: "MetadataWrapper") 
             ))) if c.kernel.may_alias is None else c
             for c in proposal.candidates
         )
+    return proposals
+
+
+def refuse_caught(proposals: list[Proposal], wrapper: "MetadataWrapper") -> list[Proposal]:
+    """``proposals`` whose edits fall where the function catches errors, turned into skips:
+    one place for every rule (see :func:`torchfix.codemods.loops.facts.inside_handler`)."""
+    if not any(p.candidates for p in proposals):
+        return proposals
+    context = ModuleContext.of(wrapper)
+    for proposal in proposals:
+        if proposal.candidates and any(inside_handler(e.target, context) for c in proposal.candidates for e in c.edits):
+            proposal.candidates = ()
+            proposal.skip_reason = IN_HANDLER
     return proposals
 
 

@@ -58,15 +58,39 @@ _ELEMENTWISE_OPERATORS = (
 )
 #: the comparisons of numbers (``is`` and ``in`` ask other questions)
 COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+def _weak_kind(node: cst.CSTNode, kind: str | None) -> str | None:
+    """The kind of zero whose dtype beside an array a per-sample Python number of ``kind`` takes
+    in ``node`` (``torch.result_type(a, 0)`` / ``(a, 0.0)``), or None where it takes none: a
+    comparison and ``+ - * // % **`` and the bitwise operators compute in the array's dtype
+    (a Python int wraps into uint8); true division promotes an int array to a float one first,
+    so the number takes the float dtype (``0.0``) -- never wrapped into the int array's."""
+    if kind not in ("int", "float"):
+        return None
+    if isinstance(node, cst.Comparison):
+        return kind
+    if not isinstance(node, cst.BinaryOperation):
+        return None
+    if isinstance(node.operator, cst.Divide):
+        return "float"
+    if isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Power,
+                                  cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return kind
+    return None
+
+
 #: comparison methods: a Python number compared with a tensor is first cast to the tensor's dtype
 #: (`labels.eq(300)` of uint8 labels compares with 44, a float16 `x.lt(2049)` with 2048)
 COMPARISON_METHODS = frozenset("eq ne lt le gt ge greater less greater_equal less_equal not_equal".split())
+#: methods that compute in the receiver's dtype, a Python number cast to it first (wrapped into
+#: uint8, rounded to bfloat16); true division, powers and the like promote it instead
+_IN_RECEIVER_DTYPE = COMPARISON_METHODS | frozenset(
+    "mul multiply add sub subtract floor_divide remainder fmod maximum minimum fmax fmin bitwise_and bitwise_or "
+    "bitwise_xor".split()
+)
 #: element-wise methods of two or more operands that a value the loop does not change may be
 #: called with on per-sample ones (never in place: `w.add_(x[i])` accumulates into `w`)
-_BINARY_METHODS = COMPARISON_METHODS | frozenset(
-    "isclose mul multiply add sub subtract div divide true_divide floor_divide remainder fmod maximum minimum fmax fmin "
-    "pow float_power atan2 hypot logaddexp xlogy copysign bitwise_and bitwise_or bitwise_xor logical_and logical_or "
-    "logical_xor".split()
+_BINARY_METHODS = _IN_RECEIVER_DTYPE | frozenset(
+    "isclose div divide true_divide pow float_power atan2 hypot logaddexp xlogy copysign".split()
 )
 #: math functions on per-sample numbers and their element-wise torch twins
 _MATH_TO_TORCH = {
@@ -695,12 +719,22 @@ class Lifter:
         if isinstance(node.operator, cst.MatrixMultiply):
             return self._matmul(left, right, node)
         self._refuse_float32_numbers(node, left, right)
+        if isinstance(node.operator, (cst.Power, cst.LeftShift)) and self._python_ints(right) and self._python_ints(left):
+            # `2 ** i`, `1 << i` of Python ints never overflow; of an int64 batch, past 63 they do
+            raise CannotLift(f"`{short(node)}`: a per-sample power of Python ints may pass int64, which Python's ints never do")
         if not isinstance(node.operator, _ELEMENTWISE_OPERATORS):
             raise CannotLift(f"the operator of `{short(node)}`")
         a, b, rank = self._align(left, right, node)
         built = node.with_changes(left=a, right=b)
         built = built.with_changes(left=operand_of(a, built, right=False), right=operand_of(b, built, right=True))
         return self._combined(built, left, right, rank, _combined_kind(left, right, node.operator))
+
+    def _python_ints(self, value: Lifted) -> bool:
+        """Whether ``value`` may be Python ints: per-sample numbers not known to be floats, or an
+        invariant Python number not known to be a float."""
+        if value.batched:
+            return value.scalar and value.kind != "float"
+        return python_number(value.node, set(self.numbers)) and self.number_kind(value.node) != "float"
 
     def _refuse_float32_numbers(self, node: cst.BinaryOperation, left: Lifted, right: Lifted) -> None:
         """Per-sample Python ints (the index) meeting a float -- ``/``, a float literal, a number
@@ -807,8 +841,9 @@ class Lifter:
                     raise CannotLift(f"`{short(node)}`: NumPy compares a per-sample Python number unlike a batch of them")
                 numbers, array = (left, right) if left.scalar else (right, left)
                 carrier = self._dtype_carrier(array.node)
-                if numbers.kind in ("int", "float") and carrier is not None:
-                    weak = self.library.as_weak_number(self.spell, a if left.scalar else b, carrier, numbers.kind)
+                weak_kind = _weak_kind(node, numbers.kind)
+                if weak_kind is not None and carrier is not None:
+                    weak = self.library.as_weak_number(self.spell, a if left.scalar else b, carrier, weak_kind)
                     a, b = (weak, b) if left.scalar else (a, weak)
             return a, b, rank
         sample, other = (left, right) if left.batched else (right, left)
@@ -819,13 +854,16 @@ class Lifter:
                 raise CannotLift(f"`{short(node)}`: a per-sample number meets a value of unknown rank")
             self._assume(f"`{short(other.node)}` has no more dimensions than one sample")
             return left.node, right.node, sample.rank
-        if sample.scalar and other.rank > 0 and sample.kind in ("int", "float"):
-            # per-sample Python numbers meet an array in its dtype (uint8 `labels == q * 256 + 4`
-            # compares with 4 wrapped): cast the batch of them as each was cast
-            carrier = self._dtype_carrier(other.node)
-            if carrier is None:
-                raise CannotLift(f"`{short(node)}`: per-sample Python numbers meet an array whose dtype has no cheap spelling")
-            weak = self.library.as_weak_number(self.spell, sample.node, carrier, sample.kind)
+        weak_kind = _weak_kind(node, sample.kind) if sample.scalar and other.rank > 0 else None
+        carrier = self._dtype_carrier(other.node) if weak_kind is not None else None
+        if carrier is not None and weak_kind is not None:
+            # per-sample Python numbers meet an array the code holds in its dtype (uint8
+            # `labels == q * 256 + 4` compares with 4 wrapped): cast the batch of them so
+            if self.library.is_numpy and isinstance(node, cst.Comparison):
+                # NEP 50: NumPy compares an out-of-range int exactly (uint8 == -1 is False), which
+                # neither a cast nor an int64 batch of them reproduces for every dtype
+                raise CannotLift(f"`{short(node)}`: NumPy compares a per-sample Python number unlike a batch of them")
+            weak = self.library.as_weak_number(self.spell, sample.node, carrier, weak_kind)
             expanded = self._expand(replace(sample, node=weak), other.rank)
             return (expanded, other.node, other.rank) if left.batched else (other.node, expanded, other.rank)
         if other.rank == 0:
@@ -933,7 +971,7 @@ class Lifter:
                 finally:
                     self.device_of = saved
                 carrier = self._dtype_carrier(func.value)
-                if any(l.scalar and l.batched for _, l in args):
+                if func.attr.value in _IN_RECEIVER_DTYPE and any(l.scalar and l.batched for _, l in args):
                     if carrier is None or any(l.scalar and l.batched and l.kind not in ("int", "float") for _, l in args):
                         raise CannotLift(f"`{short(node)}`: per-sample Python numbers of unknown kind meet a tensor")
                     # a Python number meets the receiver in the receiver's dtype (`labels.eq(300)` of
