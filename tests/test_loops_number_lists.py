@@ -314,8 +314,16 @@ _CAUGHT = {
 @pytest.mark.parametrize("code", sorted(_CAUGHT))
 @pytest.mark.parametrize(
     "handler",
-    [("try:", "except IndexError:\n                pass"), ("with contextlib.suppress(IndexError):", "")],
-    ids=["try", "suppress"],
+    [
+        ("try:", "except IndexError:\n                pass"),
+        ("with contextlib.suppress(IndexError):", ""),
+        # a `return` in `finally` drops the error the body raised
+        ("try:", "finally:\n                return None"),
+        # an alias of what contextlib exports, a manager held in a variable
+        ("with ignore(IndexError):", ""),
+        ("with guard:", ""),
+    ],
+    ids=["try", "suppress", "finally-return", "alias", "variable"],
 )
 def test_code_where_the_function_catches_errors_stays(checker, code: str, handler: tuple[str, str]) -> None:  # noqa: ANN001
     # the checker compares runs where the old code does not raise; where the function catches
@@ -328,7 +336,9 @@ def test_code_where_the_function_catches_errors_stays(checker, code: str, handle
     from torchfix.codemods.registry import select_rules
 
     opening, closing = handler
-    source = "import contextlib\n" + textwrap.dedent(_CAUGHT[code].format(open=opening, close=closing))
+    source = "import contextlib\nfrom contextlib import suppress as ignore\n" + textwrap.dedent(
+        _CAUGHT[code].format(open=opening, close=closing)
+    ).replace("n: int):", "n: int, guard=contextlib.suppress(IndexError)):")
     result = rewrite(source.encode(), select_rules(), checker)
     assert result.source == source.encode()
     reasons = [record.reason or "" for record, _, _ in result.proposals if record.rule == code]
@@ -360,6 +370,9 @@ def test_true_division_by_the_index_takes_no_integer_wrap(checker) -> None:  # n
         # `2 ** i` / `1 << i` of Python ints never overflow; of an int64 batch, past 63 they do
         ("out.append(x > 2 ** i)", "torch.stack(out)"),
         ("out.append(x > (1 << i))", "torch.stack(out)"),
+        # products the index makes past int64 (`i * i * i` past 2**21 steps)
+        ("out.append(x > i * i * i)", "torch.stack(out)"),
+        ("out.append(x > i * 18014398509481984 // 3)", "torch.stack(out)"),
     ],
 )
 def test_per_sample_numbers_no_batch_reproduces_are_not_lifted(body: str, consumer: str) -> None:

@@ -524,18 +524,47 @@ def _is_append(node: cst.Call) -> bool:
     return isinstance(node.func, cst.Attribute) and node.func.attr.value == "append"
 
 
-IN_HANDLER = "the loop runs where the function catches errors (`try` / `except`, `contextlib.suppress`): where it raises is part of what the function does"
+IN_HANDLER = "the loop runs where the function catches errors (`try` / `except`, `contextlib.suppress`, a `with` that may): where it raises is part of what the function does"
 
 
 #: context managers that swallow the errors their block raises, by their last name
-#: (`contextlib.suppress`, `pytest.raises`, `self.assertRaises`)
-_CATCHING_MANAGERS = frozenset({"suppress", "raises", "assertRaises", "assertRaisesRegex", "assertWarns"})
+#: (`contextlib.suppress`, `pytest.raises`, `self.assertRaises`; an `ExitStack` may hold one)
+_CATCHING_MANAGERS = frozenset({"suppress", "raises", "assertRaises", "assertRaisesRegex", "assertWarns", "ExitStack",
+                                "AsyncExitStack"})
+#: what `contextlib` exports that never swallows an error
+_PLAIN_CONTEXTLIB = frozenset({"nullcontext", "closing", "aclosing", "redirect_stdout", "redirect_stderr", "chdir",
+                               "contextmanager", "asynccontextmanager"})
 
 
-def _catches(manager: cst.BaseExpression) -> bool:
+def _catches(manager: cst.BaseExpression, context: ModuleContext) -> bool:
+    """Whether a ``with`` item may swallow an error of its block: a catching manager by name, any
+    name imported from ``contextlib`` under an alias (``from contextlib import suppress as
+    ignore``), or a manager held in a variable (``sup = contextlib.suppress(...)``) that is not
+    torch's."""
     func = manager.func if isinstance(manager, cst.Call) else manager
     last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return last in _CATCHING_MANAGERS
+    if last in _CATCHING_MANAGERS:
+        return True
+    if isinstance(func, cst.Name) and context.imported_from("contextlib", func.value) not in (None, *_PLAIN_CONTEXTLIB):
+        return True
+    if not isinstance(manager, cst.Call):
+        return not (context.qualified(manager) or "").startswith("torch.")
+    return False
+
+
+def _swallows(block: cst.BaseSuite | None) -> bool:
+    """Whether a ``finally`` block leaves by ``return`` / ``break`` / ``continue``: that drops the
+    error the ``try`` body raised."""
+    if block is None:
+        return False
+    stack: list[cst.CSTNode] = [block]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Return, cst.Break, cst.Continue)):
+            return True
+        if not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            stack.extend(node.children)
+    return False
 
 
 def inside_handler(node: cst.CSTNode, context: ModuleContext) -> bool:
@@ -546,9 +575,11 @@ def inside_handler(node: cst.CSTNode, context: ModuleContext) -> bool:
     any check of the function can see.)"""
     child, parent = node, context.parents.get(node)
     while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
-        if isinstance(parent, (cst.Try, cst.TryStar)) and child is parent.body and parent.handlers:
+        if isinstance(parent, (cst.Try, cst.TryStar)) and child is parent.body and (
+            parent.handlers or _swallows(parent.finalbody.body if parent.finalbody is not None else None)
+        ):
             return True
-        if isinstance(parent, cst.With) and child is parent.body and any(_catches(item.item) for item in parent.items):
+        if isinstance(parent, cst.With) and child is parent.body and any(_catches(item.item, context) for item in parent.items):
             return True
         child, parent = parent, context.parents.get(parent)
     return False

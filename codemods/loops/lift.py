@@ -58,6 +58,10 @@ _ELEMENTWISE_OPERATORS = (
 )
 #: the comparisons of numbers (``is`` and ``in`` ask other questions)
 COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+#: operators whose result of two Python ints is an int (and may pass int64 where Python's does not)
+_INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Power, cst.LeftShift)
+
+
 def _weak_kind(node: cst.CSTNode, kind: str | None) -> str | None:
     """The kind of zero whose dtype beside an array a per-sample Python number of ``kind`` takes
     in ``node`` (``torch.result_type(a, 0)`` / ``(a, 0.0)``), or None where it takes none: a
@@ -719,15 +723,50 @@ class Lifter:
         if isinstance(node.operator, cst.MatrixMultiply):
             return self._matmul(left, right, node)
         self._refuse_float32_numbers(node, left, right)
-        if isinstance(node.operator, (cst.Power, cst.LeftShift)) and self._python_ints(right) and self._python_ints(left):
-            # `2 ** i`, `1 << i` of Python ints never overflow; of an int64 batch, past 63 they do
-            raise CannotLift(f"`{short(node)}`: a per-sample power of Python ints may pass int64, which Python's ints never do")
+        if (left.batched or right.batched) and isinstance(node.operator, _INT_OPERATORS) and self._python_ints(left) and (
+            self._python_ints(right)
+        ) and (isinstance(node.operator, (cst.Power, cst.LeftShift)) and right.batched or self._int_bound(node) >= 2**63):
+            # Python's ints never overflow; an int64 batch of them does: `2 ** i` past 63,
+            # `i * i * i` past 2**21 steps, `i * 2**54 // 3` from the eighth
+            raise CannotLift(f"`{short(node)}`: per-sample Python ints may pass int64 here, which Python's ints never do")
         if not isinstance(node.operator, _ELEMENTWISE_OPERATORS):
             raise CannotLift(f"the operator of `{short(node)}`")
         a, b, rank = self._align(left, right, node)
         built = node.with_changes(left=a, right=b)
         built = built.with_changes(left=operand_of(a, built, right=False), right=operand_of(b, built, right=True))
         return self._combined(built, left, right, rank, _combined_kind(left, right, node.operator))
+
+    #: the largest loop index taken for granted (16M steps of a Python loop): the checker draws
+    #: short loops only, so what the index may reach is bounded here, not by a check
+    _INDEX_BOUND = 2**24
+    #: any other int (a stride, an offset): the checker draws huge ones, but not beside a long loop
+    _NAME_BOUND = 2**31
+
+    def _int_bound(self, node: cst.BaseExpression) -> int:
+        """An upper bound of ``|node|`` for an int expression of the loop index, literals and
+        names, taking the index below :attr:`_INDEX_BOUND` (a huge bound where it cannot say)."""
+        huge = 2**200
+        if isinstance(node, cst.Name):
+            return self._INDEX_BOUND if node.value == self.index else self._NAME_BOUND
+        if isinstance(node, cst.Integer):
+            return abs(int(node.evaluated_value))
+        if isinstance(node, cst.UnaryOperation):
+            return self._int_bound(node.expression)
+        if isinstance(node, cst.BinaryOperation):
+            a, b = self._int_bound(node.left), self._int_bound(node.right)
+            operator = node.operator
+            if isinstance(operator, (cst.Add, cst.Subtract)):
+                return a + b
+            if isinstance(operator, cst.Multiply):
+                return a * b
+            if isinstance(operator, (cst.FloorDivide, cst.Modulo)):
+                return a  # what reaches the result is the dividend's size at most
+            if isinstance(operator, cst.Power):
+                return a ** min(b, 8) if b <= 8 else huge
+            return huge
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "int", "abs"):
+            return self._NAME_BOUND
+        return huge
 
     def _python_ints(self, value: Lifted) -> bool:
         """Whether ``value`` may be Python ints: per-sample numbers not known to be floats, or an

@@ -146,6 +146,19 @@ class ModuleContext:
         for local in self._ambiguous:
             del self.bindings[local]
 
+    def imported_from(self, module: str, local: str) -> str | None:
+        """The member of ``module`` that ``from module import member as local`` binds to
+        ``local`` anywhere in this module, else None (for modules the bindings do not follow)."""
+        for node in self.nodes.of_type(cst.ImportFrom):
+            assert isinstance(node, cst.ImportFrom)
+            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar) or dotted(node.module) != module:
+                continue
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname else alias.name
+                if isinstance(bound, cst.Name) and bound.value == local:
+                    return dotted(alias.name)
+        return None
+
     def qualified(self, expr: cst.BaseExpression) -> str | None:
         """``torch.nn.functional.softmax`` for ``F.softmax`` (whatever the aliases), else None."""
         if isinstance(expr, cst.Name):
