@@ -86,3 +86,19 @@ def propose(rule: type[Rule], source: str) -> list[Proposal]:
     of its inputs may be one object (``codemods.loops.kernels.with_alias_pairs``)."""
     wrapper = MetadataWrapper(cst.parse_module(source))
     return with_alias_pairs(rule().propose(wrapper), wrapper)
+
+
+def loop_candidates(source: str):  # noqa: ANN201
+    """The loop engine's candidates for the first ``for`` loop of ``source`` (dedented), and its
+    first failure: the ladder's climb, without the checker."""
+    import textwrap
+
+    from torchfix.codemods.loops import ladder
+    from torchfix.codemods.loops.facts import loop_facts
+    from torchfix.codemods.loops.module import ModuleContext
+
+    context = ModuleContext.of(MetadataWrapper(cst.parse_module(textwrap.dedent(source))))
+    facts = loop_facts(context.nodes.of_type(cst.For)[0], context)
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    return found, failure

@@ -6,21 +6,12 @@ from __future__ import annotations
 import textwrap
 from dataclasses import replace
 
-import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper
 
-from torchfix.codemods.loops import ladder
-from torchfix.codemods.loops.facts import loop_facts
-from torchfix.codemods.loops.module import ModuleContext
+from rewrite_helper import loop_candidates
 
 
-def _candidates(source: str):  # noqa: ANN202
-    context = ModuleContext.of(MetadataWrapper(cst.parse_module(textwrap.dedent(source))))
-    facts = loop_facts(context.nodes.of_type(cst.For)[0], context)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
-    return found, failure
+_candidates = loop_candidates
 
 
 _NORMS = """
@@ -140,17 +131,10 @@ def test_positions_in_another_dtype_are_refuted(checker, positions: str) -> None
 
 
 def test_an_in_place_method_of_an_invariant_is_not_batched() -> None:
-    source = """
-    import torch
-    def totals(x: torch.Tensor):
-        x = x.reshape(x.size(0), -1)
-        total = torch.zeros(x.size(1))
-        rows = []
-        for i in range(x.size(0)):
-            rows.append(total.add_(x[i]).clone())
-        return torch.stack(rows)
-    """
-    found, _ = _candidates(source)
+    from pathlib import Path
+
+    trap = Path(__file__).parent.parent / "corpus" / "TFV001" / "trap_inplace_method_on_invariant.py"
+    found, _ = _candidates(trap.read_text())
     # only the unverifiable rung that calls the method once on the batch, never emitted by default
     assert all(c.unverifiable for c in found)
 

@@ -12,14 +12,10 @@ from libcst.metadata import MetadataWrapper
 from torchfix.codemods.loops import ladder
 from torchfix.codemods.loops.facts import loop_facts
 from torchfix.codemods.loops.module import ModuleContext
+from rewrite_helper import loop_candidates
 
 
-def _candidates(source: str):  # noqa: ANN202
-    context = ModuleContext.of(MetadataWrapper(cst.parse_module(textwrap.dedent(source))))
-    facts = loop_facts(context.nodes.of_type(cst.For)[0], context)
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
-    return found, failure
+_candidates = loop_candidates
 
 
 _MASS = """
