@@ -374,3 +374,23 @@ def test_per_sample_numbers_no_batch_reproduces_are_not_lifted(body: str, consum
     found, failure = _candidates(source)
     assert not found, [c.kernel.new for c in found]
     assert failure is not None
+
+
+def test_a_finally_that_returns_drops_errors_of_the_handlers_too() -> None:
+    # `torch.dot` raises on a 2-D `w` in the `except` block; the `finally` returns `out` anyway,
+    # where `x @ w` would have filled it
+    source = """
+    import torch
+    def f(x: torch.Tensor, w: torch.Tensor, y):
+        out = torch.zeros(x.size(0))
+        try:
+            y = y + 1
+        except TypeError:
+            for i in range(x.size(0)):
+                out[i] = torch.dot(x[i], w)
+        finally:
+            return out
+    """
+    found, failure = _candidates(source)
+    assert not found
+    assert failure is not None and "catches errors" in str(failure)

@@ -530,7 +530,7 @@ IN_HANDLER = "the loop runs where the function catches errors (`try` / `except`,
 #: context managers that swallow the errors their block raises, by their last name
 #: (`contextlib.suppress`, `pytest.raises`, `self.assertRaises`; an `ExitStack` may hold one)
 _CATCHING_MANAGERS = frozenset({"suppress", "raises", "assertRaises", "assertRaisesRegex", "assertWarns", "ExitStack",
-                                "AsyncExitStack"})
+                                "AsyncExitStack", "assert_raises", "assert_raises_regex"})
 #: what `contextlib` exports that never swallows an error
 _PLAIN_CONTEXTLIB = frozenset({"nullcontext", "closing", "aclosing", "redirect_stdout", "redirect_stderr", "chdir",
                                "contextmanager", "asynccontextmanager"})
@@ -575,10 +575,12 @@ def inside_handler(node: cst.CSTNode, context: ModuleContext) -> bool:
     any check of the function can see.)"""
     child, parent = node, context.parents.get(node)
     while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
-        if isinstance(parent, (cst.Try, cst.TryStar)) and child is parent.body and (
-            parent.handlers or _swallows(parent.finalbody.body if parent.finalbody is not None else None)
-        ):
-            return True
+        if isinstance(parent, (cst.Try, cst.TryStar)):
+            if child is parent.body and parent.handlers:
+                return True
+            # a `finally` that returns drops an error of the body, of a handler and of `else`
+            if child is not parent.finalbody and _swallows(parent.finalbody.body if parent.finalbody is not None else None):
+                return True
         if isinstance(parent, cst.With) and child is parent.body and any(_catches(item.item, context) for item in parent.items):
             return True
         child, parent = parent, context.parents.get(parent)
