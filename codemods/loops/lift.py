@@ -1009,8 +1009,8 @@ class Lifter:
                     args = self._args(node)
                 finally:
                     self.device_of = saved
-                carrier = self._dtype_carrier(func.value)
                 if func.attr.value in _IN_RECEIVER_DTYPE and any(l.scalar and l.batched for _, l in args):
+                    carrier = self._dtype_carrier(func.value)
                     if carrier is None or any(l.scalar and l.batched and l.kind not in ("int", "float") for _, l in args):
                         raise CannotLift(f"`{short(node)}`: per-sample Python numbers of unknown kind meet a tensor")
                     # a Python number meets the receiver in the receiver's dtype (`labels.eq(300)` of
@@ -1079,6 +1079,13 @@ class Lifter:
         built = call(self.library.function(self.spell, twin), *[l.node for _, l in args])
         return Lifted(built, True, 0, scalar=True, kind="float")
 
+    def _assume_within_sample(self, invariant: cst.BaseExpression) -> None:
+        """Assume an invariant operand of unknown rank broadcasts no wider than a sample (the
+        ladder then tries its ranks spelled out, :attr:`assumed_invariants`)."""
+        if isinstance(invariant, cst.Name):
+            self.assumed_invariants.add(invariant.value)
+        self._assume(f"`{short(invariant)}` has no more dimensions than one sample")
+
     def _elementwise(self, node: cst.Call, args: list[tuple[cst.Arg, Lifted]], row: Callee, receiver_value: Lifted | None = None) -> Lifted:
         operands = ([receiver_value] if receiver_value is not None else []) + [l for _, l in args]
         batched = [o for o in operands if o.batched]
@@ -1100,9 +1107,7 @@ class Lifter:
             assert receiver_value is not None
             invariants.append(receiver_value)
             if receiver_value.rank is None:
-                if isinstance(receiver_value.node, cst.Name):
-                    self.assumed_invariants.add(receiver_value.node.value)
-                self._assume(f"`{short(receiver_value.node)}` has no more dimensions than one sample")
+                self._assume_within_sample(receiver_value.node)
         widest = max((l.rank for l in invariants if l.rank is not None), default=0)
         if batched and widest > 0:
             rank = self._need(batched[0], what)
@@ -1110,9 +1115,7 @@ class Lifter:
         new_args = []
         for a, lifted in args:
             if not lifted.batched and a.keyword is None and not is_number(a.value) and lifted.rank is None:
-                if isinstance(lifted.node, cst.Name):
-                    self.assumed_invariants.add(lifted.node.value)
-                self._assume(f"`{short(a.value)}` has no more dimensions than one sample")
+                self._assume_within_sample(lifted.node)
             value = self._expand(lifted, lift_by) if lifted.batched and lift_by else lifted.node
             new_args.append(a.with_changes(value=value))
         if receiver_value is not None and receiver_value.batched and lift_by:

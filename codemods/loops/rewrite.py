@@ -1892,10 +1892,10 @@ def _collected(facts: LoopFacts, step: Step, numpy: bool) -> tuple[str, Definiti
         items = "the comprehension" if definition is None else definition.name
     else:
         items = step.target or ""
-        definition = facts.definition(items, shared=True)
+        definition = _empty_list_definition(facts, items, shared=True)
         # statements between the list and the loop may stay where they are: the three uses
         # counted below (made, appended to, consumed) leave none of them a read of the list
-        if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block:
+        if definition is None:
             raise CannotRewrite(f"`{items}` is not a list created empty before the loop, in its block", step.statement)
         consumer = _consumer(facts, items)
         if _uses_of_list(facts, items, consumer) != 3:
@@ -1905,6 +1905,15 @@ def _collected(facts: LoopFacts, step: Step, numpy: bool) -> tuple[str, Definiti
     if consumer.after_grad_mode and not numpy:
         raise CannotRewrite(f"`{items}` is turned into a tensor outside the grad mode the loop runs in", consumer.statement)
     return items, definition, consumer
+
+
+def _empty_list_definition(facts: LoopFacts, items: str, shared: bool = False) -> Definition | None:
+    """``items = []`` bound last before the loop, in the loop's own block (with ``shared``, also
+    ``items, other = [], []``), else None."""
+    definition = facts.definition(items, shared=shared)
+    if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block:
+        return None
+    return definition
 
 
 def _item_of(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
@@ -1926,10 +1935,8 @@ def _kept_number_list(facts: LoopFacts, step: Step) -> Definition | None:
     items = step.target
     if facts.comprehension is not None or items is None or _item_of(step.value) is None:
         return None
-    definition = facts.definition(items)
-    if definition is None or not m.matches(definition.value, m.List(elements=[])) or not definition.same_block:
-        return None
-    if any(items in names_used(s) for s in definition.between):
+    definition = _empty_list_definition(facts, items)
+    if definition is None or any(items in names_used(s) for s in definition.between):
         return None
     appends = [s for s in facts.steps if s.kind is StepKind.APPEND and s.target == items]
     if len(appends) != 1:
@@ -1963,11 +1970,7 @@ def _in_nested_function(facts: LoopFacts, node: cst.CSTNode) -> bool:
 def _number_list(step: Step, definition: Definition, value: cst.BaseExpression, facts: LoopFacts, plan: _Plan, description: str) -> None:
     """``items = []`` goes and the loop becomes ``items = value.tolist()``."""
     items = definition.name
-    plan.old.insert(0, definition.statement)
-    plan.exclude.append(definition.statement)
-    plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
-    if not definition.between:
-        plan.carried_lines.extend(definition.statement.leading_lines)
+    _drop_definition(plan, definition)
     plan.statements.append(assign(name(items), method(value, "tolist")))
     plan.outputs.append(items)
     plan.descriptions.append(description)
@@ -2099,16 +2102,21 @@ def _replace_consumer(
             plan.exclude.append(definition.statement)
         plan.shared.setdefault(id(definition.statement), (definition.statement, set()))[1].add(definition.name)
     elif definition is not None:
-        plan.old.insert(0, definition.statement)
-        plan.exclude.append(definition.statement)
-        plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
-        if definition.same_block and not definition.between:
-            # the blank lines and comments above `items = []` stay above what replaces the loop
-            plan.carried_lines.extend(definition.statement.leading_lines)
+        _drop_definition(plan, definition)
     plan.edits.append(Edit(consumer.call, _in_context(value, facts, consumer.call)))
     plan.consumers.append((old_statement, new_statement))
     plan.outputs.append(result)
     plan.descriptions.append(description)
+
+
+def _drop_definition(plan: _Plan, definition: Definition) -> None:
+    """``items = []`` leaves the code and opens the kernel's old side."""
+    plan.old.insert(0, definition.statement)
+    plan.exclude.append(definition.statement)
+    plan.edits.append(Edit(definition.statement, cst.RemovalSentinel.REMOVE))
+    if definition.same_block and not definition.between:
+        # the blank lines and comments above `items = []` stay above what replaces the loop
+        plan.carried_lines.extend(definition.statement.leading_lines)
 
 
 def _in_context(value: cst.BaseExpression, facts: LoopFacts, replaced: cst.CSTNode) -> cst.BaseExpression:
