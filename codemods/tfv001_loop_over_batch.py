@@ -137,9 +137,20 @@ class LoopOverBatch(Rule):
       last: `img[:3].movedim(0, -1).mul_(img.new_tensor(stds)[:len(img)]).add_(...)` (`zip`
       stops at the shortest sequence, and a channel may have any rank).
 
+    - an `if` / `elif` / `else` whose every branch binds the same targets in the same order
+      (names, stores, accumulations: `if r[k] != 0: prev = k / r[k]` / `else: prev = 1.0`) is
+      the same as one line per target picking its value with a conditional expression
+      (`prev = k / r[k] if r[k] != 0 else 1.0`), as long as no test reads what a branch binds;
+      each line is then lifted like any other, to `np.where` / `torch.where` (nested for an
+      `elif` chain). The batch evaluates every branch for every sample: where the branch a
+      sample did not take raises, or its gradient is NaN (`a * a` of a NaN `a` under
+      `torch.where`), the checker refutes the form and the loop stays. NumPy prints a
+      RuntimeWarning for a division by zero in a branch no sample took.
+
     Where the batched form evaluates something the loop reached only when it ran (`w[0]` for
-    `for c in range(1, w.size(0)): w[c] = w[0]`), a lower rung runs the stores under
-    `if w.size(0) > 1:`.
+    `for c in range(1, w.size(0)): w[c] = w[0]`, `1.0 / n` computed once), a lower rung runs the
+    stores, and the temporaries nothing reads after the loop, under `if w.size(0) > 1:`. A loop
+    count bound once to a size (`n = len(x)`, `x.shape[0]`) is drawn never negative.
 
     Loops over NumPy arrays (a walked name the code shows to be an ndarray, not a tensor) are
     batched with numpy spellings (`axis=`, `keepdims=`, `np.moveaxis`). A walked name that may

@@ -426,8 +426,10 @@ def scalar_strategy(spec: InputSpec, slot: Slot, pool: tuple[int, ...]) -> st.Se
     if slot.kind is Kind.FLOAT:
         return _float_values(64)
     if spec.count:
-        # a loop bound: usually one of the sizes in play, sometimes off by one or negative
-        return st.one_of(st.sampled_from(pool), st.sampled_from((-1, 0, 1)), st.integers(-2, MAX_DIM + 1))
+        # a loop bound: usually one of the sizes in play, sometimes off by one or negative (a
+        # size the code measured never is)
+        low = 0 if spec.nonnegative else -2
+        return st.one_of(st.sampled_from(pool), st.sampled_from((max(low, -1), 0, 1)), st.integers(low, MAX_DIM + 1))
     return st.integers(-8, 8) if not spec.nonnegative else st.integers(0, MAX_DIM + 1)
 
 

@@ -589,7 +589,7 @@ def test_a_trailing_if_of_stores_is_a_guard_that_keeps_rows_then_the_stores() ->
 
 
 _OTHER_IFS = {
-    "with an else (TFV005's)": "if t[k] == 0:\n            t[k] = 1\n        else:\n            t[k] = 2",
+    "an else binding another target": "if t[k] == 0:\n            t[k] = 1\n        else:\n            t[0] = 2",
     "not the last statement": "if t[k] == 0:\n            t[k] = 1\n        t[k] += 1",
     "leaving the loop": "if t[k] == 0:\n            t[k] = 1\n            break",
 }

@@ -25,7 +25,7 @@ from torchfix.codemods.analysis import (
 )
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.nodes import assigned_names, int_literal, is_number, name_nodes, names_used, python_number, same_code
+from torchfix.codemods.loops.nodes import assigned_names, code_of, int_literal, is_number, name_nodes, names_used, python_number, same_code
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import Evidence
@@ -409,6 +409,7 @@ def _body_steps(body: Sequence[cst.BaseStatement], loop_vars: set[str]) -> tuple
     statements is the same as ``if not c: continue`` followed by that block (nothing comes after
     it), so it becomes a guard that keeps the samples where ``c`` holds, then the block's steps:
     ``if t[i] == 0 and a[i] != 0: t[i] = a[i] + k`` is a store at the rows of a mask."""
+    body = [line for statement in body for line in (branch_as_expressions(statement) or (statement,))]
     steps = [_classify(s, loop_vars) for s in body]
     last = body[-1] if body else None
     if (
@@ -424,6 +425,109 @@ def _body_steps(body: Sequence[cst.BaseStatement], loop_vars: set[str]) -> tuple
         if all(step.kind in (StepKind.TEMP, StepKind.STORE, StepKind.ACCUMULATE) for step in inner):
             steps[-1:] = [Step(StepKind.GUARD, last, condition=last.test, keeps=True), *inner]
     return tuple(steps)
+
+
+def branch_as_expressions(statement: cst.BaseStatement) -> list[cst.SimpleStatementLine] | None:
+    """An ``if``/``elif``/``else`` whose every branch binds the same targets in the same order,
+    one simple line each, as one line per target that picks its value with a conditional
+    expression::
+
+        if rows[i] != 0:                        p = i / rows[i] if rows[i] != 0 else 1.0
+            p = i / rows[i]              ->     total += (p if rows[i] != 0 else 0.5)
+            total += p
+        else:
+            p = 1.0
+            total += 0.5
+
+    Python evaluates only the branch the test picks, in both spellings, so the lines run what
+    the statement ran. That holds because the tests read none of the names the branches bind
+    (each line asks the tests again, after the lines before it), and because the k-th line of
+    every branch binds the same target with the same operator: a value that reads a target bound
+    earlier in its branch reads the value that branch bound (the line before picked it under the
+    same test), and one bound later reads the binding from before the statement in both
+    spellings. None for any other statement: the lift then treats it as a branch it does not
+    know (and the checker compares whatever is lifted with the loop as written)."""
+    if not isinstance(statement, cst.If):
+        return None
+    tests: list[cst.BaseExpression] = []
+    blocks: list[cst.BaseSuite] = []
+    current: cst.If | cst.Else | None = statement
+    while isinstance(current, cst.If):
+        tests.append(current.test)
+        blocks.append(current.body)
+        current = current.orelse
+    if current is None:
+        return None  # (a branch that may bind nothing keeps the previous step's value)
+    blocks.append(current.body)
+    branches = [_branch_lines(block) for block in blocks]
+    if any(lines is None or not lines for lines in branches):
+        return None
+    shapes = {tuple((kind, same_key, type(op)) for kind, same_key, op, _, _ in lines) for lines in branches}  # type: ignore[union-attr]
+    if len(shapes) != 1:
+        return None
+    bound = {key for kind, key, _, _, _ in branches[0] if kind != "store"}  # type: ignore[union-attr]
+    if any(names_used(test) & bound for test in tests):
+        return None
+    stored = {target.value.value for kind, _, _, target, _ in branches[0] if kind == "store"}  # type: ignore[union-attr]
+    if len(branches[0]) > 1 and any(names_used(test) & stored for test in tests):  # type: ignore[arg-type]
+        return None  # (a test reading the array a branch writes would ask again after the write)
+    lines = []
+    for position, (kind, _, operator, target, _) in enumerate(branches[0]):  # type: ignore[arg-type]
+        values = [lines_[position][4] for lines_ in branches]  # type: ignore[index]
+        picked: cst.BaseExpression = _parenthesized(values[-1])
+        for test, value in zip(reversed(tests), reversed(values[:-1])):
+            picked = cst.IfExp(test=_parenthesized(test), body=_parenthesized(value), orelse=picked)
+        picked = picked.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if kind == "accumulate" else picked
+        small: cst.BaseSmallStatement
+        if kind == "augmented":
+            small = cst.AugAssign(target=target, operator=operator, value=picked)
+        elif kind == "accumulate":
+            small = cst.Assign([cst.AssignTarget(target)], cst.BinaryOperation(target, operator, picked))
+        else:
+            small = cst.Assign([cst.AssignTarget(target)], picked)
+        lines.append(cst.SimpleStatementLine([small]))
+    return lines
+
+
+def _branch_lines(block: cst.BaseSuite) -> list[tuple[str, str, cst.CSTNode | None, cst.BaseExpression, cst.BaseExpression]] | None:
+    """Each line of a branch as (kind, target key, operator, target, value); None where a line is
+    not one binding of a name or one store at a subscript of a name."""
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    found = []
+    for line in block.body:
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        small = line.body[0]
+        if isinstance(small, cst.AugAssign) and isinstance(small.target, (cst.Name, cst.Subscript)):
+            target = small.target
+            found.append(("augmented" if isinstance(target, cst.Name) else "store", _key(target), small.operator, target, small.value))
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Name, cst.Subscript)):
+            target, value = small.targets[0].target, small.value
+            if isinstance(target, cst.Subscript):
+                if not isinstance(target.value, cst.Name):
+                    return None
+                found.append(("store", _key(target), None, target, value))
+            elif isinstance(value, cst.BinaryOperation) and m.matches(value.left, m.Name(target.value)) and target.value not in names_used(value.right):
+                found.append(("accumulate", target.value, value.operator, target, value.right))
+            else:
+                found.append(("assign", target.value, None, target, value))
+        else:
+            return None
+    return found
+
+
+def _key(target: cst.BaseExpression) -> str:
+    return code_of(target.with_changes(lpar=()) if getattr(target, "lpar", None) else target)
+
+
+def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` as an operand of a conditional expression (its own parentheses where it binds
+    more loosely: a lambda, a conditional, an unparenthesised tuple, an assignment expression)."""
+    loose = (cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Tuple, cst.Yield)
+    if isinstance(node, loose) and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node
 
 
 def _classify(statement: cst.BaseStatement, loop_vars: set[str]) -> Step:

@@ -764,10 +764,25 @@ def input_specs(
                                    index=input_name in positions))
         else:
             specs.append(found.spec())
+            if specs[-1].kind is Kind.INT and _size_of_array(facts, input_name):
+                # `n = len(x)` bound once: a size, never negative (the loop it bounds may run
+                # zero times, never "minus one" times)
+                specs[-1] = replace(specs[-1], count=True, nonnegative=True)
         if input_name in facts.shapes.bools and specs[-1].kind is not Kind.OPAQUE:
             # the function's code makes it a bool array (`m = a.eq(b)`): drawn so
             specs[-1] = replace(specs[-1], dtypes=("bool",))
     return tuple(specs)
+
+
+def _size_of_array(facts: LoopFacts, name: str) -> bool:
+    """Whether ``name`` is bound once, to a size of an array or a sequence (``len(x)``,
+    ``x.shape[0]``, ``x.size(1)``) whose evidence allows only kinds whose sizes are never
+    negative."""
+    measured = facts.shapes.measures.get(name)
+    if measured is None:
+        return False
+    kinds = set(facts.evidence(measured[0]).kinds)
+    return bool(kinds) and kinds <= {Kind.TENSOR, Kind.NDARRAY, Kind.LIST}
 
 
 #: allocators whose positional arguments are the sizes, one per dimension (with two or more of

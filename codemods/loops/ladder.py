@@ -154,6 +154,9 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
             climb.failed(exc)
         return climb.found, (None if climb.found else climb.failure), climb.first
     _lift_rungs(facts, base, climb, torch_name)
+    bound = set(facts.context.bindings.values())
+    # a module of NumPy code that never imports torch: NumPy's failure is the one to report
+    numpy_only = "numpy" in bound and not any(b == "torch" or b.startswith("torch.") for b in bound)
     if climb.needed_rank:
         # after the rungs that guess a rank: whole-sample reductions right for every rank (the
         # checker explores ranks the guesses miss, one-number samples among them)
@@ -164,14 +167,14 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
         numpy = _Climb(seen=climb.seen)
         _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
         climb.found += numpy.found
-    elif not climb.found and (climb.arrays or (
+    elif not climb.found and (climb.arrays or numpy_only or (
         # torch would compute the per-sample numbers in float32; NumPy computes them as Python
-        "numpy" in facts.context.bindings.values() and climb.failure is not None and FLOAT32_NUMBERS in str(climb.failure)
+        "numpy" in bound and climb.failure is not None and FLOAT32_NUMBERS in str(climb.failure)
     )):
         # the walked arrays are NumPy's: the same rungs spelled with numpy (no vmap for those)
         numpy = _Climb()
         _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
-        if numpy.found or (climb.failure is not None and climb.failure.arrays):
+        if numpy.found or numpy_only or (climb.failure is not None and climb.failure.arrays):
             return numpy.found, (None if numpy.found else numpy.failure), numpy.first
         # only a rung under some hypothesis met an ndarray: the torch rungs' failure stands
     _vmap_rungs(facts, base, climb, torch_name)

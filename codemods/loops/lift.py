@@ -931,6 +931,13 @@ class Lifter:
                     node = node.args[0].value
                 else:
                     node = node.func.value
+            elif (
+                isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply))
+                and isinstance(node.right, cst.Integer)
+            ):
+                # `x + 1`: a Python int beside an array keeps the array's dtype (bool's aside,
+                # which the zero of `result_type` promotes alike)
+                node = node.left
             else:
                 return None
 

@@ -49,7 +49,7 @@ _TORCH_SIZED = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.ran
 #: allocators whose first argument alone is the size (an int or a tuple): NumPy's
 _NUMPY_SIZED = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty"})
 #: one dimension, whatever the arguments
-_VECTORS = frozenset({"torch.arange", "numpy.arange", "torch.linspace", "torch.randperm"})  # (np.linspace of arrays is not 1-D)
+_VECTORS = frozenset({"torch.arange", "numpy.arange", "torch.linspace", "torch.randperm", "numpy.flatnonzero"})  # (np.linspace of arrays is not 1-D)
 #: a new array of another's shape
 _LIKE = frozenset({"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like", "torch.rand_like",
                    "torch.randn_like", "numpy.zeros_like", "numpy.ones_like", "numpy.empty_like", "numpy.full_like",

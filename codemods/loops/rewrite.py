@@ -740,7 +740,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
             raise
     if options.guard_any:
         _run_only_if_any(plan, facts)
-    if options.guard_empty and not any(isinstance(s, cst.If) for s in plan.statements):
+    if options.guard_empty:
         _run_only_if_the_loop_runs(plan, facts, extent)
     if once is not None and not (len(plan.statements) == 1 and isinstance(plan.statements[0], cst.If)):
         raise CannotRewrite(f"`{_short(once)}` may raise, and no guard keeps the batch from computing it where the loop runs no step", facts.loop)
@@ -751,17 +751,34 @@ def _run_only_if_the_loop_runs(plan: "_Plan", facts: LoopFacts, extent: Extent) 
     """The batched stores run only ``if w.size(0) > 1:`` -- when the loop would have run once.
     A loop over no sample never evaluated its body; the batched store evaluates its loop-invariant
     parts (``w[0, 0]``, a tensor written into an ndarray) once, always, and they may raise where
-    the loop did not. Only stores and augmented assignments are wrapped: a name bound in the block
-    would be unbound after it."""
+    the loop did not. Only stores, augmented assignments and the body's own temporaries that
+    nothing reads outside the loop are wrapped: a name bound in the block would be unbound after
+    it (``d = 1.0 / n`` computed once raises where ``n`` is 0 and the loop ran no step)."""
     if facts.comprehension is not None or plan.consumers or not plan.statements:
-        return
-    if not all(_store_or_augmented(s) for s in plan.statements):
         return
     test = _runs_test(facts, extent)
     if test is None:
         return
-    plan.statements[:] = [cst.If(test=test, body=cst.IndentedBlock(body=list(plan.statements)))]
+    # a statement the lift already guarded with the same test (an accumulation of a number)
+    statements = [inner for s in plan.statements for inner in (
+        s.body.body if isinstance(s, cst.If) and s.orelse is None and isinstance(s.body, cst.IndentedBlock) and code_of(s.test) == code_of(test)
+        else (s,)
+    )]
+    if not all(_store_or_augmented(s) or _dead_temporary(s, facts) for s in statements):
+        return
+    plan.statements[:] = [cst.If(test=test, body=cst.IndentedBlock(body=list(statements)))]
     plan.descriptions.append("run only when the loop would run")
+
+
+def _dead_temporary(statement: cst.BaseStatement, facts: LoopFacts) -> bool:
+    """``t = ...`` binding a name the loop's body binds and nothing outside the loop reads."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign)):
+        return False
+    assign = statement.body[0]
+    body_temporaries = {s.target for s in facts.steps if s.kind is StepKind.TEMP and s.target}
+    return len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) and (
+        assign.targets[0].target.value in body_temporaries and not facts.used_after(assign.targets[0].target.value)
+    )
 
 
 def _runs_test(facts: LoopFacts, extent: Extent) -> cst.BaseExpression | None:

@@ -1,0 +1,225 @@
+"""``if``/``elif``/``else`` in a loop body as conditional expressions (``facts.branch_as_expressions``),
+lifted to ``where``; and loop counts that are sizes, drawn never negative."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import replace
+
+import libcst as cst
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rewrite_helper import loop_candidates
+from torchfix.codemods.loops.facts import branch_as_expressions
+from torchfix.codemods.loops.nodes import code_of
+from torchfix.equivalence.kernel import InputSpec, Kind
+from torchfix.equivalence.values import scalar_strategy, Slot
+
+
+def _lines(source: str) -> list[str] | None:
+    statement = cst.parse_module(textwrap.dedent(source)).body[0]
+    lines = branch_as_expressions(statement)
+    return None if lines is None else [code_of(line).strip() for line in lines]
+
+
+def test_one_target_becomes_one_conditional() -> None:
+    assert _lines("""
+        if x[i] > 0:
+            y = x[i] * 2
+        else:
+            y = 1.0
+        """) == ["y = x[i] * 2 if x[i] > 0 else 1.0"]
+
+
+def test_an_elif_chain_nests_to_the_right() -> None:
+    assert _lines("""
+        if a > 0:
+            out[i] = 1
+        elif a < -1:
+            out[i] = a
+        else:
+            out[i] = 0
+        """) == ["out[i] = 1 if a > 0 else a if a < -1 else 0"]
+
+
+def test_accumulations_keep_their_operator() -> None:
+    assert _lines("""
+        if a > 0:
+            total += a
+            n = n + 1
+        else:
+            total += -a
+            n = n + 2
+        """) == ["total += a if a > 0 else -a", "n = n + (1 if a > 0 else 2)"]
+
+
+def test_loose_values_are_parenthesised() -> None:
+    assert _lines("""
+        if c:
+            f = lambda v: v
+        else:
+            f = 1, 2
+        """) == ["f = (lambda v: v) if c else (1, 2)"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # no else: a sample that takes no branch keeps the previous sample's value
+        "if c:\n    y = 1\n",
+        # other targets, or the same ones in another order
+        "if c:\n    y = 1\nelse:\n    z = 1\n",
+        "if c:\n    y = 1\n    z = 2\nelse:\n    z = 2\n    y = 1\n",
+        # another operator on the same target
+        "if c:\n    t += 1\nelse:\n    t -= 1\n",
+        # a store next to a binding of the same name
+        "if c:\n    y = 1\nelse:\n    y += 1\n",
+        # a test reading a name a branch binds is asked again after the first line
+        "if y > 0:\n    y = 1\n    z = y\nelse:\n    y = 2\n    z = y\n",
+        "if c:\n    y = 1\nelif y:\n    y = 2\nelse:\n    y = 3\n",
+        # a test reading the array a branch writes, with more lines after the write
+        "if out[i] > 0:\n    out[i] = 1\n    k = 1\nelse:\n    out[i] = 2\n    k = 2\n",
+        # anything but single bindings
+        "if c:\n    y = 1; z = 2\nelse:\n    y = 1; z = 2\n",
+        "if c:\n    f(y)\nelse:\n    f(z)\n",
+        "if c:\n    y = z = 1\nelse:\n    y = z = 2\n",
+        "if c:\n    a.b = 1\nelse:\n    a.b = 2\n",
+        "if c:\n    continue\nelse:\n    y = 1\n",
+        "if c:\n    y = 1\nelse:\n    if d:\n        y = 2\n",
+        "if c:\n    y: int = 1\nelse:\n    y: int = 2\n",
+    ],
+)
+def test_other_branches_stay_branches(source: str) -> None:
+    assert _lines(source) is None
+
+
+#: statements whose branches read what earlier (and later) lines of the same branch bind
+_ORDERED = [
+    "if a > b:\n    p = a - b\n    q = p * 2\nelse:\n    p = b - a\n    q = p + a\n",
+    "if a > b:\n    q = p + 1\n    p = a\nelse:\n    q = p - 1\n    p = b\n",
+    "if a % 3 == 0:\n    out[0] = a\n    t += out[0]\nelif a % 3 == 1:\n    out[0] = b\n    t += a\nelse:\n    out[0] = -b\n    t += b\n",
+    "if a:\n    t = 2 * t + a\n    p = t\nelse:\n    t = b - t\n    p = -t\n",
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=st.integers(-5, 5), b=st.integers(-5, 5), p=st.integers(-5, 5), t=st.integers(-5, 5))
+@pytest.mark.parametrize("source", _ORDERED)
+def test_the_lines_run_what_the_statement_ran(source: str, a: int, b: int, p: int, t: int) -> None:
+    lines = _lines(source)
+    assert lines is not None
+    before = {"a": a, "b": b, "p": p, "q": 0, "t": t}
+    old, new = {**before, "out": [0]}, {**before, "out": [0]}
+    exec(source, {}, old)  # noqa: S102 - our own statements
+    exec("\n".join(lines), {}, new)  # noqa: S102
+    assert old == new
+
+
+_PIECEWISE = """
+    import numpy as np
+
+    def weights(scores):
+        scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+        out = np.zeros(len(scores))
+        for i in range(len(scores)):
+            if scores[i] > 0.5:
+                w = scores[i] * 2.0
+            elif scores[i] > 0.0:
+                w = scores[i] + 0.25
+            else:
+                w = 1.0 - scores[i]
+            out[i] = w
+        return out
+    """
+
+
+def test_an_elif_chain_lifts_to_nested_where(checker) -> None:  # noqa: ANN001
+    found, failure = loop_candidates(_PIECEWISE)
+    assert found, failure
+    kernel = found[0].kernel
+    assert "np.where(scores > 0.5, scores * 2.0, np.where(scores > 0.0, scores + 0.25, 1.0 - scores))" in kernel.new
+    assert checker.check(kernel).outcome.value == "verified"
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        # the branches swapped
+        "np.where(scores > 0.5, np.where(scores > 0.0, scores + 0.25, 1.0 - scores), scores * 2.0)",
+        # the elif's test asked first
+        "np.where(scores > 0.0, scores + 0.25, np.where(scores > 0.5, scores * 2.0, 1.0 - scores))",
+        # the else branch dropped
+        "np.where(scores > 0.5, scores * 2.0, scores + 0.25)",
+        # a boundary moved
+        "np.where(scores >= 0.5, scores * 2.0, np.where(scores > 0.0, scores + 0.25, 1.0 - scores))",
+    ],
+)
+def test_wrong_branch_forms_are_refuted(checker, wrong: str) -> None:  # noqa: ANN001
+    found, failure = loop_candidates(_PIECEWISE)
+    assert found, failure
+    kernel = found[0].kernel
+    right = "np.where(scores > 0.5, scores * 2.0, np.where(scores > 0.0, scores + 0.25, 1.0 - scores))"
+    assert checker.check(replace(kernel, new=kernel.new.replace(right, wrong))).outcome.value == "rejected"
+
+
+_TRAPEZOID = """
+    import numpy as np
+
+    def trapezoid(hits):
+        ranks = np.flatnonzero(np.asarray(hits))
+        count = len(ranks)
+        ap = 0.0
+        for k in range(count):
+            step = 1.0 / count
+            precision = (k + 1) / (ranks[k] + 1)
+            if ranks[k] != 0:
+                previous = k / ranks[k]
+            else:
+                previous = 1.0
+            ap = ap + step * (previous + precision) / 2
+        return ap
+    """
+
+
+def test_computed_once_statements_run_only_when_the_loop_runs(checker) -> None:  # noqa: ANN001
+    """``1.0 / count`` computed once raises where ``count`` is 0 and the loop ran no step: the
+    guard that keeps the sum from running keeps it too."""
+    found, failure = loop_candidates(_TRAPEZOID)
+    assert found, failure
+    verified = [c for c in found if checker.check(c.kernel).outcome.value == "verified"]
+    assert verified
+    new = verified[0].kernel.new
+    assert "if count > 0:\n    step = 1.0 / count\n" in new
+    unguarded = new.replace("if count > 0:\n    step = 1.0 / count\n", "step = 1.0 / count if count else 0.0\nif count > 0:\n")
+    assert unguarded != new
+    hoisted = new.replace("if count > 0:\n    step = 1.0 / count\n", "step = 1.0 / count\nif count > 0:\n")
+    assert checker.check(replace(verified[0].kernel, new=hoisted)).outcome.value == "rejected"
+
+
+_MEASURED = """
+    import numpy as np
+
+    def running_precision(index, good):
+        n = len(good)
+        if n == 0:
+            return 0.0
+        ranks = np.flatnonzero(np.isin(index, good))
+        ap = 0.0
+        for k in range(n):
+            ap = ap + (k + 1) / (ranks[k] + 1)
+        return ap
+    """
+
+
+def test_a_measured_count_is_drawn_never_negative() -> None:
+    """``n = len(good)`` bound once is a size: the loop it bounds may run no step, never "minus
+    one" steps (a count of unknown origin is still drawn negative too)."""
+    found, failure = loop_candidates(_MEASURED)
+    assert found, failure
+    count = next(spec for spec in found[0].kernel.inputs if spec.name == "n")
+    assert count.count and count.nonnegative
+    drawn = scalar_strategy(count, Slot(Kind.INT), (0, 1, 3))
+    assert all(drawn.example() >= 0 for _ in range(50))
+    unknown = scalar_strategy(InputSpec("n", Kind.INT, count=True), Slot(Kind.INT), (0, 1, 3))
+    assert any(unknown.example() < 0 for _ in range(200))
