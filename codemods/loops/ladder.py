@@ -174,8 +174,10 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
         # the walked arrays are NumPy's: the same rungs spelled with numpy (no vmap for those)
         numpy = _Climb()
         _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
-        if numpy.found or numpy_only or (climb.failure is not None and climb.failure.arrays):
+        if numpy.found or (climb.failure is not None and climb.failure.arrays):
             return numpy.found, (None if numpy.found else numpy.failure), numpy.first
+        if numpy_only and numpy.failure is not None:
+            climb.failure = numpy.failure  # (the opaque rungs below may still offer one)
         # only a rung under some hypothesis met an ndarray: the torch rungs' failure stands
     _vmap_rungs(facts, base, climb, torch_name)
     if not climb.found and climb.failure is not None and "cannot see into" in str(climb.failure):
