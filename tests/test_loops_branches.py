@@ -4,6 +4,7 @@ lifted to ``where``; and loop counts that are sizes, drawn never negative."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from dataclasses import replace
 
 import libcst as cst
@@ -116,22 +117,8 @@ def test_the_lines_run_what_the_statement_ran(source: str, a: int, b: int, p: in
     assert old == new
 
 
-_PIECEWISE = """
-    import numpy as np
-
-    def weights(scores):
-        scores = np.asarray(scores, dtype=np.float64).reshape(-1)
-        out = np.zeros(len(scores))
-        for i in range(len(scores)):
-            if scores[i] > 0.5:
-                w = scores[i] * 2.0
-            elif scores[i] > 0.0:
-                w = scores[i] + 0.25
-            else:
-                w = 1.0 - scores[i]
-            out[i] = w
-        return out
-    """
+#: the corpus case's loop (an elif chain into a weight per score)
+_PIECEWISE = (Path(__file__).parent.parent / "corpus" / "TFV001" / "numpy_branch_piecewise_weights.py").read_text()
 
 
 def test_an_elif_chain_lifts_to_nested_where(checker) -> None:  # noqa: ANN001
