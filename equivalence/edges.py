@@ -69,13 +69,18 @@ def _float_values(fill: str, numel: int) -> list[float]:
     return base
 
 
+def _below_zero(spec: InputSpec) -> int:
+    """The count an edge draws below zero: -1 (a loop of "minus one" steps runs none), or 0 for
+    a size the code measured (``n = len(x)``), which never is negative."""
+    return 0 if spec.nonnegative else -1
+
+
 def _int_values(fill: str, numel: int, spec: InputSpec, size: int) -> list[int]:
     bound = max(size, 1)
     if spec.count:
         # sizes and loop bounds, whatever holds them: the sizes in play, off by one, -1 and 0
         start = _INT_FILLS.index(fill) if fill in _INT_FILLS else 0
-        below = 0 if spec.nonnegative else -1
-        return [(bound, below, 0, bound + 1, 1)[(i + start) % 5] for i in range(numel)]
+        return [(bound, _below_zero(spec), 0, bound + 1, 1)[(i + start) % 5] for i in range(numel)]
     if fill == "duplicates":
         return [0] * numel
     if fill == "negative" and not spec.nonnegative:
@@ -122,7 +127,7 @@ def _scalar(kind: Kind, spec: InputSpec, pool: tuple[int, ...], variant: int) ->
     if kind is Kind.FLOAT:
         return (0.5, -1.5, float("nan"), 0.0)[variant % 4]
     if spec.count:
-        return (max(pool), 0 if spec.nonnegative else -1, 0, max(pool) + 1, 1)[variant % 5]
+        return (max(pool), _below_zero(spec), 0, max(pool) + 1, 1)[variant % 5]
     return (2, -1, 0, 3)[variant % 4]
 
 
@@ -138,7 +143,7 @@ def _numbers(element: Kind, spec: InputSpec, pool: tuple[int, ...], fill: str, i
             return [False] * length
         return [i % 3 != 1 for i in range(length)]
     if spec.count:
-        return [max(pool), 0 if spec.nonnegative else -1, 0, 1][:length] + [max(pool)] * max(0, length - 4)
+        return [max(pool), _below_zero(spec), 0, 1][:length] + [max(pool)] * max(0, length - 4)
     return [int(v) for v in _int_values(int_fill, length, spec, max(pool))]
 
 

@@ -81,6 +81,9 @@ def test_loose_values_are_parenthesised() -> None:
         "if c:\n    y = 1\nelif y:\n    y = 2\nelse:\n    y = 3\n",
         # a test reading the array a branch writes, with more lines after the write
         "if out[i] > 0:\n    out[i] = 1\n    k = 1\nelse:\n    out[i] = 2\n    k = 2\n",
+        # a store into something other than a named array: the tests are not checked against it
+        "if a.b[0] > 0:\n    a.b[i] += 1\n    k = 1\nelse:\n    a.b[i] += 2\n    k = 2\n",
+        "if x[0][0] > 0:\n    x[i][j] += 1\n    k = 1\nelse:\n    x[i][j] += 2\n    k = 2\n",
         # anything but single bindings
         "if c:\n    y = 1; z = 2\nelse:\n    y = 1; z = 2\n",
         "if c:\n    f(y)\nelse:\n    f(z)\n",

@@ -25,7 +25,7 @@ from torchfix.codemods.analysis import (
 )
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.nodes import assigned_names, code_of, int_literal, is_number, name_nodes, names_used, python_number, same_code
+from torchfix.codemods.loops.nodes import assigned_names, bare_code, int_literal, is_number, name_nodes, names_used, python_number, same_code
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import Evidence
@@ -499,15 +499,13 @@ def _branch_lines(block: cst.BaseSuite) -> list[tuple[str, str, cst.CSTNode | No
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
             return None
         small = line.body[0]
-        if isinstance(small, cst.AugAssign) and isinstance(small.target, (cst.Name, cst.Subscript)):
+        if isinstance(small, cst.AugAssign) and _bound_target(small.target):
             target = small.target
-            found.append(("augmented" if isinstance(target, cst.Name) else "store", _key(target), small.operator, target, small.value))
-        elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Name, cst.Subscript)):
+            found.append(("augmented" if isinstance(target, cst.Name) else "store", bare_code(target), small.operator, target, small.value))
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1 and _bound_target(small.targets[0].target):
             target, value = small.targets[0].target, small.value
             if isinstance(target, cst.Subscript):
-                if not isinstance(target.value, cst.Name):
-                    return None
-                found.append(("store", _key(target), None, target, value))
+                found.append(("store", bare_code(target), None, target, value))
             elif isinstance(value, cst.BinaryOperation) and m.matches(value.left, m.Name(target.value)) and target.value not in names_used(value.right):
                 found.append(("accumulate", target.value, value.operator, target, value.right))
             else:
@@ -517,8 +515,10 @@ def _branch_lines(block: cst.BaseSuite) -> list[tuple[str, str, cst.CSTNode | No
     return found
 
 
-def _key(target: cst.BaseExpression) -> str:
-    return code_of(target.with_changes(lpar=()) if getattr(target, "lpar", None) else target)
+def _bound_target(target: cst.BaseExpression) -> bool:
+    """A name, or a subscript of a name (``out[i]``: the stored array is that name, which the
+    tests are checked against; ``a.b[i]`` or ``x[i][j]`` store into something else)."""
+    return isinstance(target, cst.Name) or (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name))
 
 
 def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -154,13 +154,14 @@ def assign(target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) ->
 
 def same_code(a: cst.CSTNode, b: cst.CSTNode) -> bool:
     """Whether two nodes print the same (ignoring their own parentheses)."""
-    return code_of(_bare(a)) == code_of(_bare(b))
+    return bare_code(a) == bare_code(b)
 
 
-def _bare(node: cst.CSTNode) -> cst.CSTNode:
+def bare_code(node: cst.CSTNode) -> str:
+    """The code of ``node`` without its own parentheses (``(x[i])`` and ``x[i]`` alike)."""
     if getattr(node, "lpar", None):
-        return node.with_changes(lpar=(), rpar=())
-    return node
+        node = node.with_changes(lpar=(), rpar=())
+    return code_of(node)
 
 
 # ----------------------------------------------------------------------------- precedence
