@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -50,6 +50,12 @@ def _conversion_kind(conversion: cst.Call) -> str:
     if isinstance(conversion.func, cst.Name):
         return conversion.func.value
     return "item"
+
+
+def _as_tensor_takes(kinds: Sequence[Kind]) -> bool:
+    """Whether every kind a ``.item()`` operand may hold is one ``torch.as_tensor`` turns into a
+    tensor of the same value and dtype, a tensor among them."""
+    return Kind.TENSOR in kinds and set(kinds) <= {Kind.TENSOR, Kind.NDARRAY, Kind.NUMPY_SCALAR}
 
 
 def _parse_expr(code: str) -> cst.BaseExpression:
@@ -158,7 +164,11 @@ class ItemAccumulator(Rule):
       float sum -- is a tensor. `int(n * ratios[i])` over Python lists is integer arithmetic, not a
       device sync, and `(n * ratios[i]).long()` would raise on it. (An int sum of `t.item()` needs
       no such evidence: dropping `.item()` and converting once holds for NumPy values too, and the
-      checker tries every kind the evidence allows.)
+      checker tries every kind the evidence allows. Nor does `t.item()` in a float sum where `t`
+      comes from code torchfix cannot see into, `loss = compute_loss(out, y)`: `.item()` shows it
+      is a tensor, a NumPy array or a NumPy scalar, and the value becomes
+      `torch.as_tensor(loss).detach().double()` -- the tensor itself when it is one, a CPU tensor
+      of the same value when it is not.)
     - The loop body does anything but the accumulation (form 1), or the value is not element-wise
       in the loop index.
     Devices without float64 (Apple MPS) cannot run the form-2 rewrite's `.double()`; disable the
@@ -617,7 +627,7 @@ class ItemAccumulator(Rule):
         )
         names = ", ".join(f"`{p.acc}`" for p in plans)
         message = f"{names} accumulate{'s' if len(plans) == 1 else ''} `.item()` once per step: keep on the device, convert once after the loop"
-        imports = ctx.imports if any("isinstance" in p.post for p in plans) else ()
+        imports = ctx.imports if any("isinstance" in p.post or "as_tensor" in _code(p.new_value) for p in plans) else ()
         # not faster by construction: two device operations per step replace one sync, which pays
         # only on a busy GPU -- emitted by default only when measured no slower
         candidate = Candidate(
@@ -663,10 +673,15 @@ class ItemAccumulator(Rule):
             text = _atom(operand)
             if result == "float":
                 found = evidence.expression(operand, at=loop)
-                if not found.tensor:
-                    return found.missing_tensor(f"`{_code(operand)}.detach().double()`")
                 cast = ".long().double()" if _conversion_kind(conversion) == "int" else ".double()"
-                replace[id(conversion)] = _parse_expr(f"{text}.detach(){cast}")
+                if found.tensor:
+                    replace[id(conversion)] = _parse_expr(f"{text}.detach(){cast}")
+                elif _conversion_kind(conversion) == "item" and _as_tensor_takes(found.kinds):
+                    # `.item()` says only "tensor, ndarray or NumPy scalar": torch.as_tensor is the
+                    # tensor itself (no copy, no sync) and a CPU tensor of the others' value
+                    replace[id(conversion)] = _parse_expr(f"{ctx.torch}.as_tensor({_code(operand)}).detach().double()")
+                else:
+                    return found.missing_tensor(f"`{_code(operand)}.detach().double()`")
             else:
                 replace[id(conversion)] = _parse_expr(f"{text}.long()" if _conversion_kind(conversion) == "int" else text)
 

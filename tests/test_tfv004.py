@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 import pytest
@@ -194,3 +195,53 @@ def test_an_unknown_per_step_value_is_explored_as_every_kind_and_a_kind_specific
     # a NumPy comparison result with one element, which int() rejects: never a tensor
     assert "numpy" in verdict.reason or "ndarray" in verdict.reason
     assert "TypeError" in verdict.counterexample.new
+
+
+def test_item_of_a_value_of_unknown_kind_sums_as_a_tensor_of_it_and_the_tensor_only_form_is_refuted(checker):
+    """`loss` from a function the module cannot see into may be a tensor, an ndarray or a NumPy
+    scalar (`.item()` works on all three): `torch.as_tensor(loss)` takes each of them, while
+    `loss.detach()` exists only on tensors -- the checker's NumPy kinds refute that form."""
+    (proposal,) = _proposals(
+        """
+        import torch
+
+        def evaluate(model, loader, compute_loss):
+            total = 0.0
+            for images, targets in loader:
+                loss = compute_loss(model(images), targets)
+                total += loss.item()
+            return total
+        """
+    )
+    (candidate,) = proposal.candidates
+    assert "total += torch.as_tensor(loss).detach().double()" in candidate.kernel.new
+    (loss,) = [spec for spec in candidate.kernel.inputs if spec.name == "loss"]
+    assert set(loss.allowed_kinds()) == {Kind.TENSOR, Kind.NDARRAY, Kind.NUMPY_SCALAR}
+    verdict = checker.check(candidate.kernel)
+    assert verdict.outcome is Outcome.VERIFIED, verdict.reason
+    tensor_only = dataclasses.replace(
+        candidate.kernel, new=candidate.kernel.new.replace("torch.as_tensor(loss)", "loss")
+    )
+    refuted = checker.check(tensor_only)
+    assert refuted.outcome is Outcome.REJECTED, refuted.reason
+    assert "AttributeError" in refuted.counterexample.new
+    # without the conversion after the loop, a tensor comes out where the loop gave a float
+    unconverted = dataclasses.replace(candidate.kernel, new=candidate.kernel.new.replace("total = float(total)\n", ""))
+    assert checker.check(unconverted).outcome is Outcome.REJECTED
+
+
+def test_item_of_a_value_that_may_be_a_python_number_still_asks_for_a_tensor():
+    """`float(t)` converts Python numbers too (no `.item()` to narrow the kinds): it stays."""
+    (proposal,) = _proposals(
+        """
+        import torch
+
+        def evaluate(model, loader, compute_loss):
+            total = 0.0
+            for images, targets in loader:
+                loss = compute_loss(model(images), targets)
+                total += float(loss)
+            return total
+        """
+    )
+    assert proposal.skip_reason is not None and not proposal.candidates

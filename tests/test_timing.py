@@ -208,3 +208,18 @@ def test_allow_slower_and_measure_are_configuration_keys(tmp_path) -> None:  # n
     assert config.allow_slower is True and config.measure is False
     with pytest.raises(ConfigError, match="expected bool"):
         parse_config({"measure": "yes"}, tmp_path / "pyproject.toml")
+
+
+def test_a_binding_the_kernel_never_names_does_not_stop_the_timing() -> None:
+    """`from torch.utils.data import DataLoader` beside the loop is bound as a stand-in (the
+    checker does not build it); a kernel that never names it is timed all the same."""
+    modules = (("torch", "torch"), ("DataLoader", "torch.utils.data.DataLoader"))
+    kernel = Kernel(
+        old="total = 0.0\nfor v in vs:\n    total += v.item()\n",
+        new="total = 0.0\nfor v in vs:\n    total += v.detach().double()\ntotal = float(total)\n",
+        inputs=(InputSpec("vs", per_step=True),), outputs=("total",), modules=modules,
+    )
+    assert measure_kernel(kernel, "cpu", sizes=(16,))
+    calls_it = dataclasses.replace(kernel, new=kernel.new + "loader = DataLoader(vs)\n")
+    with pytest.raises(NotMeasured, match="stand-in"):
+        measure_kernel(calls_it, "cpu", sizes=(16,))
