@@ -144,8 +144,12 @@ class LoopOverBatch(Rule):
       each line is then lifted like any other, to `np.where` / `torch.where` (nested for an
       `elif` chain). The batch evaluates every branch for every sample: where the branch a
       sample did not take raises, or its gradient is NaN (`a * a` of a NaN `a` under
-      `torch.where`), the checker refutes the form and the loop stays. NumPy prints a
-      RuntimeWarning for a division by zero in a branch no sample took.
+      `torch.where`), the checker refutes the form and the loop stays. Under NumPy a divisor
+      in a branch is kept from zero where the branch is not taken
+      (`np.where(r != 0, k / np.where(r != 0, r, 1), 1.0)`): a plain `k / r` would signal a
+      division by zero the loop never made -- a RuntimeWarning, and an error under
+      `np.seterr(all="raise")` -- and the checker, which records NumPy's floating-point signals,
+      refutes a form that adds one.
 
     Where the batched form evaluates something the loop reached only when it ran (`w[0]` for
     `for c in range(1, w.size(0)): w[c] = w[0]`, `1.0 / n` computed once), a lower rung runs the

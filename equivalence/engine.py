@@ -579,6 +579,13 @@ def judge_example(
     new = run_snippet(new_code, kernel, base, inputs)
     if new.error is not None:
         return _new_code_raised("the new code's run", new.error, "the old code accepts this input, the new code raises")
+    signalled = new.float_errors - old.float_errors
+    if signalled:
+        return Difference(
+            "the new code's run", "signalled no floating-point error",
+            f"signalled NumPy's `{sorted(signalled)[0]}`",
+            "a warning by default and an exception under np.seterr(all='raise'), where the old code does neither",
+        )
     tol = _tolerance(kernel, inputs)
     diff = compare_runs(kernel, old, new, inputs, tol)
     if diff is None and config.rerun_deterministic() and (

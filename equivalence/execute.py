@@ -221,6 +221,9 @@ class RunResult:
     error: BaseException | None = None
     #: the arrays the snippet itself bound (what its lines computed before or beside the outputs)
     arrays: dict[str, Any] = field(default_factory=dict)
+    #: the NumPy floating-point errors the run signalled ("divide by zero", "overflow", "invalid
+    #: value"): a warning by default, an exception under ``np.seterr(all="raise")``
+    float_errors: frozenset[str] = frozenset()
 
 
 _UNBOUND = object()
@@ -269,8 +272,12 @@ def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[st
     namespace = dict(base)
     own_inputs = clone_example(inputs)
     namespace.update(own_inputs)
+    signalled: set[str] = set()
     try:
-        exec_on_device(code, namespace, input_device(inputs))
+        # recorded, not raised: a batched form that computes both branches of a `where` may divide
+        # by zero where the loop never did -- a warning by default, an error under np.seterr
+        with np.errstate(divide="call", over="call", invalid="call", under="ignore", call=_recorder(signalled)):
+            exec_on_device(code, namespace, input_device(inputs))
     except Exception as exc:  # the old code's domain excludes this input; for new code: a bug
         if is_device_failure(exc):
             raise  # not the snippet's verdict: the device is unusable now (the worker restarts)
@@ -280,7 +287,14 @@ def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[st
         name: value for name, value in namespace.items()
         if isinstance(value, (torch.Tensor, np.ndarray)) and name not in base and name not in own_inputs
     }
-    return RunResult(outputs, own_inputs, None, arrays)
+    return RunResult(outputs, own_inputs, None, arrays, frozenset(signalled))
+
+
+def _recorder(signalled: set[str]) -> Callable[[str, int], None]:
+    def record(error: str, flag: int) -> None:
+        signalled.add(error)
+
+    return record
 
 
 def tensor_inputs(specs: tuple[InputSpec, ...]) -> list[str]:

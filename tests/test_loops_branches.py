@@ -213,3 +213,63 @@ def test_a_measured_count_is_drawn_never_negative() -> None:
     assert all(drawn.example() >= 0 for _ in range(50))
     unknown = scalar_strategy(InputSpec("n", Kind.INT, count=True), Slot(Kind.INT), (0, 1, 3))
     assert any(unknown.example() < 0 for _ in range(200))
+
+
+# ----------------------------------------------------------------------------- what `where` computes
+
+
+def test_a_numpy_branch_keeps_its_divisor_from_zero_where_it_is_not_taken(checker) -> None:  # noqa: ANN001
+    """`np.where` computes both branches at every sample: `k / ranks[k]` under `ranks[k] != 0`
+    divides by `np.where(ranks != 0, ranks, 1)`. The plain divisor makes NumPy signal a division
+    by zero the loop never made (a warning; under np.seterr(all="raise") an error), and the
+    checker, which records NumPy's floating-point signals in both runs, refutes it."""
+    found, failure = loop_candidates(_TRAPEZOID)
+    assert found, failure
+    verified = [c for c in found if checker.check(c.kernel).outcome.value == "verified"]
+    assert verified
+    new = verified[0].kernel.new
+    assert "/ np.where(ranks != 0, ranks, 1), 1.0)" in new
+    plain = new.replace("/ np.where(ranks != 0, ranks, 1), 1.0)", "/ ranks, 1.0)")
+    assert plain != new
+    verdict = checker.check(replace(verified[0].kernel, new=plain))
+    assert verdict.outcome.value == "rejected"
+    assert "divide by zero" in verdict.counterexample.new
+
+
+def test_a_torch_branch_divides_as_written() -> None:
+    """torch signals nothing on a division by zero: its `where` keeps the plain divisor."""
+    found, failure = loop_candidates(
+        """
+        import torch
+
+        def ratios(num: torch.Tensor, den: torch.Tensor):
+            out = torch.empty(len(num))
+            for i in range(len(num)):
+                out[i] = num[i] / den[i] if den[i] != 0 else 0.0
+            return out
+        """
+    )
+    assert found, failure
+    assert "num[:len(num)] / den[:len(num)]" in found[0].kernel.new or "/ den" in found[0].kernel.new
+    assert "torch.where(den" not in found[0].kernel.new.split("/", 1)[1].split(",", 1)[0]
+
+
+def test_a_float_error_the_old_code_signals_too_is_no_difference(checker) -> None:  # noqa: ANN001
+    """Only a signal the new code adds counts: both runs divide by zero where `a` holds a zero."""
+    from torchfix.equivalence.kernel import Kernel
+
+    kernel = Kernel(
+        old="out = np.empty(len(a))\nfor i in range(len(a)):\n    out[i] = 1.0 / a[i]\n",
+        new="out = 1.0 / a\n",
+        inputs=(InputSpec("a", kinds=(Kind.NDARRAY,), ranks=(1,), dtypes=("float64",)),),
+        outputs=("out",), modules=(("np", "numpy"),),
+    )
+    import numpy as np
+
+    from torchfix.equivalence.execute import base_namespace, run_snippet
+
+    base, zero = base_namespace(kernel), {"a": np.array([0.0, 2.0])}
+    for code in (kernel.old, kernel.new):
+        assert run_snippet(compile(code, "<k>", "exec"), kernel, base, zero).float_errors == {"divide by zero"}
+    verdict = checker.check(kernel)
+    assert verdict.outcome.value == "verified", verdict.reason

@@ -823,6 +823,14 @@ class Lifter:
         return self._combined(built, left, right, rank, "bool")
 
     def _if_expression(self, node: cst.IfExp) -> Lifted:
+        if self.library.is_numpy:
+            # `where` computes both branches at every sample: a divisor the test keeps from zero
+            # must be kept from it where the branch is not taken as well, or NumPy signals a
+            # division by zero (a warning; an error under np.seterr) that the loop never made
+            node = node.with_changes(
+                body=_guard_divisors(node.body, node.test, taken=True),
+                orelse=_guard_divisors(node.orelse, node.test, taken=False),
+            )
         test, body, orelse = self._lift(node.test), self._lift(node.body), self._lift(node.orelse)
         if not test.batched:
             # the same branch for every sample: the test is asked once, for both batched branches
@@ -938,6 +946,16 @@ class Lifter:
                 # `x + 1`: a Python int beside an array keeps the array's dtype (bool's aside,
                 # which the zero of `result_type` promotes alike)
                 node = node.left
+            elif isinstance(node, cst.Call) and self.qualify(node.func) in ("numpy.where", "torch.where") and len(node.args) == 3:
+                # a divisor kept from zero, `where(t, x, 1)`: the Python int keeps `x`'s dtype
+                # (bool's aside, as above)
+                _, body, orelse = (a.value for a in node.args)
+                if isinstance(orelse, cst.Integer):
+                    node = body
+                elif isinstance(body, cst.Integer):
+                    node = orelse
+                else:
+                    return None
             else:
                 return None
 
@@ -1532,3 +1550,42 @@ def _combined_kind(left: Lifted, right: Lifted, operator: cst.BaseBinaryOp) -> s
     if isinstance(operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and kinds == {"bool"}:
         return "bool"
     return "int"
+
+
+_DIVISIONS = (cst.Divide, cst.FloorDivide, cst.Modulo)
+
+
+def _guard_divisors(branch: cst.BaseExpression, test: cst.BaseExpression, taken: bool) -> cst.BaseExpression:
+    """``branch`` with each divisor ``d`` that is not a number literal read as ``d if test else 1``
+    (``1 if test else d`` in the branch taken when ``test`` fails): the same value wherever the
+    branch is taken, and 1 where it is not. Lambdas and comprehensions keep their own."""
+
+    class _Guard(cst.CSTTransformer):
+        def __init__(self) -> None:
+            self.inside = 0
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_ListComp(self, node: cst.ListComp) -> bool:
+            return False
+
+        def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+            return False
+
+        def visit_SetComp(self, node: cst.SetComp) -> bool:
+            return False
+
+        def visit_DictComp(self, node: cst.DictComp) -> bool:
+            return False
+
+        def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> cst.BaseExpression:
+            if not isinstance(updated.operator, _DIVISIONS) or is_number(updated.right):
+                return updated
+            one = cst.Integer("1")
+            divisor = updated.right.with_changes(lpar=[], rpar=[]) if isinstance(updated.right, cst.BaseExpression) else updated.right
+            guarded = cst.IfExp(test=test, body=divisor if taken else one, orelse=one if taken else divisor,
+                                lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return updated.with_changes(right=guarded)
+
+    return branch.visit(_Guard())  # type: ignore[return-value]
