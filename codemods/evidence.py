@@ -551,6 +551,12 @@ def _int_first_argument(call: cst.Call) -> bool:
     return isinstance(value, cst.Integer)
 
 
+def _reads(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` occurs in the expression ``node`` (an attribute of that name counts too:
+    a loose yes only costs evaluating the value before)."""
+    return any(isinstance(n, cst.Name) and n.value == name for n in _walk_expression(node))
+
+
 def _walk_expression(node: cst.CSTNode):  # noqa: ANN202 - every node of an expression
     stack = [node]
     while stack:
@@ -634,14 +640,18 @@ class ScopeEvidence:
         self._uses = collector.uses
         self._body = self._body_statements()
         self._resolving: set[str] = set()
+        #: name -> the values it held before the binding being evaluated (`x = x.flatten()`)
+        self._previous: dict[str, list[_Value]] = {}
         self._module_evidence: ScopeEvidence | None = None
 
     # -- public queries
 
-    def name(self, name: str, at: cst.CSTNode | None = None) -> Evidence:
+    def name(self, name: str, at: cst.CSTNode | None = None, entering: bool = False) -> Evidence:
         """The kinds ``name`` may hold at ``at`` (anywhere in the scope when None), narrowed by
-        the ``isinstance`` tests of the branches ``at`` sits in."""
-        value, keys = self._name_value(name, at)
+        the ``isinstance`` tests of the branches ``at`` sits in. With ``entering``, the value
+        that enters ``at`` (a loop's input): what ``at`` itself binds does not reach its entry,
+        unless a loop around ``at`` carries it back."""
+        value, keys = self._name_value(name, at, entering)
         return _evidence(name, self._under_tests(name, value, at), keys)
 
     def _under_tests(self, name: str, value: _Value, at: cst.CSTNode | None) -> _Value:
@@ -734,10 +744,16 @@ class ScopeEvidence:
             return list(body)
         return []
 
-    def _reaching(self, name: str, at: cst.CSTNode | None) -> tuple[list[_Binding], int]:
+    def _reaching(self, name: str, at: cst.CSTNode | None, entering: bool = False) -> tuple[list[_Binding], int]:
         """The bindings of ``name`` that may reach ``at``, and the statement index from which uses
         describe the value there (-1: from the start)."""
         bindings = self._bindings.get(name, [])
+        if entering and at is not None and not self._in_a_loop(at):
+            # `ap = 0` before `for ...: ap = ap + x`: the loop's own binding reaches only its later
+            # steps; the value entering it is what was bound before (when something was)
+            outside = [b for b in bindings if not self._within(b.node, at)]
+            if outside:
+                bindings = outside
         at_index = self._top_index(at)
         if at_index is None:
             return bindings, -1
@@ -767,12 +783,31 @@ class ScopeEvidence:
             kept.append(use)
         return kept
 
-    def _name_value(self, name: str, at: cst.CSTNode | None) -> tuple[_Value, tuple[str, ...]]:
+    def _within(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        current: cst.CSTNode | None = node
+        while current is not None and current is not self.scope:
+            if current is ancestor:
+                return True
+            current = self.parents.get(current) if self.parents is not None else None
+        return False
+
+    def _in_a_loop(self, node: cst.CSTNode) -> bool:
+        """Whether a loop of this scope runs ``node`` more than once (or parents are unknown)."""
+        if self.parents is None:
+            return True
+        current = self.parents.get(node)
+        while current is not None and current is not self.scope:
+            if isinstance(current, (cst.For, cst.While, *_COMPREHENSIONS)):
+                return True
+            current = self.parents.get(current)
+        return False
+
+    def _name_value(self, name: str, at: cst.CSTNode | None, entering: bool = False) -> tuple[_Value, tuple[str, ...]]:
         if name in self._resolving:
             return _UNKNOWN_VALUE, ()
         self._resolving.add(name)
         try:
-            bindings, start = self._reaching(name, at)
+            bindings, start = self._reaching(name, at, entering)
             uniform = True
             if not bindings:
                 outer = self._outer()
@@ -841,7 +876,31 @@ class ScopeEvidence:
         return self._module_evidence
 
     def _binding_value(self, binding: _Binding, name: str) -> _Value:
-        return self._source(binding.source, binding.node, name)
+        index = self._top_index(binding.node) if binding.top_level and binding.source[0] == "expr" else None
+        before = _UNKNOWN_VALUE
+        if index is not None and _reads(binding.source[1], name):
+            # `rows = rows.flatten()` directly in the body: the `rows` it reads is the one bound
+            # before; anywhere else, what a binding reads of its own name stays unknown
+            before = self._value_before(name, index)
+        self._previous.setdefault(name, []).append(before)
+        try:
+            return self._source(binding.source, binding.node, name)
+        finally:
+            self._previous[name].pop()
+
+    def _value_before(self, name: str, index: int) -> _Value:
+        """The kinds ``name`` holds as the body's statement ``index`` starts (its bindings in
+        earlier statements; the last unconditional one hides those before it)."""
+        prior = []
+        for binding in self._bindings.get(name, []):
+            at = -1 if binding.source[0] == "param" else self._top_index(binding.node)
+            if at is not None and at < index:
+                prior.append((binding, at))
+        kill = max((at for b, at in prior if b.top_level), default=-1)
+        reaching = [b for b, at in prior if at >= kill]
+        if not reaching:
+            return _UNKNOWN_VALUE
+        return _union([self._binding_value(b, name) for b in reaching])
 
     def _source(self, source: tuple, at: cst.CSTNode, name: str) -> _Value:
         tag = source[0]
@@ -891,7 +950,8 @@ class ScopeEvidence:
             if node.value == "None":
                 return _known((), "")
             if node.value in shadowed:
-                return _UNKNOWN_VALUE
+                previous = self._previous.get(node.value)
+                return previous[-1] if previous else _UNKNOWN_VALUE
             value, _ = self._name_value(node.value, at)
             return value
         if isinstance(node, cst.Integer):

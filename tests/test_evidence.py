@@ -497,3 +497,64 @@ def test_min_of_several_arguments_may_be_any_of_them() -> None:
     evidence = ScopeEvidence(function)
     assert T in set(evidence.name("c").kinds) and I in set(evidence.name("c").kinds)
     assert set(evidence.name("d").kinds) == {I, FL}
+
+
+def _entering(source: str, name: str):  # noqa: ANN202
+    """The evidence of ``name`` at the last loop of ``f``: anywhere in it, and as it starts."""
+    module = cst.parse_module(textwrap.dedent(source))
+    nodes = module_nodes(module)
+    scope = nodes.of_type(cst.FunctionDef)[0]
+    loop = nodes.of_type(cst.For)[-1]
+    evidence = ScopeEvidence(scope, {"torch"}, parents=nodes.parents, module=module)
+    return evidence.name(name, at=loop), evidence.name(name, at=loop, entering=True)
+
+
+def test_what_enters_a_loop_is_what_was_bound_before_it_not_what_the_loop_binds():
+    inside, entering = _entering(
+        """
+        def f(ranks, n):
+            ap = 0
+            if n == 0:
+                return ap
+            for i in range(n):
+                ap = ap + 1.0 / (ranks[i] + 1)
+            return ap
+        """,
+        "ap",
+    )
+    assert entering.kinds == (I,), entering.describe()
+    # in its later steps `ap` holds what the body computed, whatever that is
+    assert inside.kinds != (I,)
+
+
+def test_a_loop_inside_another_loop_carries_its_own_binding_back_to_its_start():
+    _, entering = _entering(
+        """
+        def f(ranks, n):
+            ap = 0
+            for epoch in range(2):
+                for i in range(n):
+                    ap = ap + ranks[i]
+            return ap
+        """,
+        "ap",
+    )
+    assert entering.kinds != (I,)
+
+
+def test_a_name_rebound_to_a_method_of_itself_keeps_the_kind_it_had():
+    source = """
+    import numpy as np
+    def f(mask):
+        rows = np.argwhere(mask)
+        rows = rows.flatten()
+        return rows
+    """
+    chained = source.replace("np.argwhere(mask)\n        rows = rows.flatten()", "np.argwhere(mask).flatten()")
+    assert chained != source and T not in kinds(chained, "rows")
+    assert kinds(source, "rows") == kinds(chained, "rows")
+    # a rebinding of its own name anywhere but directly in the body is not followed
+    conditional = source.replace("    rows = rows.flatten()", "    if mask.any():\n            rows = rows.flatten()")
+    assert T in kinds(conditional, "rows")
+    # what a parameter held is what its rebinding reads
+    assert kinds("import torch\ndef f(x: torch.Tensor):\n    x = x.reshape(-1)\n    return x\n", "x") == (T,)

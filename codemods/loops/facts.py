@@ -143,6 +143,11 @@ class LoopFacts:
         included)."""
         return self.context.evidence(self.scope).name(name, at=self.loop)
 
+    def entry_evidence(self, name: str) -> "Evidence":
+        """What ``name`` may hold as the loop starts: the kernel's input (what the loop binds
+        itself reaches only its later steps)."""
+        return self.context.evidence(self.scope).name(name, at=self.loop, entering=True)
+
     def steps_of(self, kind: StepKind) -> list[Step]:
         return [s for s in self.steps if s.kind is kind]
 

@@ -740,7 +740,7 @@ def input_specs(
         if input_name in counts:
             specs.append(InputSpec(input_name, Kind.INT, count=True))
             continue
-        found = facts.evidence(input_name)
+        found = facts.entry_evidence(input_name)
         dim = (walked or {}).get(input_name)
         if found.tensor:
             specs.append(InputSpec(input_name, Kind.TENSOR, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
