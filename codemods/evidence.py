@@ -145,9 +145,21 @@ _TENSOR_METHODS_NOT_A_TENSOR = frozenset(
     {"item", "tolist", "numpy", "size", "numel", "dim", "ndimension", "nelement", "element_size", "data_ptr",
      "is_floating_point", "is_contiguous", "is_complex", "equal", "allclose", "sort", "topk", "unbind", "split",
      "chunk", "tensor_split", "stride", "storage", "type", "get_device", "backward", "kthvalue", "mode",
-     "aminmax", "cummax", "cummin", "register_hook", "retain_grad", "untyped_storage", "is_set_to", "__len__"}
+     "aminmax", "cummax", "cummin", "register_hook", "retain_grad", "untyped_storage", "is_set_to", "__len__",
+     # tuples of tensors (or named tuples), numbers and flags
+     "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes",
+     "frexp", "svd", "slogdet", "histogram", "qr", "lu", "triangular_solve", "geqrf", "dim_order", "is_nonzero",
+     "is_same_size", "is_signed", "is_shared", "is_pinned", "is_inference", "is_conj", "is_neg", "has_names",
+     "dense_dim", "sparse_dim", "is_coalesced", "q_scale", "q_zero_point", "qscheme", "record_stream"}
 )
-_TENSOR_METHODS_TENSOR_WITH_NO_ARGUMENT = frozenset({"max", "min", "median", "unique", "nonzero"})
+#: tensor methods whose result is a tensor without arguments and a tuple with some (`x.max(0)`)
+_TENSOR_METHODS_TENSOR_WITH_NO_ARGUMENT = frozenset({"max", "min", "median", "nanmedian", "unique", "unique_consecutive", "nonzero"})
+#: ndarray methods whose result is no array: a tuple (`nonzero`), None (`sort`, `fill`: in place),
+#: a Python value
+_NDARRAY_METHODS_NOT_AN_ARRAY = frozenset({
+    "nonzero", "sort", "partition", "fill", "resize", "put", "itemset", "setflags", "tofile", "dump", "dumps",
+    "tobytes", "item", "tolist", "__len__",
+})
 #: NumPy functions whose result is not an array or a NumPy scalar
 _NUMPY_NOT_AN_ARRAY = frozenset(
     {"isscalar", "ndim", "size", "shape", "histogram", "unique", "split", "array_split", "meshgrid", "nonzero",
@@ -551,10 +563,13 @@ def _int_first_argument(call: cst.Call) -> bool:
     return isinstance(value, cst.Integer)
 
 
-def _reads(node: cst.CSTNode, name: str) -> bool:
-    """Whether ``name`` occurs in the expression ``node`` (an attribute of that name counts too:
-    a loose yes only costs evaluating the value before)."""
-    return any(isinstance(n, cst.Name) and n.value == name for n in _walk_expression(node))
+def _reads_itself(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``node`` reads ``name`` as the name bound before it: it occurs, and no lambda or
+    comprehension (which may bind a ``name`` of its own) is in the way."""
+    nodes = list(_walk_expression(node))
+    if any(isinstance(n, (cst.Lambda, *_COMPREHENSIONS)) for n in nodes):
+        return False
+    return any(isinstance(n, cst.Name) and n.value == name for n in nodes)
 
 
 def _walk_expression(node: cst.CSTNode):  # noqa: ANN202 - every node of an expression
@@ -878,7 +893,7 @@ class ScopeEvidence:
     def _binding_value(self, binding: _Binding, name: str) -> _Value:
         index = self._top_index(binding.node) if binding.top_level and binding.source[0] == "expr" else None
         before = _UNKNOWN_VALUE
-        if index is not None and _reads(binding.source[1], name):
+        if index is not None and _reads_itself(binding.source[1], name):
             # `rows = rows.flatten()` directly in the body: the `rows` it reads is the one bound
             # before; anywhere else, what a binding reads of its own name stays unknown
             before = self._value_before(name, index)
@@ -1156,12 +1171,12 @@ class ScopeEvidence:
                 return _Value(None)
             return _known({T}, f"`{text}` is a tensor method's result", _known({T}, ""))
         if receiver.kinds is not None and receiver.kinds and receiver.kinds <= {ND, NS} and method in ATTRIBUTE_KINDS:
-            if method in ("item", "tolist"):
+            if method in _NDARRAY_METHODS_NOT_AN_ARRAY:
                 return _Value(None)
             return _known({ND, NS}, f"`{text}` is an ndarray method's result")
-        if ATTRIBUTE_KINDS.get(method) == ARRAYS and method not in ("item", "tolist") and not (
-            method in _TENSOR_METHODS_TENSOR_WITH_NO_ARGUMENT and node.args
-        ):
+        if ATTRIBUTE_KINDS.get(method) == ARRAYS and method not in _NDARRAY_METHODS_NOT_AN_ARRAY and method not in (
+            _TENSOR_METHODS_NOT_A_TENSOR
+        ) and not (method in _TENSOR_METHODS_TENSOR_WITH_NO_ARGUMENT and node.args):
             # `.sum()`, `.argmax()` of something unknown: an array (or a NumPy scalar) if it runs
             return _known(ARRAYS, "")
         return _Value(None)

@@ -52,6 +52,13 @@ def _conversion_kind(conversion: cst.Call) -> str:
     return "item"
 
 
+def _alone(value: cst.BaseExpression, conversion: cst.Call) -> bool:
+    """Whether ``value`` is ``conversion`` itself, maybe negated: no arithmetic meets it."""
+    while isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        value = value.expression
+    return value is conversion
+
+
 def _as_tensor_takes(kinds: Sequence[Kind]) -> bool:
     """Whether every kind a ``.item()`` operand may hold is one ``torch.as_tensor`` turns into a
     tensor of the same value and dtype, a tensor among them."""
@@ -168,7 +175,12 @@ class ItemAccumulator(Rule):
       comes from code torchfix cannot see into, `loss = compute_loss(out, y)`: `.item()` shows it
       is a tensor, a NumPy array or a NumPy scalar, and the value becomes
       `torch.as_tensor(loss).detach().double()` -- the tensor itself when it is one, a CPU tensor
-      of the same value when it is not.)
+      of the same value when it is not. The kinds the checker builds are float and int tensors,
+      ndarrays and NumPy scalars; `np.longdouble`, object arrays, complex values and `np.uint64`
+      past int64 are not among them, and `torch.as_tensor` rejects or narrows those.)
+    - A float sum of `c.item()` (or `int(c)`) of an integer-or-unknown dtype with arithmetic
+      around it (`total += c.item() - 1`): Python's int arithmetic is exact where the float64
+      accumulator rounds past 2**53.
     - The loop body does anything but the accumulation (form 1), or the value is not element-wise
       in the loop index.
     Devices without float64 (Apple MPS) cannot run the form-2 rewrite's `.double()`; disable the
@@ -673,6 +685,13 @@ class ItemAccumulator(Rule):
             text = _atom(operand)
             if result == "float":
                 found = evidence.expression(operand, at=loop)
+                if kind != "float" and not _alone(aug.value, conversion):
+                    # `c.item() - 1` of an integer is exact in Python; after `.double()` it rounds
+                    # past 2**53
+                    return (
+                        f"`{_code(conversion)}` may be an integer, and the arithmetic around it is exact on "
+                        f"Python ints where the device accumulator's float64 rounds (past 2**53)"
+                    )
                 cast = ".long().double()" if _conversion_kind(conversion) == "int" else ".double()"
                 if found.tensor:
                     replace[id(conversion)] = _parse_expr(f"{text}.detach(){cast}")

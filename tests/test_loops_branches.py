@@ -273,3 +273,42 @@ def test_a_float_error_the_old_code_signals_too_is_no_difference(checker) -> Non
         assert run_snippet(compile(code, "<k>", "exec"), kernel, base, zero).float_errors == {"divide by zero"}
     verdict = checker.check(kernel)
     assert verdict.outcome.value == "verified", verdict.reason
+
+
+def test_a_numpy_remainder_keeps_its_dividend_from_inf_where_the_branch_is_not_taken() -> None:
+    """`inf % 1` signals an invalid value: keeping only the divisor from zero is not enough for
+    `//` and `%`, whose dividend is kept at 0 where the branch is not taken."""
+    import numpy as np
+
+    from torchfix.equivalence.execute import base_namespace, run_snippet
+
+    found, failure = loop_candidates(
+        """
+        import numpy as np
+
+        def wrapped(x, p):
+            x = np.asarray(x, dtype=np.float64).reshape(-1)
+            p = np.asarray(p, dtype=np.float64).reshape(-1)
+            out = np.zeros(len(x))
+            for i in range(len(x)):
+                if p[i] != 0:
+                    out[i] = x[i] % p[i]
+                else:
+                    out[i] = x[i]
+            return out
+        """
+    )
+    assert found, failure
+    kernel = found[0].kernel
+    assert "np.where(p[:len(x)] != 0, x, 0) % np.where(p[:len(x)] != 0, p[:len(x)], 1)" in kernel.new
+    inputs = {"x": np.array([np.inf, 5.0]), "p": np.array([0.0, 3.0])}
+    base = base_namespace(kernel)
+
+    def signals(code: str) -> frozenset[str]:
+        run = run_snippet(compile(code, "<k>", "exec"), kernel, base, inputs)
+        assert run.error is None
+        return run.float_errors
+
+    assert signals(kernel.old) == signals(kernel.new) == frozenset()
+    divisor_only = kernel.new.replace("np.where(p[:len(x)] != 0, x, 0) %", "x %")
+    assert divisor_only != kernel.new and signals(divisor_only) == {"invalid value"}

@@ -1558,7 +1558,8 @@ _DIVISIONS = (cst.Divide, cst.FloorDivide, cst.Modulo)
 def _guard_divisors(branch: cst.BaseExpression, test: cst.BaseExpression, taken: bool) -> cst.BaseExpression:
     """``branch`` with each divisor ``d`` that is not a number literal read as ``d if test else 1``
     (``1 if test else d`` in the branch taken when ``test`` fails): the same value wherever the
-    branch is taken, and 1 where it is not. Lambdas and comprehensions keep their own."""
+    branch is taken, and 1 where it is not; the dividend of ``//`` and ``%`` likewise, with 0.
+    Lambdas and comprehensions keep their own."""
 
     class _Guard(cst.CSTTransformer):
         def __init__(self) -> None:
@@ -1580,12 +1581,19 @@ def _guard_divisors(branch: cst.BaseExpression, test: cst.BaseExpression, taken:
             return False
 
         def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> cst.BaseExpression:
-            if not isinstance(updated.operator, _DIVISIONS) or is_number(updated.right):
+            if not isinstance(updated.operator, _DIVISIONS):
                 return updated
-            one = cst.Integer("1")
-            divisor = updated.right.with_changes(lpar=[], rpar=[]) if isinstance(updated.right, cst.BaseExpression) else updated.right
-            guarded = cst.IfExp(test=test, body=divisor if taken else one, orelse=one if taken else divisor,
-                                lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            return updated.with_changes(right=guarded)
+            if not is_number(updated.right):
+                updated = updated.with_changes(right=_kept(updated.right, "1"))
+            if isinstance(updated.operator, (cst.FloorDivide, cst.Modulo)) and not is_number(updated.left):
+                # `inf // 1` and `inf % 1` signal an invalid value: the dividend is kept too
+                updated = updated.with_changes(left=_kept(updated.left, "0"))
+            return updated
+
+    def _kept(value: cst.BaseExpression, other: str) -> cst.IfExp:
+        bare = value.with_changes(lpar=[], rpar=[])
+        literal = cst.Integer(other)
+        return cst.IfExp(test=test, body=bare if taken else literal, orelse=literal if taken else bare,
+                         lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
     return branch.visit(_Guard())  # type: ignore[return-value]

@@ -10,9 +10,8 @@ def evaluate(model, loader, criterion):
     for images, labels in loader:
         logits = model(images)
         loss = criterion(logits, labels)
-        total_loss += torch.as_tensor(loss).detach().double() * images.size(0)
+        total_loss += loss.item() * images.size(0)
         correct += (logits.argmax(dim=1) == labels).sum()
         seen += labels.size(0)
-    total_loss = float(total_loss)
     correct = int(correct)
     return total_loss / seen, correct / seen
