@@ -150,7 +150,10 @@ _TENSOR_METHODS_NOT_A_TENSOR = frozenset(
      "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes",
      "frexp", "svd", "slogdet", "histogram", "qr", "lu", "triangular_solve", "geqrf", "dim_order", "is_nonzero",
      "is_same_size", "is_signed", "is_shared", "is_pinned", "is_inference", "is_conj", "is_neg", "has_names",
-     "dense_dim", "sparse_dim", "is_coalesced", "q_scale", "q_zero_point", "qscheme", "record_stream"}
+     "dense_dim", "sparse_dim", "is_coalesced", "q_scale", "q_zero_point", "qscheme", "record_stream",
+     # tensors of other layouts, which a dense store or `copy_` rejects, and arrays
+     "to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc",
+     "sparse_mask", "to_mkldnn", "__array__"}
 )
 #: tensor methods whose result is a tensor without arguments and a tuple with some (`x.max(0)`)
 _TENSOR_METHODS_TENSOR_WITH_NO_ARGUMENT = frozenset({"max", "min", "median", "nanmedian", "unique", "unique_consecutive", "nonzero"})
@@ -788,6 +791,8 @@ class ScopeEvidence:
             i for b in self._bindings.get(name, []) if (i := self._top_index(b.node)) is not None and i > at_index
         )
         stop = later_bindings[0] if later_bindings else None
+        # `x = x.stride()`: what the binding that starts the range reads of `x` is the earlier `x`
+        starting = [b.node for b in self._bindings.get(name, []) if start >= 0 and self._top_index(b.node) == start]
         kept = []
         for use in uses:
             index = self._top_index(use.node)
@@ -795,6 +800,8 @@ class ScopeEvidence:
                 continue
             if index < start or (stop is not None and index >= stop):
                 continue  # the use reads another binding's value
+            if index == start and any(self._within(use.node, node) for node in starting):
+                continue
             kept.append(use)
         return kept
 

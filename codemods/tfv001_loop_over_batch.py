@@ -144,9 +144,10 @@ class LoopOverBatch(Rule):
       each line is then lifted like any other, to `np.where` / `torch.where` (nested for an
       `elif` chain). The batch evaluates every branch for every sample: where the branch a
       sample did not take raises, or its gradient is NaN (`a * a` of a NaN `a` under
-      `torch.where`), the checker refutes the form and the loop stays. Under NumPy a divisor
-      in a branch is kept from zero where the branch is not taken
-      (`np.where(r != 0, k / np.where(r != 0, r, 1), 1.0)`): a plain `k / r` would signal a
+      `torch.where`), the checker refutes the form and the loop stays. Under NumPy a per-sample
+      divisor in a branch is kept from zero where the branch is not taken, in its own dtype
+      (`np.where(r != 0, k / np.where(r != 0, r, np.ones_like(r)), 1.0)`; the dividend of `//`
+      and `%` with `np.zeros_like`): a plain `k / r` would signal a
       division by zero the loop never made -- a RuntimeWarning, and an error under
       `np.seterr(all="raise")` -- and the checker, which records NumPy's floating-point signals,
       refutes a form that adds one.

@@ -582,3 +582,11 @@ def test_methods_that_return_no_array_are_not_taken_for_one(binding: str, return
     assert not set(kinds(source, "y")) <= {T, ND, NS}
     rebound = f"import numpy as np\nimport torch\ndef f(v):\n    y = v\n    {binding.replace('(v)', '(y)')}\n    return y\n"
     assert not set(kinds(rebound, "y")) <= {T, ND, NS}
+
+
+@pytest.mark.parametrize("method", ["stride()", "storage()", "to_sparse()", "sparse_mask(x > 0)", "__array__()"])
+def test_a_rebinding_reads_the_name_it_rebinds_as_what_it_was_before(method: str) -> None:
+    """`x = x.stride()`: the `.stride()` use narrows the `x` before the line, not the tuple it
+    binds; and a sparse tensor or an ndarray is no dense tensor."""
+    source = f"import torch\ndef f(x: torch.Tensor):\n    x = x.{method}\n    n = len(x)\n    return x\n"
+    assert kinds(source, "x") != (T,)

@@ -228,8 +228,8 @@ def test_a_numpy_branch_keeps_its_divisor_from_zero_where_it_is_not_taken(checke
     verified = [c for c in found if checker.check(c.kernel).outcome.value == "verified"]
     assert verified
     new = verified[0].kernel.new
-    assert "/ np.where(ranks != 0, ranks, 1), 1.0)" in new
-    plain = new.replace("/ np.where(ranks != 0, ranks, 1), 1.0)", "/ ranks, 1.0)")
+    assert "/ np.where(ranks != 0, ranks, np.ones_like(ranks)), 1.0)" in new
+    plain = new.replace("/ np.where(ranks != 0, ranks, np.ones_like(ranks)), 1.0)", "/ ranks, 1.0)")
     assert plain != new
     verdict = checker.check(replace(verified[0].kernel, new=plain))
     assert verdict.outcome.value == "rejected"
@@ -300,7 +300,7 @@ def test_a_numpy_remainder_keeps_its_dividend_from_inf_where_the_branch_is_not_t
     )
     assert found, failure
     kernel = found[0].kernel
-    assert "np.where(p[:len(x)] != 0, x, 0) % np.where(p[:len(x)] != 0, p[:len(x)], 1)" in kernel.new
+    assert "np.where(p[:len(x)] != 0, x, np.zeros_like(x)) % np.where(p[:len(x)] != 0, p[:len(x)], np.ones_like(p[:len(x)]))" in kernel.new
     inputs = {"x": np.array([np.inf, 5.0]), "p": np.array([0.0, 3.0])}
     base = base_namespace(kernel)
 
@@ -310,5 +310,42 @@ def test_a_numpy_remainder_keeps_its_dividend_from_inf_where_the_branch_is_not_t
         return run.float_errors
 
     assert signals(kernel.old) == signals(kernel.new) == frozenset()
-    divisor_only = kernel.new.replace("np.where(p[:len(x)] != 0, x, 0) %", "x %")
+    divisor_only = kernel.new.replace("np.where(p[:len(x)] != 0, x, np.zeros_like(x)) %", "x %")
     assert divisor_only != kernel.new and signals(divisor_only) == {"invalid value"}
+
+
+def test_a_kept_divisor_keeps_its_dtype_and_a_loop_invariant_one_stays_as_written() -> None:
+    """`np.where(t, d, 1)` would make a bool divisor int64 and a Python number an array of
+    float64, widening a float16 division: the filler is `np.ones_like(d)`, in `d`'s dtype, and an
+    invariant divisor (`x % m`) is not guarded at all."""
+    import numpy as np
+
+    from torchfix.equivalence.execute import base_namespace, run_snippet
+
+    found, failure = loop_candidates(
+        """
+        import numpy as np
+
+        def wrapped(x, d, m):
+            x = np.asarray(x, dtype=np.float16).reshape(-1)
+            d = np.asarray(d, dtype=bool).reshape(-1)
+            m = float(m)
+            out = np.zeros(len(x), dtype=np.float16)
+            for i in range(len(x)):
+                if d[i] != 0:
+                    out[i] = x[i] % d[i] + x[i] % m
+                else:
+                    out[i] = -1.0
+            return out
+        """
+    )
+    assert found, failure
+    kernel = found[0].kernel
+    assert "np.where(d[:len(x)] != 0, d[:len(x)], np.ones_like(d[:len(x)]))" in kernel.new
+    assert "% m" in kernel.new and "np.where(d[:len(x)] != 0, m" not in kernel.new
+    inputs = {"x": np.array([-0.04376220703125, 4.8046875], dtype=np.float16), "d": np.array([True, False]), "m": 0.001}
+    base = base_namespace(kernel)
+    old, new = (run_snippet(compile(code, "<k>", "exec"), kernel, base, inputs) for code in (kernel.old, kernel.new))
+    assert old.error is None and new.error is None
+    assert old.outputs["out"].dtype == new.outputs["out"].dtype == np.float16
+    assert old.outputs["out"].tobytes() == new.outputs["out"].tobytes()

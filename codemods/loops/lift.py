@@ -827,10 +827,8 @@ class Lifter:
             # `where` computes both branches at every sample: a divisor the test keeps from zero
             # must be kept from it where the branch is not taken as well, or NumPy signals a
             # division by zero (a warning; an error under np.seterr) that the loop never made
-            node = node.with_changes(
-                body=_guard_divisors(node.body, node.test, taken=True),
-                orelse=_guard_divisors(node.orelse, node.test, taken=False),
-            )
+            guard = _DivisorGuard(node.test, self.depends, self.spell("numpy.ones_like"), self.spell("numpy.zeros_like"))
+            node = node.with_changes(body=guard.kept(node.body, taken=True), orelse=guard.kept(node.orelse, taken=False))
         test, body, orelse = self._lift(node.test), self._lift(node.body), self._lift(node.orelse)
         if not test.batched:
             # the same branch for every sample: the test is asked once, for both batched branches
@@ -922,6 +920,11 @@ class Lifter:
             return (expanded, other.node, other.rank) if left.batched else (other.node, expanded, other.rank)
         return left.node, right.node, sample_rank
 
+    def _filler(self, node: cst.BaseExpression) -> bool:
+        """``np.ones_like(x)`` / ``np.zeros_like(x)``: what a kept divisor or dividend holds
+        where its branch is not taken, in its own dtype."""
+        return isinstance(node, cst.Call) and self.qualify(node.func) in ("numpy.ones_like", "numpy.zeros_like")
+
     def _dtype_carrier(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
         """A cheap expression of ``node``'s dtype: ``node`` itself, or the name it indexes or
         views (``x[:, :3].movedim(2, 0)``, ``np.moveaxis(x[:, :3], 2, 0)`` have ``x``'s dtype);
@@ -947,12 +950,11 @@ class Lifter:
                 # which the zero of `result_type` promotes alike)
                 node = node.left
             elif isinstance(node, cst.Call) and self.qualify(node.func) in ("numpy.where", "torch.where") and len(node.args) == 3:
-                # a divisor kept from zero, `where(t, x, 1)`: the Python int keeps `x`'s dtype
-                # (bool's aside, as above)
+                # a divisor kept from zero, `where(t, x, np.ones_like(x))`: `x`'s dtype
                 _, body, orelse = (a.value for a in node.args)
-                if isinstance(orelse, cst.Integer):
+                if self._filler(orelse):
                     node = body
-                elif isinstance(body, cst.Integer):
+                elif self._filler(body):
                     node = orelse
                 else:
                     return None
@@ -1555,45 +1557,54 @@ def _combined_kind(left: Lifted, right: Lifted, operator: cst.BaseBinaryOp) -> s
 _DIVISIONS = (cst.Divide, cst.FloorDivide, cst.Modulo)
 
 
-def _guard_divisors(branch: cst.BaseExpression, test: cst.BaseExpression, taken: bool) -> cst.BaseExpression:
-    """``branch`` with each divisor ``d`` that is not a number literal read as ``d if test else 1``
-    (``1 if test else d`` in the branch taken when ``test`` fails): the same value wherever the
-    branch is taken, and 1 where it is not; the dividend of ``//`` and ``%`` likewise, with 0.
-    Lambdas and comprehensions keep their own."""
+@dataclass
+class _DivisorGuard:
+    """A branch of a NumPy conditional with each per-sample divisor ``d`` read as
+    ``d if test else np.ones_like(d)`` (the other way round in the branch taken when ``test``
+    fails): the same value wherever the branch is taken, and 1 of ``d``'s own dtype where it is
+    not. The dividend of ``//`` and ``%`` likewise, with ``np.zeros_like``: ``inf // 1`` signals
+    an invalid value. A loop-invariant operand is left as written: made an array of ones it
+    would widen the division's dtype (``float16 % 0.3`` stays float16, a float64 array would not),
+    and its value does not depend on the branch a sample takes. Lambdas and comprehensions keep
+    their own."""
 
-    class _Guard(cst.CSTTransformer):
-        def __init__(self) -> None:
-            self.inside = 0
+    test: cst.BaseExpression
+    depends: Callable[[cst.CSTNode], bool]
+    ones_like: cst.BaseExpression
+    zeros_like: cst.BaseExpression
 
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
+    def kept(self, branch: cst.BaseExpression, taken: bool) -> cst.BaseExpression:
+        guard = self
 
-        def visit_ListComp(self, node: cst.ListComp) -> bool:
-            return False
+        class _Guard(cst.CSTTransformer):
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
 
-        def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
-            return False
+            def visit_ListComp(self, node: cst.ListComp) -> bool:
+                return False
 
-        def visit_SetComp(self, node: cst.SetComp) -> bool:
-            return False
+            def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+                return False
 
-        def visit_DictComp(self, node: cst.DictComp) -> bool:
-            return False
+            def visit_SetComp(self, node: cst.SetComp) -> bool:
+                return False
 
-        def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> cst.BaseExpression:
-            if not isinstance(updated.operator, _DIVISIONS):
+            def visit_DictComp(self, node: cst.DictComp) -> bool:
+                return False
+
+            def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> cst.BaseExpression:
+                if not isinstance(updated.operator, _DIVISIONS):
+                    return updated
+                if guard.depends(original.right):
+                    updated = updated.with_changes(right=guard._kept(updated.right, guard.ones_like, taken))
+                if isinstance(updated.operator, (cst.FloorDivide, cst.Modulo)) and guard.depends(original.left):
+                    updated = updated.with_changes(left=guard._kept(updated.left, guard.zeros_like, taken))
                 return updated
-            if not is_number(updated.right):
-                updated = updated.with_changes(right=_kept(updated.right, "1"))
-            if isinstance(updated.operator, (cst.FloorDivide, cst.Modulo)) and not is_number(updated.left):
-                # `inf // 1` and `inf % 1` signal an invalid value: the dividend is kept too
-                updated = updated.with_changes(left=_kept(updated.left, "0"))
-            return updated
 
-    def _kept(value: cst.BaseExpression, other: str) -> cst.IfExp:
+        return branch.visit(_Guard())  # type: ignore[return-value]
+
+    def _kept(self, value: cst.BaseExpression, like: cst.BaseExpression, taken: bool) -> cst.IfExp:
         bare = value.with_changes(lpar=[], rpar=[])
-        literal = cst.Integer(other)
-        return cst.IfExp(test=test, body=bare if taken else literal, orelse=literal if taken else bare,
+        filler = call(like, bare)
+        return cst.IfExp(test=self.test, body=bare if taken else filler, orelse=filler if taken else bare,
                          lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-    return branch.visit(_Guard())  # type: ignore[return-value]
