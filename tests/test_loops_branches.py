@@ -172,19 +172,25 @@ _TRAPEZOID = """
     """
 
 
-def test_computed_once_statements_run_only_when_the_loop_runs(checker) -> None:  # noqa: ANN001
-    """``1.0 / count`` computed once raises where ``count`` is 0 and the loop ran no step: the
-    guard that keeps the sum from running keeps it too."""
+def _verified_trapezoid(checker):  # noqa: ANN001, ANN202
+    """The first candidate of the trapezoid loop the checker verifies."""
     found, failure = loop_candidates(_TRAPEZOID)
     assert found, failure
     verified = [c for c in found if checker.check(c.kernel).outcome.value == "verified"]
     assert verified
-    new = verified[0].kernel.new
+    return verified[0].kernel
+
+
+def test_computed_once_statements_run_only_when_the_loop_runs(checker) -> None:  # noqa: ANN001
+    """``1.0 / count`` computed once raises where ``count`` is 0 and the loop ran no step: the
+    guard that keeps the sum from running keeps it too."""
+    kernel = _verified_trapezoid(checker)
+    new = kernel.new
     assert "if count > 0:\n    step = 1.0 / count\n" in new
     unguarded = new.replace("if count > 0:\n    step = 1.0 / count\n", "step = 1.0 / count if count else 0.0\nif count > 0:\n")
     assert unguarded != new
     hoisted = new.replace("if count > 0:\n    step = 1.0 / count\n", "step = 1.0 / count\nif count > 0:\n")
-    assert checker.check(replace(verified[0].kernel, new=hoisted)).outcome.value == "rejected"
+    assert checker.check(replace(kernel, new=hoisted)).outcome.value == "rejected"
 
 
 _MEASURED = """
@@ -220,18 +226,15 @@ def test_a_measured_count_is_drawn_never_negative() -> None:
 
 def test_a_numpy_branch_keeps_its_divisor_from_zero_where_it_is_not_taken(checker) -> None:  # noqa: ANN001
     """`np.where` computes both branches at every sample: `k / ranks[k]` under `ranks[k] != 0`
-    divides by `np.where(ranks != 0, ranks, 1)`. The plain divisor makes NumPy signal a division
-    by zero the loop never made (a warning; under np.seterr(all="raise") an error), and the
-    checker, which records NumPy's floating-point signals in both runs, refutes it."""
-    found, failure = loop_candidates(_TRAPEZOID)
-    assert found, failure
-    verified = [c for c in found if checker.check(c.kernel).outcome.value == "verified"]
-    assert verified
-    new = verified[0].kernel.new
+    divides by `np.where(ranks != 0, ranks, np.ones_like(ranks))`. The plain divisor makes NumPy
+    signal a division by zero the loop never made (a warning; under np.seterr(all="raise") an
+    error), and the checker, which records NumPy's floating-point signals in both runs, refutes it."""
+    kernel = _verified_trapezoid(checker)
+    new = kernel.new
     assert "/ np.where(ranks != 0, ranks, np.ones_like(ranks)), 1.0)" in new
     plain = new.replace("/ np.where(ranks != 0, ranks, np.ones_like(ranks)), 1.0)", "/ ranks, 1.0)")
     assert plain != new
-    verdict = checker.check(replace(verified[0].kernel, new=plain))
+    verdict = checker.check(replace(kernel, new=plain))
     assert verdict.outcome.value == "rejected"
     assert "divide by zero" in verdict.counterexample.new
 
