@@ -526,6 +526,15 @@ TENSOR_ONLY_ATTRS = frozenset(
 _TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"})
 
 
+def within(node: cst.CSTNode, outer: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:
+    """Whether ``node`` is ``outer`` or lies inside it."""
+    while node is not outer:
+        if node not in parents:
+            return False
+        node = parents[node]
+    return True
+
+
 def enclosing_scope(node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode:
     """The innermost function (or the module) that holds ``node``."""
     current = node

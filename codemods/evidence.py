@@ -40,7 +40,7 @@ from typing import Any, Collection, Iterable, Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import comprehension_variables, dotted
+from torchfix.codemods.analysis import comprehension_variables, dotted, within
 from torchfix.equivalence.kernel import UNKNOWN_KINDS, InputSpec, Kind, expand_kinds
 
 T, ND, LST, I, FL, B, NS, D, IT = (
@@ -769,17 +769,23 @@ class ScopeEvidence:
         if entering and at is not None and not self._in_a_loop(at):
             # `ap = 0` before `for ...: ap = ap + x`: the loop's own binding reaches only its later
             # steps; the value entering it is what was bound before (when something was)
-            outside = [b for b in bindings if not self._within(b.node, at)]
+            outside = [b for b in bindings if not within(b.node, at, self.parents)]
             if outside:
                 bindings = outside
         at_index = self._top_index(at)
         if at_index is None:
             return bindings, -1
+        return self._live(bindings, at_index, inclusive=True)
+
+    def _live(self, bindings: list[_Binding], index: int, inclusive: bool) -> tuple[list[_Binding], int]:
+        """Of ``bindings``, those that may hold as the body's statement ``index`` runs (also those
+        inside it, and those whose statement is unknown, when ``inclusive``), and the index of the
+        last unconditional one before it (-1: none), which hides the earlier ones."""
         # a parameter is bound before the first statement
         indexed = [(b, -1 if b.source[0] == "param" else self._top_index(b.node)) for b in bindings]
         # a binding in a later top-level statement never flows back (the body is straight-line)
-        reaching = [(b, i) for b, i in indexed if i is None or i <= at_index]
-        kill = max((i for b, i in reaching if b.top_level and i is not None and i < at_index), default=-1)
+        reaching = [(b, i) for b, i in indexed if (i is None and inclusive) or (i is not None and (i <= index if inclusive else i < index))]
+        kill = max((i for b, i in reaching if b.top_level and i is not None and i < index), default=-1)
         return [b for b, i in reaching if i is None or i >= kill or kill < 0], kill
 
     def _uses_for(self, name: str, at: cst.CSTNode | None, start: int) -> list[_Use]:
@@ -800,18 +806,10 @@ class ScopeEvidence:
                 continue
             if index < start or (stop is not None and index >= stop):
                 continue  # the use reads another binding's value
-            if index == start and any(self._within(use.node, node) for node in starting):
+            if index == start and self.parents is not None and any(within(use.node, node, self.parents) for node in starting):
                 continue
             kept.append(use)
         return kept
-
-    def _within(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
-        current: cst.CSTNode | None = node
-        while current is not None and current is not self.scope:
-            if current is ancestor:
-                return True
-            current = self.parents.get(current) if self.parents is not None else None
-        return False
 
     def _in_a_loop(self, node: cst.CSTNode) -> bool:
         """Whether a loop of this scope runs ``node`` more than once (or parents are unknown)."""
@@ -898,12 +896,13 @@ class ScopeEvidence:
         return self._module_evidence
 
     def _binding_value(self, binding: _Binding, name: str) -> _Value:
-        index = self._top_index(binding.node) if binding.top_level and binding.source[0] == "expr" else None
         before = _UNKNOWN_VALUE
-        if index is not None and _reads_itself(binding.source[1], name):
+        if binding.top_level and binding.source[0] == "expr" and _reads_itself(binding.source[1], name):
             # `rows = rows.flatten()` directly in the body: the `rows` it reads is the one bound
             # before; anywhere else, what a binding reads of its own name stays unknown
-            before = self._value_before(name, index)
+            index = self._top_index(binding.node)
+            if index is not None:
+                before = self._value_before(name, index)
         self._previous.setdefault(name, []).append(before)
         try:
             return self._source(binding.source, binding.node, name)
@@ -913,13 +912,7 @@ class ScopeEvidence:
     def _value_before(self, name: str, index: int) -> _Value:
         """The kinds ``name`` holds as the body's statement ``index`` starts (its bindings in
         earlier statements; the last unconditional one hides those before it)."""
-        prior = []
-        for binding in self._bindings.get(name, []):
-            at = -1 if binding.source[0] == "param" else self._top_index(binding.node)
-            if at is not None and at < index:
-                prior.append((binding, at))
-        kill = max((at for b, at in prior if b.top_level), default=-1)
-        reaching = [b for b, at in prior if at >= kill]
+        reaching, _ = self._live(self._bindings.get(name, []), index, inclusive=False)
         if not reaching:
             return _UNKNOWN_VALUE
         return _union([self._binding_value(b, name) for b in reaching])

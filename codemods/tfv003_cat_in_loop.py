@@ -26,6 +26,7 @@ from torchfix.codemods.analysis import (
     name_nodes,
     names_used,
     statement_code,
+    within,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.evidence import ScopeEvidence
@@ -130,14 +131,6 @@ def _root_name(expr: cst.BaseExpression) -> str | None:
 
 
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-
-
-def _within(node: cst.CSTNode, outer: cst.CSTNode, ctx: RuleContext) -> bool:
-    while node is not outer:
-        if node not in ctx.parents:
-            return False
-        node = ctx.parents[node]
-    return True
 
 
 def _with_view_roots(names: set[str], scope: cst.CSTNode) -> set[str]:
@@ -420,7 +413,7 @@ class CatInLoop(Rule):
                     plan.sites.append(match)
         groups: dict[int, list[_Plan]] = {}
         for plan in plans.values():
-            inside = [s for s in sites_of[plan.match.name] if _within(s.unit, plan.loop, ctx)]
+            inside = [s for s in sites_of[plan.match.name] if within(s.unit, plan.loop, ctx.parents)]
             if len(inside) != len(plan.sites):
                 # a site the others cannot collect with (skipped above) keeps the loop as it is:
                 # collecting the rest would reorder the pieces
@@ -590,8 +583,8 @@ class CatInLoop(Rule):
         message = self._message(match)
         chosen: cst.For | cst.While | None = None
         for loop in loops:
-            own = sum(_count(site.unit, name) for site in sites if _within(site.unit, loop, ctx))
-            if _count(loop, name) == own and not any(site.none_form for site in sites if site is not match and _within(site.unit, loop, ctx)):
+            own = sum(_count(site.unit, name) for site in sites if within(site.unit, loop, ctx.parents))
+            if _count(loop, name) == own and not any(site.none_form for site in sites if site is not match and within(site.unit, loop, ctx.parents)):
                 chosen = loop
             else:
                 break

@@ -1555,6 +1555,8 @@ def _combined_kind(left: Lifted, right: Lifted, operator: cst.BaseBinaryOp) -> s
 
 
 _DIVISIONS = (cst.Divide, cst.FloorDivide, cst.Modulo)
+#: expressions that bind names of their own
+_OWN_SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 
 @dataclass
@@ -1577,20 +1579,8 @@ class _DivisorGuard:
         guard = self
 
         class _Guard(cst.CSTTransformer):
-            def visit_Lambda(self, node: cst.Lambda) -> bool:
-                return False
-
-            def visit_ListComp(self, node: cst.ListComp) -> bool:
-                return False
-
-            def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
-                return False
-
-            def visit_SetComp(self, node: cst.SetComp) -> bool:
-                return False
-
-            def visit_DictComp(self, node: cst.DictComp) -> bool:
-                return False
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                return not isinstance(node, _OWN_SCOPES)
 
             def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> cst.BaseExpression:
                 if not isinstance(updated.operator, _DIVISIONS):
