@@ -26,6 +26,7 @@ from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.facts import IN_HANDLER, LoopFacts, _walk, inside_handler, loop_counts
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
+from torchfix.codemods.loops.ranks import fewest_dims
 from torchfix.codemods.base import Proposal
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -763,7 +764,9 @@ def input_specs(
             specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
                                    index=input_name in positions))
         else:
-            specs.append(found.spec())
+            # walked, yet perhaps no array (`x[-1][i]` of a container of unknown kind): the
+            # walked dimension still says when the loop runs zero times, for the arrays it may be
+            specs.append(found.spec() if dim is None else replace(found.spec(), batch_dim=dim))
             if specs[-1].kind is Kind.INT and _size_of_array(facts, input_name):
                 # `n = len(x)` bound once: a size, never negative (the loop it bounds may run
                 # zero times, never "minus one" times)
@@ -906,6 +909,11 @@ def build_kernel(
         old_all = [s.visit(renamed) for s in old_all]
         new_all = [s.visit(renamed) for s in new_all]
         attribute_kinds = renamed.kinds
+        # a walked `self.x` is the kernel's input `self_x`
+        prefix = f"{renamed.self_name}."
+        walked = {
+            (renamed.names.get(k[len(prefix):], k) if k.startswith(prefix) else k): v for k, v in (walked or {}).items()
+        }
         # the layers the loop calls, built by the kernel itself (same seed for old and new)
         old_all = [*renamed.constructions, *old_all]
         new_all = [*renamed.constructions, *new_all]
@@ -933,6 +941,10 @@ def build_kernel(
         InputSpec(s.name, attribute_kinds[s.name], batch_dim=s.batch_dim) if s.name in attribute_kinds and s.kind is not Kind.OPAQUE else s
         for s in specs
     )
+    # the checker draws ranks 0..3 unless told more: a name only a 4-D array runs on (`np.mean(g,
+    # axis=(2, 3))`) would leave it no input the old code accepts
+    floors = fewest_dims(old_all)
+    specs = tuple(_with_rank_floor(s, floors[s.name]) if floors.get(s.name, 0) > 3 else s for s in specs)
     module = context.module
     return Kernel(
         old="".join(_text(module, s) for s in old_all),
@@ -944,6 +956,14 @@ def build_kernel(
         note=note,
         gradients=gradients,
     )
+
+
+def _with_rank_floor(spec: InputSpec, floor: int) -> InputSpec:
+    """``spec`` also drawn with the ranks up to one past ``floor`` (never fewer ranks than
+    before): the code runs on the floor's rank and on more, which may batch otherwise."""
+    if spec.kind is Kind.OPAQUE or floor <= max(spec.ranks):
+        return spec
+    return replace(spec, ranks=tuple(sorted({*spec.ranks, *range(max(spec.ranks) + 1, floor + 2)})))
 
 
 class _AttributesAsInputs(cst.CSTTransformer):

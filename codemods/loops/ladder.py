@@ -20,6 +20,7 @@ from torchfix.codemods.loops.facts import LoopFacts, StepKind, loop_facts, with_
 from torchfix.codemods.loops.inplace import inplace_chain_loop, is_inplace_chain
 from torchfix.codemods.loops.nodes import names_used
 from torchfix.codemods.loops.nodes import statement_code
+from torchfix.codemods.loops.ranks import fewest_dims
 from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite, Options, lift_loop, vmap_loop
 from torchfix.equivalence.kernel import Kind
 
@@ -45,11 +46,16 @@ HYPOTHETICAL_RANKS = (2, 1, 3)
 INVARIANT_RANKS = (1, 2)
 
 
-def hypotheses(names: frozenset[str], order: tuple[int, ...] = ()) -> list[tuple[tuple[str, int], ...]]:
+def hypotheses(
+    names: frozenset[str], order: tuple[int, ...] = (), floors: dict[str, int] | None = None,
+) -> list[tuple[tuple[str, int], ...]]:
     """Rank hypotheses for ``names``: every name of the same rank, in ``order`` (what the use
-    suggests) else :data:`HYPOTHETICAL_RANKS` order."""
+    suggests) else :data:`HYPOTHETICAL_RANKS` order -- but never below the dimensions the loop
+    itself takes from a name (``floors``: ``x[i, :, :]`` is at least 3-D)."""
     ordered = sorted(names)
-    return [tuple((n, rank) for n in ordered) for rank in order or HYPOTHETICAL_RANKS]
+    floors = floors or {}
+    found = [tuple((n, max(rank, floors.get(n, 0))) for n in ordered) for rank in order or HYPOTHETICAL_RANKS]
+    return list(dict.fromkeys(found))
 
 
 @dataclass
@@ -84,16 +90,23 @@ class _Climb:
         self.arrays = self.arrays or exc.arrays
 
 
-def _with_ranks(options: Options, names: Iterable[str], rank: int) -> Options:
-    return replace(options, hypotheses=tuple(sorted({**dict(options.hypotheses), **{n: rank for n in names}}.items())))
+def _with_ranks(options: Options, names: Iterable[str], rank: int, floors: dict[str, int] | None = None) -> Options:
+    floors = floors or {}
+    wanted = {n: max(rank, floors.get(n, 0)) for n in names}
+    return replace(options, hypotheses=tuple(sorted({**dict(options.hypotheses), **wanted}.items())))
 
 
 def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name: str) -> None:
     """Lift under each rung of ``base``; a rung that needs ranks nobody pins spawns, in its
     place, the same rung under each rank hypothesis."""
     pending = list(base)
+    floors = fewest_dims([facts.loop])
+    tried: set[Options] = set()
     while pending:
         options = pending.pop(0)
+        if options in tried:
+            continue  # (two hypotheses a floor made one)
+        tried.add(options)
         assumed = dict(options.hypotheses)
         try:
             rewrite = lift_loop(facts, options, torch_name)
@@ -102,7 +115,7 @@ def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name
             if unpinned and not exc.needs_rank:
                 # it failed where it assumed an invariant broadcasts against a sample: the
                 # invariant's rank spelled out may fare better
-                pending[0:0] = [_with_ranks(options, unpinned, rank) for rank in INVARIANT_RANKS]
+                pending[0:0] = [_with_ranks(options, unpinned, rank, floors) for rank in INVARIANT_RANKS]
             elif exc.needs_rank and not exc.needs_rank <= set(assumed):
                 climb.needed_rank = True
                 new = exc.needs_rank - set(assumed)
@@ -112,9 +125,9 @@ def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name
                     # read a matrix of rows and a vector of positions)
                     same = next(iter(assumed.values()))
                     order = exc.rank_order or (same, *(r for r in HYPOTHETICAL_RANKS if r != same))
-                    pending[0:0] = [_with_ranks(options, new, rank) for rank in order]
+                    pending[0:0] = [_with_ranks(options, new, rank, floors) for rank in order]
                 else:
-                    pending[0:0] = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank, exc.rank_order)]
+                    pending[0:0] = [replace(options, hypotheses=h) for h in hypotheses(exc.needs_rank, exc.rank_order, floors)]
                 continue
             climb.failed(exc)
             continue
@@ -122,7 +135,7 @@ def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name
         if unpinned:
             # right after a rung that assumed invariants broadcast against a sample, the same
             # rung with their ranks spelled out (a vector against one-number samples, ...)
-            pending[0:0] = [_with_ranks(options, unpinned, rank) for rank in INVARIANT_RANKS]
+            pending[0:0] = [_with_ranks(options, unpinned, rank, floors) for rank in INVARIANT_RANKS]
         climb.offer(rewrite)
 
 

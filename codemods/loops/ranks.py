@@ -25,7 +25,7 @@ What it follows, and why that is exact:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -495,3 +495,55 @@ def _unfollowable(function: cst.FunctionDef) -> bool:
                 return True
         stack.extend(child_nodes(node))
     return False
+
+
+#: keywords that name a dimension of the array a call reads
+_DIMENSION_KEYWORDS = frozenset({"axis", "dim", "axes", "dims"})
+
+
+def _literal_dims(node: cst.BaseExpression) -> list[int]:
+    """The non-negative integer literals of ``3`` or ``(2, 3)``; empty for anything else."""
+    items = [e.value for e in node.elements] if isinstance(node, (cst.Tuple, cst.List)) else [node]
+    found = [int_literal(item) for item in items]
+    return [k for k in found if k is not None and k >= 0]
+
+
+def fewest_dims(statements: Sequence[cst.CSTNode]) -> dict[str, int]:
+    """The fewest dimensions each name must have for ``statements`` to run at all, by what they
+    do to it: ``x[i, :, :]`` needs three, ``np.mean(g, axis=(2, 3))`` and ``g.sum(dim=3)`` four.
+    A floor, never a rank: a name with more dimensions runs the same code."""
+    floors: dict[str, int] = {}
+
+    def need(target: cst.BaseExpression, rank: int) -> None:
+        if isinstance(target, cst.Name):
+            floors[target.value] = max(floors.get(target.value, 0), rank)
+
+    for statement in statements:
+        for node in _every_node(statement):
+            if isinstance(node, cst.Call):
+                dims = [k for a in node.args if a.keyword is not None and a.keyword.value in _DIMENSION_KEYWORDS
+                        for k in _literal_dims(a.value)]
+                if not dims:
+                    continue
+                if isinstance(node.func, cst.Attribute):
+                    need(node.func.value, max(dims) + 1)  # x.sum(axis=3)
+                if node.args and node.args[0].keyword is None:
+                    need(node.args[0].value, max(dims) + 1)  # np.sum(x, axis=3)
+            elif isinstance(node, cst.Subscript):
+                # every element takes one dimension unless it is `None` or `...`
+                if all(
+                    not (isinstance(e.slice, cst.Index) and (
+                        isinstance(e.slice.value, cst.Ellipsis) or m.matches(e.slice.value, m.Name("None"))
+                    )) and not (isinstance(e.slice, cst.Index) and e.slice.star is not None)
+                    for e in node.slice
+                ):
+                    need(node.value, len(node.slice))
+    return floors
+
+
+def _every_node(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
