@@ -248,3 +248,28 @@ def test_a_shape_unpacked_name_shadowed_by_a_comprehension_pins_nothing() -> Non
 
     function = context.nodes.of_type(cst.FunctionDef)[0]
     assert "x" not in shape_facts(function, context).ranks
+
+
+@pytest.mark.parametrize(
+    ("statement", "floors"),
+    [
+        ("y = x[i, :, :]", {"x": 3}),
+        ("y = x[:, i, ..., 0]", {}),  # `...` takes any number of dimensions
+        ("y = x[None, i]", {}),  # `None` takes none
+        ("w = np.mean(g, axis=(2, 3))[0, :]", {"g": 4}),
+        ("s = g.sum(dim=3)", {"g": 4}),
+        ("s = g.sum(axis=-1)", {}),  # counted from the end: any rank of at least one
+        ("s = torch.sum(g, dim=1) + h[0]", {"g": 2, "h": 1}),
+    ],
+)
+def test_fewest_dims_are_what_the_code_takes_from_a_name(statement: str, floors: dict[str, int]) -> None:
+    from torchfix.codemods.loops.ranks import fewest_dims
+
+    assert fewest_dims([cst.parse_statement(statement)]) == floors
+
+
+def test_rank_hypotheses_never_go_below_a_floor() -> None:
+    from torchfix.codemods.loops.ladder import hypotheses
+
+    found = hypotheses(frozenset({"target", "weights"}), floors={"target": 3})
+    assert found == [(("target", 3), ("weights", 2)), (("target", 3), ("weights", 1)), (("target", 3), ("weights", 3))]

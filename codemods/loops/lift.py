@@ -132,6 +132,13 @@ class Lifted:
     #: whole samples and this the batch of masks; only a whole reduction, element-wise
     #: operations with Python numbers and a concatenation take such a value
     selected: cst.BaseExpression | None = None
+    #: a sample read along a later dimension (``x[:, i]``): the batch before that dimension was
+    #: moved to the front, and where it stands. A reduction of whole samples reduces every other
+    #: dimension of it -- one call that tensors and ndarrays spell alike, and no moved copy
+    unmoved: cst.BaseExpression | None = None
+    unmoved_axis: int = 0
+    #: the name whose ``.ndim`` is the rank of ``unmoved`` (every other subscript element a slice)
+    unmoved_rank_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -643,20 +650,27 @@ class Lifter:
             rows = self._slice_rows(base, offset)
             rest = list(node.slice[1:])
             batched: cst.BaseExpression = rows if not rest else subscript(rows, [full_slice(), *rest])
+            if rest and isinstance(rows, cst.Subscript) and rows.value is base and len(rows.slice) == 1:
+                batched = subscript(base, [rows.slice[0], *rest])  # `x[:n, j]`, not `x[:n][:, j]`
         else:
             if self.row_filter is not None:
                 raise CannotLift(f"`{short(node)}`: a guarded read along a later dimension")
             batched = subscript(base, [*before, self.rows_element(offset, base if position == 0 else None), *node.slice[position + 1 :]])
         base_rank = self.rank_of(base_name) if base_name is not None else None
         sample_rank = None if base_rank is None else _rank_after(base_rank - 1, [e for k, e in enumerate(node.slice) if k != position])
+        unmoved, rank_of = None, None
         if axis:
+            unmoved = batched
+            if base_name is not None and all(element_effect(e) == "keep" for k, e in enumerate(node.slice) if k != position):
+                rank_of = base_name
             batched = self.library.move_axis(self.spell, batched, axis, 0)
         keep = form == "keep"
         if keep and sample_rank is not None:
             sample_rank += 1
         sources = frozenset({base_name}) if base_name is not None and base_rank is None else frozenset()
         return Lifted(batched, True, sample_rank, keepdim=keep, sources=sources,
-                      min_rank=_fewest_sample_dims(node.slice, position) + (1 if keep else 0))
+                      min_rank=_fewest_sample_dims(node.slice, position) + (1 if keep else 0),
+                      unmoved=unmoved, unmoved_axis=axis, unmoved_rank_of=rank_of)
 
     def _numbers_at_rows(self, numbers: cst.Name, literal: cst.List | cst.Tuple, offset: int) -> Lifted:
         """``means[i]`` of a literal list of numbers: the list as an array of Python's numbers
@@ -1212,6 +1226,9 @@ class Lifter:
             raise CannotLift(f"`{short(node)}` reduces a whole `x[i:i + 1]` sample")
         if any(a.keyword is None for a in new_args[start:]):
             raise CannotLift(f"`{short(node)}`: a whole-sample reduction with more arguments")
+        around = self._reduction_around_batch(new_args[start:], first, short_name, row, receiver_node)
+        if around is not None:
+            return around
         flat = self._flat_reduction(node, new_args, first, short_name, row, receiver_node)
         if flat is not None:
             return flat
@@ -1239,6 +1256,33 @@ class Lifter:
         if reducer not in ("argmax", "argmin"):
             keep = self._rebuild(renamed[0], [*with_dims, arg(name("True"), self.library.keepdim_keyword)], first, renamed[1])
         return Lifted(plain, True, 0, kind=kind, sources=first.sources, keep=keep)
+
+    #: whole-sample reductions that take a tuple of dimensions, positionally, in torch and NumPy
+    #: alike, with the same meaning (``std``/``var``: each library's own default correction, as
+    #: in the loop)
+    _SHARED_REDUCERS = frozenset({"sum", "mean", "std", "var"})
+
+    def _reduction_around_batch(self, keywords: list[cst.Arg], first: Lifted, short_name: str, row: Callee,
+                                receiver_node: cst.Attribute | None) -> Lifted | None:
+        """``x[:, i, :, :].mean()``: the reduction of the batch before its dimension moved, over
+        every dimension but the batch's -- ``x[:, :n].mean((0, 2, 3))``, or
+        ``x[:, :n].mean((0, *range(2, x.ndim)))`` where no rank is pinned. Right for a tensor
+        and an ndarray alike (both take the dimensions positionally)."""
+        if first.unmoved is None or receiver_node is None or short_name not in self._SHARED_REDUCERS:
+            return None
+        axis = first.unmoved_axis
+        before = [cst.Element(integer(k)) for k in range(axis)]
+        if first.rank is not None:
+            after = [cst.Element(integer(k)) for k in range(axis + 1, first.rank + 1)]
+            dims: cst.BaseExpression = cst.Tuple([*before, *after])
+        elif first.unmoved_rank_of is not None:
+            rest = call(name("range"), integer(axis + 1), attribute(name(first.unmoved_rank_of), "ndim"))
+            dims = cst.Tuple([*before, cst.StarredElement(rest)])
+        else:
+            return None
+        self.reorders = True  # each sample's elements summed in another order
+        built = cst.Call(func=attribute(first.unmoved, short_name), args=_commas([arg(dims), *keywords]))
+        return Lifted(built, True, 0, kind=_reduced_kind(row, short_name, first))
 
     #: whole-sample reductions that equal the same reduction of the flattened sample
     _FLAT_REDUCERS = {"sum": "sum", "mean": "mean", "std": "std", "var": "var", "prod": "prod",

@@ -525,10 +525,10 @@ def fewest_dims(statements: Sequence[cst.CSTNode]) -> dict[str, int]:
                         for k in _literal_dims(a.value)]
                 if not dims:
                     continue
-                if isinstance(node.func, cst.Attribute):
-                    need(node.func.value, max(dims) + 1)  # x.sum(axis=3)
                 if node.args and node.args[0].keyword is None:
                     need(node.args[0].value, max(dims) + 1)  # np.sum(x, axis=3)
+                elif isinstance(node.func, cst.Attribute):
+                    need(node.func.value, max(dims) + 1)  # x.sum(axis=3)
             elif isinstance(node, cst.Subscript):
                 # every element takes one dimension unless it is `None` or `...`
                 if all(

@@ -319,9 +319,27 @@ def _whole_rows(target: cst.Subscript, batched: cst.Subscript, facts: LoopFacts,
         and m.matches(first.value, m.Name(facts.domain.index))
         and is_allocation(definition.value, facts)
         and _covers_whole(definition.value, extent, facts)  # type: ignore[arg-type]
+        and not _loop_between(definition.statement, facts)
     ):
         return batched.with_changes(slice=[full_slice(), *batched.slice[1:]])
     return batched
+
+
+def _loop_between(statement: cst.CSTNode, facts: LoopFacts) -> bool:
+    """Whether an enclosing loop stands between ``statement`` and the loop: the kernel then
+    takes the target as it enters the loop (any size), not as allocated, and only ``out[:n]``
+    is right for every size."""
+    owners = set()
+    current = facts.context.parents.get(statement)
+    while current is not None:
+        owners.add(id(current))
+        current = facts.context.parents.get(current)
+    current = facts.context.parents.get(facts.statement or facts.loop)
+    while current is not None and id(current) not in owners:
+        if isinstance(current, (cst.For, cst.While)):
+            return True
+        current = facts.context.parents.get(current)
+    return False
 
 
 def _plain(element: cst.SubscriptElement) -> bool:

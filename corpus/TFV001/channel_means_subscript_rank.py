@@ -1,5 +1,6 @@
 # Per-channel means of a batch of images: `images[:, c, :, :]` says each channel has at least
-# three dimensions but not how many, so each one is flattened and reduced at once.
+# three dimensions but not how many, so the batch is reduced at once over every dimension but
+# the channels' (`range(2, images.ndim)`: however many there are).
 import torch
 
 

@@ -1,0 +1,15 @@
+# Per-channel mean and standard deviation summed over the batches a loader yields: `load` may
+# give a tensor or a NumPy array, so the batched form reduces with one call both spell alike
+# (dimensions passed positionally), and the accumulators, made before the outer loop, are
+# written at the three channels the loop writes.
+import torch
+
+
+def channel_stats(loader, count):
+    mean = torch.zeros(3)
+    std = torch.zeros(3)
+    for _ in range(count):
+        images = loader.load()
+        mean[:3] += images[:, :3, :, :].mean((0, *range(2, images.ndim)))
+        std[:3] += images[:, :3, :, :].std((0, *range(2, images.ndim)))
+    return mean / count, std / count
