@@ -171,11 +171,17 @@ class LoopOverBatch(Rule):
     from torchfix's table of known callees (element-wise ops, reductions with or without `dim`,
     softmax-style ops, matrix products, reshapes, `.item()` / `float()` conversions), and layers
     the class builds in `__init__` that treat samples independently (`self.fc = nn.Linear(...)`,
-    convolutions, activations, `LayerNorm`). A whole-sample reduction of a sample whose rank
-    nothing pins but whose subscript needs dimensions (`x[:, c, :, :].mean()`) reduces each
-    flattened sample (`.flatten(1).mean(1)`), right for every rank the subscript allows; one
-    whose subscript needs none is tried, after the rank guesses, as `x[..., None].flatten(1)`
-    (right for one-number samples too).
+    convolutions, activations, `LayerNorm`). A whole-sample `sum` / `mean` / `std` / `var` of a
+    sample read along a later dimension (`x[:, c, :, :].mean()`) reduces the batch over every
+    other dimension, positionally -- `x[:, :3, :, :].mean((0, *range(2, x.ndim)))` where nothing
+    pins the rank -- which a tensor and an ndarray spell alike, each with its own `std`
+    correction as in the loop. Another whole-sample reduction of a sample whose rank nothing pins
+    but whose subscript needs dimensions reduces each flattened sample (`.flatten(1).mean(1)`);
+    one whose subscript needs none is tried, after the rank guesses, as `x[..., None].flatten(1)`
+    (right for one-number samples too). Rank guesses never go below what the loop's own
+    subscripts take from a name (`x[i, :, :]`: at least 3-D). An `if` test on a per-sample value
+    whose rank no name pins (`if history[-1][b] == eos:`) is batched flattened: `if` takes the
+    truth of one number per sample, so the flattened test has one element per sample.
 
     It stays silent, or says why in a skip, when a step depends on the previous one (a
     temporary read before it is assigned, a row read at another position than the one written),
