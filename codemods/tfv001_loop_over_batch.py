@@ -179,9 +179,9 @@ class LoopOverBatch(Rule):
     but whose subscript needs dimensions reduces each flattened sample (`.flatten(1).mean(1)`);
     one whose subscript needs none is tried, after the rank guesses, as `x[..., None].flatten(1)`
     (right for one-number samples too). Rank guesses never go below what the loop's own
-    subscripts take from a name (`x[i, :, :]`: at least 3-D). An `if` test on a per-sample value
-    whose rank no name pins (`if history[-1][b] == eos:`) is batched flattened: `if` takes the
-    truth of one number per sample, so the flattened test has one element per sample.
+    subscripts take from a name (`x[i, :, :]`: at least 3-D). An `if` test of a row of a
+    container (`if history[-1][b] == eos:`) is not batched: the container may be a list of
+    lists, which compares with a number as one `False`.
 
     It stays silent, or says why in a skip, when a step depends on the previous one (a
     temporary read before it is assigned, a row read at another position than the one written),

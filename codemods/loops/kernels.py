@@ -764,9 +764,7 @@ def input_specs(
             specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
                                    index=input_name in positions))
         else:
-            # walked, yet perhaps no array (`x[-1][i]` of a container of unknown kind): the
-            # walked dimension still says when the loop runs zero times, for the arrays it may be
-            specs.append(found.spec() if dim is None else replace(found.spec(), batch_dim=dim))
+            specs.append(found.spec())
             if specs[-1].kind is Kind.INT and _size_of_array(facts, input_name):
                 # `n = len(x)` bound once: a size, never negative (the loop it bounds may run
                 # zero times, never "minus one" times)
@@ -909,11 +907,6 @@ def build_kernel(
         old_all = [s.visit(renamed) for s in old_all]
         new_all = [s.visit(renamed) for s in new_all]
         attribute_kinds = renamed.kinds
-        # a walked `self.x` is the kernel's input `self_x`
-        prefix = f"{renamed.self_name}."
-        walked = {
-            (renamed.names.get(k[len(prefix):], k) if k.startswith(prefix) else k): v for k, v in (walked or {}).items()
-        }
         # the layers the loop calls, built by the kernel itself (same seed for old and new)
         old_all = [*renamed.constructions, *old_all]
         new_all = [*renamed.constructions, *new_all]

@@ -214,9 +214,6 @@ class Lifter:
     assumptions: list[str] = field(default_factory=list)
     #: invariant tensors the loop walks, and the dimension it walks (``x[:, i]`` -> 1)
     walked_dims: dict[str, int] = field(default_factory=dict)
-    #: containers a loop walks one of (``x[-1][i]``: ``x`` walked along 1, ``self.x`` keyed
-    #: ``self.x``): for the kernel's extent only -- no array is made on their device
-    walked_roots: dict[str, int] = field(default_factory=dict)
     #: the lift sums floating values in another order than the loop (reductions, products)
     reorders: bool = False
     #: why the last lift failed
@@ -642,10 +639,6 @@ class Lifter:
         axis = sum(1 for e in before if element_effect(e) == "keep")
         if base_name is not None:
             self.walked_dims.setdefault(base_name, position)
-        else:
-            root = _fixed_row_of(named)
-            if root is not None:
-                self.walked_roots.setdefault(root, position + 1)
         if position == 0:
             rows = self._slice_rows(base, offset)
             rest = list(node.slice[1:])
@@ -1494,21 +1487,6 @@ def short(node: cst.CSTNode) -> str:
     """The code of ``node`` on one line, cut at 60 characters (for reasons and assumptions)."""
     text = " ".join(code_of(node).split())
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _fixed_row_of(node: cst.BaseExpression) -> str | None:
-    """``x`` (or ``self.x``) for ``x[k]`` with an integer literal ``k``: one row of a container
-    whose next dimension a loop may walk."""
-    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)):
-        return None
-    if int_literal(node.slice[0].slice.value) is None:
-        return None
-    value = node.value
-    if isinstance(value, cst.Name):
-        return value.value
-    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name())):
-        return f"{value.value.value}.{value.attr.value}"  # type: ignore[attr-defined]
-    return None
 
 
 def _commas(args: list[cst.Arg]) -> list[cst.Arg]:

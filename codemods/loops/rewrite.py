@@ -216,8 +216,7 @@ def _extent_of(facts: LoopFacts, options: Options) -> Extent:
     if len(domain.walked) == 1 and names[0] is not None:
         full.add(names[0])
         count = call(name("len"), name(names[0]))
-        # other arrays the loop indexes by position are read only as far as the walked one goes
-        return Extent(0, count, frozenset(full), False, count, measured=names[0])
+        return Extent(0, None, frozenset(full), False, count)
     if all(n is not None for n in names) and len(set(names)) == 1:
         return Extent(0, None, frozenset({names[0]}), False, call(name("len"), name(names[0])))  # type: ignore[arg-type]
     # zip of several: each is cut to the shortest
@@ -929,7 +928,7 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
             reorders_float_reduction=plan.reorders or lifter.reorders,
             note="the loop (with what it initialises and consumes) against its batched form",
             gradients=True,
-            walked={**lifter.walked_roots, **dict(facts.inner_walked), **lifter.walked_dims},
+            walked={**dict(facts.inner_walked), **lifter.walked_dims},
             positions={n for n in lifter.position_reads if _only_positions(facts, lifter, n)},
             inner=dict(facts.inner_walked),
         )
@@ -1089,10 +1088,10 @@ def _mask_of(condition: cst.BaseExpression, lifter: Lifter, statement: cst.CSTNo
         raise CannotRewrite(lifter.why, statement)
     if not lifted.batched:
         raise CannotRewrite("a guard that does not depend on the sample", statement)
-    # with no name whose rank a hypothesis could pin (`self.next_ys[-1][i]`), the flattened
-    # test -- right for every rank -- is the only form there is
-    unpinnable = lifted.rank is None and not lifted.sources
-    flatten = (lifter.any_rank_reductions or unpinnable) and not lifted.scalar and (lifted.rank != 0 or lifted.keepdim)
+    # (a test of `x[-1][i]` names no array whose rank a hypothesis could pin, and stays
+    # unlifted: `x` may be a list of lists, which the checker does not build, and a list
+    # compares with a number as one `False`)
+    flatten = lifter.any_rank_reductions and not lifted.scalar and (lifted.rank != 0 or lifted.keepdim)
     if not flatten and lifter._need(lifted, f"`if {_short(condition)}`: a guard needs one number per sample") != 0:  # noqa: SLF001
         raise CannotRewrite(f"`if {_short(condition)}` tests a per-sample value that is not one number", statement)
     test = lifted.node if lifted.kind == "bool" else cst.Comparison(

@@ -1,7 +1,7 @@
-# Must stay: nothing shows what `eos` holds. A Python list makes `history[-1][b] == eos` the
-# plain `False` of a tensor meeting a list (nothing is written) where the batched test fails, and
-# an array with more dimensions than a sample broadcasts the batched test differently: the
-# checker refutes the mask on such inputs.
+# Must stay: the test reads a row of a container (`history[-1][b]`), and nothing shows what the
+# container holds. As a list of lists, `history[-1][:n] == eos` would be the one `False` of a list
+# meeting a number, where the loop compares element by element; the checker builds no list of
+# lists to show it, so the guard is not batched at all.
 import torch
 
 
