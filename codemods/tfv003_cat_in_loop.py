@@ -277,8 +277,9 @@ class CatInLoop(Rule):
     also when the loop runs zero times, and has the dtype torch's type promotion gives the
     step-by-step version (an empty `float32` start with `int64` pieces stays `float32`). The
     call's own arguments (`dim=`, `axis=`) are kept. For the `None`-initial form the result is
-    `torch.cat(out_parts) if out_parts else None`. The list is named `<name>_parts` (with a
-    number added if that name is taken).
+    `out_parts[0] if len(out_parts) == 1 else torch.cat(out_parts) if out_parts else None`: a
+    lone piece is what the loop left, never concatenated (so of any rank, along any
+    dimension). The list is named `<name>_parts` (with a number added if that name is taken).
 
     `np.append(out, y, axis=k)` is `np.concatenate((out, y), axis=k)`; without an axis it
     flattens both, so the final call is `np.concatenate([out, *out_parts], axis=None)`. (Where a
@@ -780,11 +781,17 @@ class CatInLoop(Rule):
         call, parts_name = plan.match.call, plan.parts_name
         first = call.args[0]
         if plan.match.none_form:
+            # one piece was never concatenated: the loop left that piece itself (of any rank,
+            # whatever the dimension), which a concatenation of one piece would copy or refuse
             new_first = first.with_changes(value=cst.Name(parts_name))
             new_call = call.with_changes(args=[new_first, *call.args[1:]])
-            return cst.IfExp(
-                test=cst.Name(parts_name), body=new_call, orelse=cst.Name("None"),
+            several = cst.IfExp(test=cst.Name(parts_name), body=new_call, orelse=cst.Name("None"))
+            one = cst.Comparison(
+                cst.Call(cst.Name("len"), [cst.Arg(cst.Name(parts_name))]),
+                [cst.ComparisonTarget(cst.Equal(), cst.Integer("1"))],
             )
+            first_piece = cst.Subscript(cst.Name(parts_name), [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+            return cst.IfExp(test=one, body=first_piece, orelse=several)
         elements = [
             cst.Element(cst.Name(plan.match.name), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.StarredElement(cst.Name(parts_name)),
@@ -919,6 +926,7 @@ class CatInLoop(Rule):
         numpy_growth = any((self._resolve(p.match.call.func, ctx) or "").startswith("numpy.") for p in plans)
         concatenated = (Kind.TENSOR, Kind.NDARRAY) if numpy_growth else (Kind.TENSOR,)
         appended = any(p.match.append and not p.match.options for p in plans)
+        none_form = any(p.match.none_form for p in plans)
         evidence = ScopeEvidence(
             enclosing_scope(loop, ctx.parents), {ctx.facts.torch or "torch"},
             {ctx.facts.numpy} if ctx.facts.numpy else {"np", "numpy"},
@@ -931,6 +939,9 @@ class CatInLoop(Rule):
                 # Python or NumPy number too (which promotes otherwise than in np.concatenate)
                 if appended:
                     inputs.append(InputSpec(n, kinds=(*concatenated, Kind.NUMPY_SCALAR, Kind.INT, Kind.FLOAT), ranks=(0, 1, 2, 3), per_step=True))
+                elif none_form:
+                    # a lone piece is never concatenated: it may have any rank
+                    inputs.append(InputSpec(n, kinds=concatenated, ranks=(0, 1, 2, 3), per_step=True))
                 else:
                     inputs.append(InputSpec(n, kinds=concatenated, ranks=(1, 2, 3), per_step=True))
             elif n in index_like:

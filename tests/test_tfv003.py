@@ -114,7 +114,7 @@ def test_none_form_keeps_none_for_zero_steps_and_refutes_a_missing_guard(checker
             return out
         """
     )
-    assert kernel.new.endswith("out = torch.cat(out_parts) if out_parts else None\n")
+    assert kernel.new.endswith("out = out_parts[0] if len(out_parts) == 1 else torch.cat(out_parts) if out_parts else None\n")
     assert checker.check(kernel).ok
     wrong = Kernel(
         old=kernel.old,
@@ -258,3 +258,30 @@ def test_a_piece_filled_before_it_is_grown_is_fresh_only_if_allocated_each_step(
     assert shared != fresh
     (proposal,) = _proposals(shared)
     assert proposal.skip_reason is not None and "changed in place" in proposal.skip_reason
+
+
+def test_none_form_leaves_a_lone_piece_as_it_is(checker):
+    """One step never concatenates: the loop leaves that piece itself, of any rank, along any
+    dimension. A final `torch.cat` of the one piece would refuse a 0-d piece (or a 1-D one
+    along dimension -2) that the loop returned."""
+    kernel = _kernel(
+        """
+        import torch
+        def f(rows):
+            grid = None
+            for r in rows:
+                grid = r if grid is None else torch.cat((grid, r), -2)
+            return grid
+        """
+    )
+    assert checker.check(kernel).ok
+    always_cat = Kernel(
+        old=kernel.old,
+        new=kernel.new.replace("out_parts[0] if len(grid_parts) == 1 else ", "").replace(
+            "grid_parts[0] if len(grid_parts) == 1 else ", ""),
+        inputs=kernel.inputs,
+        outputs=kernel.outputs,
+        modules=kernel.modules,
+    )
+    assert always_cat.new != kernel.new
+    assert checker.check(always_cat).outcome is Outcome.REJECTED

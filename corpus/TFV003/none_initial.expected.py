@@ -8,5 +8,5 @@ def encode_all(encoder, batches):
     for batch in batches:
         z = encoder(batch)
         codes_parts.append(z)
-    codes = torch.cat(codes_parts, dim=0) if codes_parts else None
+    codes = codes_parts[0] if len(codes_parts) == 1 else torch.cat(codes_parts, dim=0) if codes_parts else None
     return codes

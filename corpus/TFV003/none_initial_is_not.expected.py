@@ -7,5 +7,5 @@ def merge_outputs(outputs):
     merged_parts = []
     for o in outputs:
         merged_parts.append(o)
-    merged = torch.cat(merged_parts, dim=0) if merged_parts else None
+    merged = merged_parts[0] if len(merged_parts) == 1 else torch.cat(merged_parts, dim=0) if merged_parts else None
     return merged

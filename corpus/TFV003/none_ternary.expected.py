@@ -8,5 +8,5 @@ def accumulate_logits(model, batches):
     for xb in batches:
         out = model(xb)
         logits_parts.append(out)
-    logits = torch.cat(logits_parts, dim=0) if logits_parts else None
+    logits = logits_parts[0] if len(logits_parts) == 1 else torch.cat(logits_parts, dim=0) if logits_parts else None
     return logits

@@ -1,0 +1,15 @@
+# Sample rows stacked vertically for a preview grid, the `None`-initial way, along dimension -2.
+# A lone row is never concatenated (the loop leaves that row itself, whatever its rank), so the
+# final form keeps it as it is and concatenates only two rows or more.
+import torch
+
+
+def preview_grid(pairs):
+    grid = None
+    grid_parts = []
+    for real, fake in pairs:
+        row = torch.cat((real, fake), -1)
+        row = row.view(1, *row.shape)
+        grid_parts.append(row)
+    grid = grid_parts[0] if len(grid_parts) == 1 else torch.cat(grid_parts, -2) if grid_parts else None
+    return grid
