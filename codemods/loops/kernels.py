@@ -884,6 +884,7 @@ def build_kernel(
     given: Collection[str] = (),
     positions: Collection[str] = (),
     inner: dict[str, int] | None = None,
+    assumed_ranks: dict[str, int] | None = None,
 ) -> Kernel:
     """A kernel whose old snippet is ``old`` and new snippet is ``new``, both after the prelude
     that computes what they read -- except the names in ``given``, which are inputs drawn from
@@ -934,10 +935,15 @@ def build_kernel(
         InputSpec(s.name, attribute_kinds[s.name], batch_dim=s.batch_dim) if s.name in attribute_kinds and s.kind is not Kind.OPAQUE else s
         for s in specs
     )
-    # the checker draws ranks 0..3 unless told more: a name only a 4-D array runs on (`np.mean(g,
-    # axis=(2, 3))`) would leave it no input the old code accepts
+    # the checker draws ranks 0..3 unless told more. A name the code needs three or more
+    # dimensions of (`x[:, j, :]`, `np.mean(g, axis=(2, 3))`), or that a rung assumed of some
+    # rank, is drawn one rank past that too: the code runs there as well (`x[:, j, :]` of a 4-D
+    # `x`), and a batched form written for the rank assumed may line it up otherwise
     floors = fewest_dims(old_all)
-    specs = tuple(_with_rank_floor(s, floors[s.name]) if floors.get(s.name, 0) > 3 else s for s in specs)
+    for assumed, rank in (assumed_ranks or {}).items():
+        floors[assumed] = max(floors.get(assumed, 0), rank)
+    pinned = facts.shapes.ranks  # (a rank the code pins is the only one there is)
+    specs = tuple(_with_rank_floor(s, floors[s.name]) if s.name in floors and s.name not in pinned else s for s in specs)
     module = context.module
     return Kernel(
         old="".join(_text(module, s) for s in old_all),
@@ -954,7 +960,7 @@ def build_kernel(
 def _with_rank_floor(spec: InputSpec, floor: int) -> InputSpec:
     """``spec`` also drawn with the ranks up to one past ``floor`` (never fewer ranks than
     before): the code runs on the floor's rank and on more, which may batch otherwise."""
-    if spec.kind is Kind.OPAQUE or floor <= max(spec.ranks):
+    if spec.kind is Kind.OPAQUE or floor + 1 <= max(spec.ranks):
         return spec
     return replace(spec, ranks=tuple(sorted({*spec.ranks, *range(max(spec.ranks) + 1, floor + 2)})))
 

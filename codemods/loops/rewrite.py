@@ -931,6 +931,7 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
             walked={**dict(facts.inner_walked), **lifter.walked_dims},
             positions={n for n in lifter.position_reads if _only_positions(facts, lifter, n)},
             inner=dict(facts.inner_walked),
+            assumed_ranks=dict(lifter.hypotheses),
         )
     except UnfaithfulKernel as exc:
         raise CannotRewrite(str(exc), facts.loop) from None
