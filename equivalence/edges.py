@@ -35,7 +35,14 @@ _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
     # that reads `counts[k]` only where `out[k] != 0` accepts a shorter `counts`, where a
     # mask over all of `out` raises
     ("ragged", (3, 2, 2), 2),
+    # trailing sizes of one: a loop stores a (1,) sample into a one-number slot, or broadcasts it,
+    # where the batch of them is (n, 1) and lines up otherwise
+    ("trailing_one", (3, 1, 1), 2),
 )
+#: shapes tried for their sizes alone, without the extreme fills (values that overflow where
+#: they are summed in another order are the other shapes' business)
+_PLAIN_FILL_SHAPES = frozenset({"trailing_one"})
+_EXTREME_FILLS = frozenset({"huge", "signed_zero_inf", "inexact"})
 #: the leading sizes of the "ragged" shape, alternated by input position
 _RAGGED_LEADS = (3, 2)
 #: value fills for floating tensors
@@ -229,6 +236,8 @@ def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
     for k in range(total):
         shape = _SHAPES[k % len(_SHAPES)]
         fill = fills[(k // len(_SHAPES)) % len(fills)]
+        if shape[0] in _PLAIN_FILL_SHAPES and fill in _EXTREME_FILLS:
+            continue  # a shape for its sizes alone: with finite, moderate values
         # beside floating data, integer tensors (indices) still cycle through their own
         # fills -- duplicates and negatives above all -- one per float fill
         int_fill = fill if fill in _INT_FILLS else _INT_FILL_BESIDE_FLOATS.get(fill, "ramp")
