@@ -25,7 +25,7 @@ What it follows, and why that is exact:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -518,32 +518,27 @@ def fewest_dims(statements: Sequence[cst.CSTNode]) -> dict[str, int]:
         if isinstance(target, cst.Name):
             floors[target.value] = max(floors.get(target.value, 0), rank)
 
-    for statement in statements:
-        for node in _every_node(statement):
-            if isinstance(node, cst.Call):
-                dims = [k for a in node.args if a.keyword is not None and a.keyword.value in _DIMENSION_KEYWORDS
-                        for k in _literal_dims(a.value)]
-                if not dims:
-                    continue
-                if node.args and node.args[0].keyword is None:
-                    need(node.args[0].value, max(dims) + 1)  # np.sum(x, axis=3)
-                elif isinstance(node.func, cst.Attribute):
-                    need(node.func.value, max(dims) + 1)  # x.sum(axis=3)
-            elif isinstance(node, cst.Subscript):
-                # every element takes one dimension unless it is `None` or `...`
-                if all(
-                    not (isinstance(e.slice, cst.Index) and (
-                        isinstance(e.slice.value, cst.Ellipsis) or m.matches(e.slice.value, m.Name("None"))
-                    )) and not (isinstance(e.slice, cst.Index) and e.slice.star is not None)
-                    for e in node.slice
-                ):
-                    need(node.value, len(node.slice))
+    pending = list(statements)
+    while pending:
+        node = pending.pop()
+        pending.extend(child_nodes(node))
+        if isinstance(node, cst.Call):
+            dims = [k for a in node.args if a.keyword is not None and a.keyword.value in _DIMENSION_KEYWORDS
+                    for k in _literal_dims(a.value)]
+            if not dims:
+                continue
+            if node.args and node.args[0].keyword is None:
+                need(node.args[0].value, max(dims) + 1)  # np.sum(x, axis=3)
+            elif isinstance(node.func, cst.Attribute):
+                need(node.func.value, max(dims) + 1)  # x.sum(axis=3)
+        elif isinstance(node, cst.Subscript):
+            # every element takes one dimension unless it is `None` or `...`
+            if all(
+                not (isinstance(e.slice, cst.Index) and (
+                    isinstance(e.slice.value, cst.Ellipsis) or m.matches(e.slice.value, m.Name("None"))
+                )) and not (isinstance(e.slice, cst.Index) and e.slice.star is not None)
+                for e in node.slice
+            ):
+                need(node.value, len(node.slice))
     return floors
 
-
-def _every_node(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
