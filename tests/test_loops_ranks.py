@@ -273,3 +273,12 @@ def test_rank_hypotheses_never_go_below_a_floor() -> None:
 
     found = hypotheses(frozenset({"target", "weights"}), floors={"target": 3})
     assert found == [(("target", 3), ("weights", 2)), (("target", 3), ("weights", 1)), (("target", 3), ("weights", 3))]
+
+
+@pytest.mark.parametrize(("subscript", "taken"), [("x[i, :, :]", 3), ("x[0]", 1), ("x[..., i]", None), ("x[None, i]", None)])
+def test_dims_taken_counts_one_per_element_where_certain(subscript: str, taken: int | None) -> None:
+    from torchfix.codemods.loops.ranks import dims_taken
+
+    node = cst.parse_expression(subscript)
+    assert isinstance(node, cst.Subscript)
+    assert dims_taken(node) == taken

@@ -26,7 +26,7 @@ from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.facts import IN_HANDLER, LoopFacts, _walk, inside_handler, loop_counts
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
-from torchfix.codemods.loops.ranks import fewest_dims
+from torchfix.codemods.loops.ranks import dims_taken, fewest_dims
 from torchfix.codemods.base import Proposal
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -854,9 +854,7 @@ def _indexed_rank(loop: cst.CSTNode, input_name: str) -> int:
     deepest = 0
     for node in _walk(loop):
         if isinstance(node, cst.Subscript) and m.matches(node.value, m.Name(input_name)):
-            plain = [e for e in node.slice if not (isinstance(e.slice, cst.Index) and m.matches(e.slice.value, m.Name("None") | m.Ellipsis()))]
-            if len(plain) == len(node.slice):
-                deepest = max(deepest, len(plain))
+            deepest = max(deepest, dims_taken(node) or 0)
     return deepest
 
 

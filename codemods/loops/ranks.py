@@ -532,13 +532,20 @@ def fewest_dims(statements: Sequence[cst.CSTNode]) -> dict[str, int]:
             elif isinstance(node.func, cst.Attribute):
                 need(node.func.value, max(dims) + 1)  # x.sum(axis=3)
         elif isinstance(node, cst.Subscript):
-            # every element takes one dimension unless it is `None` or `...`
-            if all(
-                not (isinstance(e.slice, cst.Index) and (
-                    isinstance(e.slice.value, cst.Ellipsis) or m.matches(e.slice.value, m.Name("None"))
-                )) and not (isinstance(e.slice, cst.Index) and e.slice.star is not None)
-                for e in node.slice
-            ):
-                need(node.value, len(node.slice))
+            taken = dims_taken(node)
+            if taken is not None:
+                need(node.value, taken)
     return floors
+
+
+def dims_taken(node: cst.Subscript) -> int | None:
+    """How many dimensions ``x[...]`` takes from ``x`` -- one per element -- where that is
+    certain: None when an element is ``None``, ``...`` or starred, which take some other number."""
+    for element in node.slice:
+        piece = element.slice
+        if isinstance(piece, cst.Index) and (
+            piece.star is not None or isinstance(piece.value, cst.Ellipsis) or m.matches(piece.value, m.Name("None"))
+        ):
+            return None
+    return len(node.slice)
 

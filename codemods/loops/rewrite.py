@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import child_nodes, target_names
+from torchfix.codemods.analysis import child_nodes, target_names, within
 from torchfix.codemods.base import Edit
 from torchfix.codemods.evidence import MATH_INTS
 from torchfix.codemods.loops import callees
@@ -328,16 +328,12 @@ def _loop_between(statement: cst.CSTNode, facts: LoopFacts) -> bool:
     """Whether an enclosing loop stands between ``statement`` and the loop: the kernel then
     takes the target as it enters the loop (any size), not as allocated, and only ``out[:n]``
     is right for every size."""
-    owners = set()
-    current = facts.context.parents.get(statement)
-    while current is not None:
-        owners.add(id(current))
-        current = facts.context.parents.get(current)
-    current = facts.context.parents.get(facts.statement or facts.loop)
-    while current is not None and id(current) not in owners:
+    parents = facts.context.parents
+    current = parents.get(facts.statement or facts.loop)
+    while current is not None and not within(statement, current, parents):
         if isinstance(current, (cst.For, cst.While)):
             return True
-        current = facts.context.parents.get(current)
+        current = parents.get(current)
     return False
 
 
