@@ -63,6 +63,9 @@ def available_devices() -> tuple[str, ...]:
     return ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
 
 
+#: whether this process has said that a worker ran without its seccomp filter
+_FILTER_WARNED = False
+
 #: how the engine says a device leg found no input the old code runs on
 _TRANSIENT = ("the check timed out", "the checker worker died", "the check ran out of memory")
 
@@ -135,8 +138,12 @@ class Checker:
         return self._launch.process if self._launch is not None else None
 
     def _start(self) -> None:
+        from torchfix.equivalence.sandbox import SandboxUnavailable
+
         try:
             self._spawn(self._address_space_mb())
+        except SandboxUnavailable:
+            raise
         except RuntimeError:
             if not self._address_space_mb():
                 raise
@@ -171,6 +178,8 @@ class Checker:
         if not (isinstance(ready, tuple) and ready[0] == "ready"):
             raise RuntimeError("the checker worker did not start")
         self.seccomp_loaded = bool(ready[1])
+        if found.seccomp and not self.seccomp_loaded:
+            self._filter_missing()
         if gpu and sandboxed and not ready[2]:
             # the parent sees a GPU, the sandboxed worker does not: rather than fail every GPU
             # leg, run GPU workers outside the namespaces (still vetted, filtered and limited),
@@ -179,6 +188,20 @@ class Checker:
             self.sandbox_off_reason = "CUDA is not usable inside the bubblewrap sandbox"
             sys.stderr.write(f"torchfix: warning: {self.sandbox_off_reason}; GPU checks run without it\n")
             self._spawn(address_space_mb)
+
+    def _filter_missing(self) -> None:
+        """libseccomp loads here but the worker could not load its filter (its ``python -I``
+        does not see a pyseccomp that only ``PYTHONPATH`` provides, say): never silently."""
+        from torchfix.equivalence.sandbox import SandboxUnavailable, sandbox_mode
+
+        reason = "the checker's worker could not load its seccomp filter (is pyseccomp installed beside torch?)"
+        if sandbox_mode() == "require":
+            self._stop()
+            raise SandboxUnavailable(f"{reason} and TORCHFIX_SANDBOX=require")
+        global _FILTER_WARNED
+        if not _FILTER_WARNED:
+            _FILTER_WARNED = True
+            sys.stderr.write(f"torchfix: warning: {reason}; checks run with the other limits only\n")
 
     def _stop(self) -> None:
         from torchfix.equivalence.sandbox import kill

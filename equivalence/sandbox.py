@@ -66,7 +66,7 @@ FILE_BYTES = 64 * 2**20
 #: processes (threads included) per user namespace inside the sandbox (``RLIMIT_NPROC``)
 MAX_TASKS = 256
 #: variables a worker inherits when set: the dynamic loader's path, CUDA's device selection
-PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "TORCHFIX_DEBUG")
 #: the system directories bound read-only (those that exist; symlinks are recreated as such)
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/opt/conda")
 #: files from /etc the dynamic loader and libc read
@@ -212,6 +212,9 @@ def _worker_env(home: str) -> dict[str, str]:
     env = {
         "HOME": home, "TMPDIR": home, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
         "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin",
+        # getpass.getuser() reads these before the password database, which the sandbox does
+        # not bind (its uid 65534 is in none): torch's compiler stack asks for a user name
+        "USER": "torchfix", "LOGNAME": "torchfix",
     }
     env.update({name: os.environ[name] for name in PASSED_ENV if name in os.environ})
     return env
@@ -281,7 +284,8 @@ def launch(
     if not sandboxed and found.sandboxed:
         found = Isolation("", found.seccomp, fallback_reason or "the sandbox was turned off for this worker", found.bwrap)
     python = [sys.executable, "-I", "-c", bootstrap, package_root(), *argv_tail]
-    output = subprocess.PIPE if capture else subprocess.DEVNULL
+    # TORCHFIX_DEBUG=1: the worker's stderr (its tracebacks of checker errors) reaches ours
+    output = subprocess.PIPE if capture else None if os.environ.get("TORCHFIX_DEBUG") else subprocess.DEVNULL
     if found.sandboxed:
         process = subprocess.Popen(
             bwrap_command(found.bwrap, devices) + python,
@@ -390,14 +394,18 @@ def resident_mb(launched: Launch) -> float:
 
 
 def confine(memory_mb: int, sandboxed: bool, seccomp: bool = True, gpu: bool = False) -> bool:
-    """Limits for the process that will run kernels; call first thing in the worker. Returns
-    whether a seccomp filter was loaded. ``gpu``: the CUDA driver opens its device nodes
-    read-write and keeps a cache under ``$HOME``, so the filter's file-write rules are left out
-    (the sandbox's file system stays read-only all the same)."""
+    """:func:`limit`, then :func:`load_filter` (where ``seccomp``); returns whether the filter
+    loaded. The worker does the two apart, with its imports between them (``worker.serve``)."""
+    limit(memory_mb, sandboxed)
+    return load_filter(gpu) if seccomp else False
+
+
+def limit(memory_mb: int, sandboxed: bool) -> None:
+    """The rlimits of a process that will run kernels; set first thing in the worker."""
     try:
         import resource
     except ImportError:  # pragma: no cover - not on Linux
-        return False
+        return
     limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, FILE_BYTES)]
     if sandboxed:
         # counted per user namespace: the sandbox starts from zero. Outside one it would count
@@ -410,7 +418,13 @@ def confine(memory_mb: int, sandboxed: bool, seccomp: bool = True, gpu: bool = F
             resource.setrlimit(which, (value, value))
         except (ValueError, OSError):  # pragma: no cover - a hard limit already lower
             pass
-    return _load_seccomp(file_writes=gpu) if seccomp else False
+
+
+def load_filter(gpu: bool = False) -> bool:
+    """Load the seccomp filter; returns whether it loaded. ``gpu``: the CUDA driver opens its
+    device nodes read-write and keeps a cache under ``$HOME``, so the filter's file-write rules
+    are left out (the sandbox's file system stays read-only all the same)."""
+    return _load_seccomp(file_writes=gpu)
 
 
 #: syscalls answered with EPERM outright (those a kernel has no business making)

@@ -1,8 +1,9 @@
 """The boxed worker, started by ``Checker`` through ``equivalence.sandbox.launch`` as
 ``python -I -c BOOTSTRAP PACKAGE_ROOT FD MEMORY_MB SANDBOXED``.
 
-First it confines itself (``sandbox.confine``: rlimits, the seccomp filter), then imports torch
-and answers ``("ready", seccomp_loaded)``. It then receives pickled requests on the socket FD:
+First it sets its rlimits (``sandbox.limit``), imports torch and the engine and starts CUDA where
+asked (:func:`start_runtime`), then loads its seccomp filter (``sandbox.load_filter``) and answers
+``("ready", seccomp_loaded, cuda_works)``: no scanned code reaches it before the filter. It then receives pickled requests on the socket FD:
 
 - ``("check", kernel, settings)`` -> a Verdict, without timings;
 - ``("measure", kernel, verdict, settings)`` -> the verdict with timings (or why not): the parent
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -46,34 +48,60 @@ def _refused(kernel: Any) -> Verdict | None:
 
 
 def _checker_error(exc: BaseException) -> Verdict:
+    if os.environ.get("TORCHFIX_DEBUG"):  # the parent passes our stderr through (sandbox.launch)
+        traceback.print_exc()
     # the type only: the message may quote values the kernel computed
     return Verdict(Outcome.UNVERIFIED, f"checker error ({type(exc).__name__})")
 
 
-def serve(conn: Connection, memory_mb: int, sandboxed: bool = False, gpu: bool = False) -> None:
-    """Worker loop (see the module docstring)."""
-    from torchfix.equivalence.sandbox import confine
+def start_runtime(gpu: bool) -> bool:
+    """Import what checks run on, and start CUDA where asked; returns whether CUDA works here.
 
-    filtered = confine(memory_mb, sandboxed, gpu=gpu)
+    This runs after the rlimits and before the seccomp filter (:func:`serve`). Only trusted code
+    runs in this window: the interpreter's own imports (``python -I``, the working directory a
+    private scratch one) and the CUDA driver's start-up; no scanned code has been received yet.
+    The filter would break both: a CUDA build of torch looks its libraries up at import through
+    ``ctypes.util.find_library``, which makes a temporary file, and the CUDA driver opens a
+    listening UNIX socket when it starts (``socket``/``bind``/``listen``, all denied later)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     # cuBLAS needs this to honour torch.use_deterministic_algorithms(True)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     import torch
 
     torch.set_num_threads(1)
-    from torchfix.equivalence.kernel import merge_verdicts
+    import torchfix.equivalence.engine  # noqa: F401 - numpy, hypothesis and the engine, imported now
+    import torchfix.equivalence.timing  # noqa: F401
+
+    if not gpu:
+        return False
+    # whether CUDA works in here (a sandbox that hides something the driver needs would fail
+    # every GPU leg), and the driver started while it still may
+    try:
+        if not (torch.cuda.is_available() and torch.zeros(1, device="cuda").item() == 0):
+            return False
+        # the GPU legs re-run under deterministic algorithms; some torch versions import their
+        # compiler stack the first time that switch is touched: now, not under the filter
+        torch.use_deterministic_algorithms(torch.are_deterministic_algorithms_enabled())
+    except Exception:  # noqa: BLE001 - any driver failure means: not usable here
+        if os.environ.get("TORCHFIX_DEBUG"):
+            traceback.print_exc()
+        return False
+    return True
+
+
+def serve(conn: Connection, memory_mb: int, sandboxed: bool = False, gpu: bool = False) -> None:
+    """Worker loop (see the module docstring)."""
+    from torchfix.equivalence.sandbox import limit, load_filter
+
+    limit(memory_mb, sandboxed)
+    cuda = start_runtime(gpu)
+    filtered = load_filter(gpu)
     from torchfix.equivalence.engine import EngineSettings, check_kernel, replay_kernel
     from torchfix.equivalence.execute import is_device_failure
+    from torchfix.equivalence.kernel import merge_verdicts
     from torchfix.equivalence.timing import with_timings
 
-    # the parent times checks from here on, not the imports; it needs to know whether CUDA works
-    # in here (a sandbox that hides something the driver needs would fail every GPU leg)
-    cuda = False
-    if gpu:
-        try:
-            cuda = torch.cuda.is_available() and torch.zeros(1, device="cuda").item() == 0
-        except Exception:  # noqa: BLE001 - any driver failure means: not usable here
-            cuda = False
+    # the parent times checks from here on, not the imports
     send(conn, ("ready", filtered, cuda))
 
     while True:

@@ -239,7 +239,9 @@ def test_the_sandbox_environment_is_empty(monkeypatch):
     env = json.loads(result.stdout)
     assert secret not in result.stdout
     # bwrap sets PWD for its --chdir
-    assert set(env) <= {"HOME", "TMPDIR", "OMP_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "LC_ALL", "PATH", "PWD", *sandbox.PASSED_ENV}
+    assert set(env) <= {
+        "HOME", "TMPDIR", "OMP_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "LC_ALL", "PATH", "PWD", "USER", "LOGNAME", *sandbox.PASSED_ENV,
+    }
     assert env["HOME"] == env["PWD"] == "/tmp"
 
 
@@ -478,3 +480,51 @@ def test_the_parent_never_unpickles_what_a_worker_sends(tmp_path, monkeypatch):
         verdict = checker.check(Kernel("y = x\n", "y = x\n", (InputSpec("x"),), ("y",)))
     assert verdict.outcome is Outcome.UNVERIFIED and "not a verdict" in verdict.reason
     assert not canary.exists()
+
+
+def test_the_worker_loads_its_filter_after_its_imports_and_cuda_and_before_any_request(monkeypatch):
+    """The filter denies what a CUDA build of torch does at import (a temporary file, through
+    ctypes.util.find_library) and what the CUDA driver does when it starts (a listening UNIX
+    socket), so both come first; no request, hence no scanned code, is read before it."""
+    from torchfix.equivalence import worker
+
+    order: list[str] = []
+
+    class Conn:
+        def recv(self):
+            order.append("request")
+            return None
+
+    monkeypatch.setattr(sandbox, "limit", lambda memory_mb, sandboxed: order.append("limits"))
+    monkeypatch.setattr(sandbox, "load_filter", lambda gpu: order.append("filter") or True)
+    monkeypatch.setattr(worker, "start_runtime", lambda gpu: order.append("imports and cuda") or gpu)
+    monkeypatch.setattr(worker, "send", lambda conn, message: order.append(f"send {message[0]}"))
+    worker.serve(Conn(), 0, sandboxed=True, gpu=True)
+    assert order == ["limits", "imports and cuda", "filter", "send ready", "request"]
+
+
+def test_a_worker_without_its_filter_is_reported_and_require_fails(monkeypatch, capsys):
+    """libseccomp loads in the parent but the worker's `python -I` could not load the filter (a
+    pyseccomp that only PYTHONPATH provides): never silently."""
+    from torchfix.equivalence import checker as checker_module
+    from torchfix.equivalence.checker import Checker, CheckSettings
+
+    monkeypatch.setattr(checker_module, "_FILTER_WARNED", False)
+    with Checker(CheckSettings(devices=("cpu",), measure=False), cache_dir=None) as checker:
+        monkeypatch.setenv("TORCHFIX_SANDBOX", "auto")
+        checker._filter_missing()
+        checker._filter_missing()
+        assert capsys.readouterr().err.count("could not load its seccomp filter") == 1
+        monkeypatch.setenv("TORCHFIX_SANDBOX", "require")
+        with pytest.raises(sandbox.SandboxUnavailable, match="seccomp filter"):
+            checker._filter_missing()
+
+
+def test_the_worker_environment_names_a_user(monkeypatch):
+    # getpass.getuser() falls back to the password database, which the sandbox does not bind:
+    # torch's compiler stack (imported by use_deterministic_algorithms on a GPU leg) asks for it
+    monkeypatch.delenv("USER", raising=False)
+    env = sandbox._worker_env("/tmp")
+    assert env["USER"] and env["LOGNAME"]
+    probe = sandbox.run_probe("import getpass; print(getpass.getuser())", seccomp=False)
+    assert probe.stdout.strip() == "torchfix", probe
