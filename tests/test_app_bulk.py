@@ -471,3 +471,23 @@ def test_pre_commit_hooks_file(tmp_path, capfdbinary, hooks):
     assert run([*entry, "a.pyi", "b.py", "c.py"], tmp_path, capfdbinary)[0] == 1
     apply_entry = by_id["torchfix-apply"]["entry"].split()[1:]
     assert run([*apply_entry, "c.py"], tmp_path, capfdbinary)[0] == 0 and (tmp_path / "c.py").read_text() == NEW
+
+
+# --- the GPU line of the summary -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("machine,line", [
+    (("cpu",), cli_module.NO_LOCAL_GPU_NOTE),
+    (("cpu", "cuda"), cli_module.NO_GPU_LEG_NOTE),
+])
+def test_the_summary_says_why_no_check_ran_on_a_gpu(tmp_path, capfdbinary, hooks, monkeypatch, machine, line):
+    # checks that all ended on the CPU do not mean the machine has no GPU: a refutation there
+    # ends a check before its CUDA leg
+    import torchfix.equivalence.checker as checker_module
+
+    monkeypatch.setattr(checker_module, "available_devices", lambda: machine)
+    (tmp_path / "m.py").write_text(SRC)
+    code, _, err = run(["--jobs", "1", "m.py"], tmp_path, capfdbinary)
+    assert code == 0 and line in err
+    other = {cli_module.NO_LOCAL_GPU_NOTE, cli_module.NO_GPU_LEG_NOTE} - {line}
+    assert not any(note in err for note in other)

@@ -149,6 +149,8 @@ def _err(line: str) -> None:
 
 #: the summary's line when the checks of a local run had no GPU to run on
 NO_LOCAL_GPU_NOTE = "no GPU on this machine: every check ran on the CPU only"
+#: ... and when there is one, but every check was decided on the CPU before its CUDA leg
+NO_GPU_LEG_NOTE = "no check reached the GPU: each was decided (rejected, or not checkable) on the CPU first"
 
 
 def _resume_hint(journal) -> None:  # noqa: ANN001 - a torchfix.journal.Journal or None
@@ -493,7 +495,9 @@ def cli(
     if cluster is not None:
         summary.gpu_note = None if "cuda" in cluster.settings.devices else NO_GPU_NOTE
     elif summary.devices and "cuda" not in summary.devices:
-        summary.gpu_note = NO_LOCAL_GPU_NOTE
+        from torchfix.equivalence.checker import available_devices
+
+        summary.gpu_note = NO_GPU_LEG_NOTE if "cuda" in available_devices() else NO_LOCAL_GPU_NOTE
 
     # --- writing: every file is either as it was or fully rewritten -----------------------------
     if pending:
