@@ -517,7 +517,7 @@ def _list_read_only_by(facts: LoopFacts, definition: Definition, consumer: _Cons
     rebinds = _rebinds(consumer, items)
     own = {id(n) for n in name_nodes(definition.statement)}
     in_consumer = {id(n) for n in name_nodes(consumer.statement)}
-    target = consumer.statement.body[0].targets[0].target if rebinds else None  # type: ignore[attr-defined]
+    target = _rebinding_target(consumer, items)
     start = facts.context.position(definition.statement)
     for node in name_nodes(facts.scope):
         if node.value != items or id(node) in own or node is argument or node is target:
@@ -663,9 +663,26 @@ def _uses(facts: LoopFacts, name_: str) -> int:
 
 
 def _rebinds(consumer: _Consumer, items: str) -> bool:
-    """Whether the consumer's line assigns its value to ``items`` (``items = np.stack(items)``)."""
+    """Whether the consumer's line assigns its value to ``items`` (``items = np.stack(items)``,
+    or one name of an unpacking, ``items, order = torch.stack(items).sort(0)``)."""
+    return _rebinding_target(consumer, items) is not None
+
+
+def _rebinding_target(consumer: _Consumer, items: str) -> cst.Name | None:
+    """The name node of the consumer's line that binds ``items``, if its one target does. The
+    value is computed whole before any name is bound, so every later read sees the new value."""
     line = consumer.statement.body[0]
-    return isinstance(line, cst.Assign) and len(line.targets) == 1 and m.matches(line.targets[0].target, m.Name(items))
+    if not (isinstance(line, cst.Assign) and len(line.targets) == 1):
+        return None
+    target = line.targets[0].target
+    if m.matches(target, m.Name(items)):
+        return target  # type: ignore[return-value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names = [e.value for e in target.elements if isinstance(e.value, cst.Name) and e.value.value == items]
+        # unpacked once, into plain names only (a starred or nested element binds it as a list)
+        if len(names) == 1 and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
+            return names[0]
+    return None
 
 
 def _uses_of_list(facts: LoopFacts, items: str, consumer: _Consumer) -> int:
