@@ -208,6 +208,11 @@ def bwrap_command(bwrap: str, devices: Sequence[str] = ("cpu",)) -> list[str]:
     return args
 
 
+def debugging() -> bool:
+    """``TORCHFIX_DEBUG`` is on (``1``, ``true``, ``yes``; ``0`` or empty is off)."""
+    return os.environ.get("TORCHFIX_DEBUG", "").strip().lower() in ("1", "true", "yes")
+
+
 def _worker_env(home: str) -> dict[str, str]:
     env = {
         "HOME": home, "TMPDIR": home, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
@@ -215,6 +220,8 @@ def _worker_env(home: str) -> dict[str, str]:
         # getpass.getuser() reads these before the password database, which the sandbox does
         # not bind (its uid 65534 is in none): torch's compiler stack asks for a user name
         "USER": "torchfix", "LOGNAME": "torchfix",
+        # no kernel or JIT caches written to $HOME: a GPU worker outside the sandbox may not write
+        "CUDA_CACHE_DISABLE": "1", "USE_PYTORCH_KERNEL_CACHE": "0",
     }
     env.update({name: os.environ[name] for name in PASSED_ENV if name in os.environ})
     return env
@@ -284,19 +291,21 @@ def launch(
     if not sandboxed and found.sandboxed:
         found = Isolation("", found.seccomp, fallback_reason or "the sandbox was turned off for this worker", found.bwrap)
     python = [sys.executable, "-I", "-c", bootstrap, package_root(), *argv_tail]
-    # TORCHFIX_DEBUG=1: the worker's stderr (its tracebacks of checker errors) reaches ours
-    output = subprocess.PIPE if capture else None if os.environ.get("TORCHFIX_DEBUG") else subprocess.DEVNULL
+    output = subprocess.PIPE if capture else subprocess.DEVNULL
+    # TORCHFIX_DEBUG=1: the worker's stderr (its tracebacks of checker errors, escaped) reaches
+    # ours; never its stdout, which holds the JSON or SARIF report
+    errors = output if capture or not debugging() else None
     if found.sandboxed:
         process = subprocess.Popen(
             bwrap_command(found.bwrap, devices) + python,
-            pass_fds=tuple(pass_fds), stdin=subprocess.DEVNULL, stdout=output, stderr=output,
+            pass_fds=tuple(pass_fds), stdin=subprocess.DEVNULL, stdout=output, stderr=errors,
             env={}, cwd="/", start_new_session=True,
         )
         return Launch(process, found)
     scratch = tempfile.mkdtemp(prefix="torchfix-worker-")  # mode 0700, a fresh name per worker
     try:
         process = subprocess.Popen(
-            python, pass_fds=tuple(pass_fds), stdin=subprocess.DEVNULL, stdout=output, stderr=output,
+            python, pass_fds=tuple(pass_fds), stdin=subprocess.DEVNULL, stdout=output, stderr=errors,
             env=_worker_env(scratch), cwd=scratch, start_new_session=True,
         )
     except BaseException:
@@ -421,9 +430,11 @@ def limit(memory_mb: int, sandboxed: bool) -> None:
 
 
 def load_filter(gpu: bool = False) -> bool:
-    """Load the seccomp filter; returns whether it loaded. ``gpu``: the CUDA driver opens its
-    device nodes read-write and keeps a cache under ``$HOME``, so the filter's file-write rules
-    are left out (the sandbox's file system stays read-only all the same)."""
+    """Load the seccomp filter; returns whether it loaded (into every thread). ``gpu``: a GPU
+    worker inside the bubblewrap sandbox, whose CUDA driver opens its device nodes read-write:
+    the filter's file-write rules are left out there, where the file system is read-only but a
+    private tmpfs all the same. A GPU worker outside the sandbox keeps them (its CUDA driver has
+    started before the filter, and its caches are off: ``_worker_env``)."""
     return _load_seccomp(file_writes=gpu)
 
 
@@ -457,10 +468,13 @@ def _load_seccomp(file_writes: bool = False) -> bool:
         import errno
 
         import pyseccomp as sc
-    except (ImportError, OSError):
+    except Exception:  # noqa: BLE001 - ImportError, OSError, or pyseccomp's RuntimeError without libseccomp
         return False
     try:
         filt = sc.SyscallFilter(sc.ALLOW)
+        # every thread of the process, not only this one: the worker starts torch (and on a GPU
+        # the CUDA driver, with threads of its own) before it loads the filter
+        filt.set_attr(sc.Attr.CTL_TSYNC, 1)
         denied = sc.ERRNO(errno.EPERM)
         for name in DENIED_SYSCALLS:
             if file_writes and name in FILE_SYSCALLS:
@@ -482,8 +496,21 @@ def _load_seccomp(file_writes: bool = False) -> bool:
             filt.add_rule(denied, "open", sc.Arg(1, sc.MASKED_EQ, flag, flag))
         filt.add_rule(sc.ERRNO(errno.ENOSYS), "openat2")  # flags behind a pointer: libc falls back
         filt.load()
-    except OSError:
+    except Exception:  # noqa: BLE001 - an OSError, or an attribute this libseccomp lacks: not loaded
         return False
+    return _every_thread_filtered()
+
+
+def _every_thread_filtered() -> bool:
+    """Whether the kernel shows every thread of this process in seccomp filter mode (2)."""
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/status") as handle:
+                mode = next((line.split()[1] for line in handle if line.startswith("Seccomp:")), None)
+            if mode is not None and mode != "2":
+                return False
+    except OSError:  # no /proc: nothing to say against it
+        return True
     return True
 
 

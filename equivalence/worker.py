@@ -47,9 +47,20 @@ def _refused(kernel: Any) -> Verdict | None:
     return Verdict(Outcome.SKIPPED, f"not run: {refusal.reason}") if refusal else None
 
 
+def _debug_traceback() -> None:
+    """Under TORCHFIX_DEBUG (the parent then passes our stderr through, ``sandbox.launch``): the
+    current exception's traceback, its control characters escaped -- its text may quote values
+    the kernel made, and they must not reach the user's terminal as escape sequences."""
+    from torchfix.equivalence.sandbox import debugging
+
+    if debugging():
+        text = traceback.format_exc()
+        sys.stderr.write("".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text))
+        sys.stderr.flush()
+
+
 def _checker_error(exc: BaseException) -> Verdict:
-    if os.environ.get("TORCHFIX_DEBUG"):  # the parent passes our stderr through (sandbox.launch)
-        traceback.print_exc()
+    _debug_traceback()
     # the type only: the message may quote values the kernel computed
     return Verdict(Outcome.UNVERIFIED, f"checker error ({type(exc).__name__})")
 
@@ -60,6 +71,10 @@ def start_runtime(gpu: bool) -> bool:
     This runs after the rlimits and before the seccomp filter (:func:`serve`). Only trusted code
     runs in this window: the interpreter's own imports (``python -I``, the working directory a
     private scratch one) and the CUDA driver's start-up; no scanned code has been received yet.
+    (Trusted as far as the installation is: a scanned project installed into the same
+    environment, editable, could stand in for an optional module torch tries to import, as a
+    ``.pth`` file of it would run at any interpreter's start. The filter then covers every
+    thread, those started in this window too: ``sandbox.load_filter``.)
     The filter would break both: a CUDA build of torch looks its libraries up at import through
     ``ctypes.util.find_library``, which makes a temporary file, and the CUDA driver opens a
     listening UNIX socket when it starts (``socket``/``bind``/``listen``, all denied later)."""
@@ -83,8 +98,7 @@ def start_runtime(gpu: bool) -> bool:
         # compiler stack the first time that switch is touched: now, not under the filter
         torch.use_deterministic_algorithms(torch.are_deterministic_algorithms_enabled())
     except Exception:  # noqa: BLE001 - any driver failure means: not usable here
-        if os.environ.get("TORCHFIX_DEBUG"):
-            traceback.print_exc()
+        _debug_traceback()
         return False
     return True
 
@@ -95,7 +109,8 @@ def serve(conn: Connection, memory_mb: int, sandboxed: bool = False, gpu: bool =
 
     limit(memory_mb, sandboxed)
     cuda = start_runtime(gpu)
-    filtered = load_filter(gpu)
+    # file writes are left to a GPU worker only inside the sandbox's read-only file system
+    filtered = load_filter(gpu and sandboxed)
     from torchfix.equivalence.engine import EngineSettings, check_kernel, replay_kernel
     from torchfix.equivalence.execute import is_device_failure
     from torchfix.equivalence.kernel import merge_verdicts

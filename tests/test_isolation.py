@@ -240,7 +240,8 @@ def test_the_sandbox_environment_is_empty(monkeypatch):
     assert secret not in result.stdout
     # bwrap sets PWD for its --chdir
     assert set(env) <= {
-        "HOME", "TMPDIR", "OMP_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "LC_ALL", "PATH", "PWD", "USER", "LOGNAME", *sandbox.PASSED_ENV,
+        "HOME", "TMPDIR", "OMP_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "LC_ALL", "PATH", "PWD", "USER", "LOGNAME",
+        "CUDA_CACHE_DISABLE", "USE_PYTORCH_KERNEL_CACHE", *sandbox.PASSED_ENV,
     }
     assert env["HOME"] == env["PWD"] == "/tmp"
 
@@ -528,3 +529,99 @@ def test_the_worker_environment_names_a_user(monkeypatch):
     assert env["USER"] and env["LOGNAME"]
     probe = sandbox.run_probe("import getpass; print(getpass.getuser())", seccomp=False)
     assert probe.stdout.strip() == "torchfix", probe
+
+
+def test_threads_started_before_the_filter_are_filtered_too():
+    """The worker starts torch (and CUDA, with threads of its own) before its filter: the filter
+    must reach every thread of the process, not only the one that loads it (libseccomp's TSYNC)."""
+    if not sandbox.seccomp_available():
+        pytest.skip("libseccomp is not available")
+    code = (
+        "import os, sys, threading, tempfile\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from torchfix.equivalence import sandbox\n"
+        "go, result, where = threading.Event(), {}, tempfile.mkdtemp()\n"
+        "def early():\n"
+        "    go.wait()\n"
+        "    try:\n"
+        "        os.mkdir(os.path.join(where, 'x'))\n"
+        "        result['mkdir'] = 'ALLOWED'\n"
+        "    except OSError as exc:\n"
+        "        result['mkdir'] = f'denied {exc.errno}'\n"
+        "thread = threading.Thread(target=early)\n"
+        "thread.start()\n"
+        "loaded = sandbox.load_filter(False)\n"
+        "go.set()\n"
+        "thread.join()\n"
+        "print(loaded, result['mkdir'])\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code, str(Path(sandbox.__file__).resolve().parent.parent)], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["True", "denied", "1"], (done.stdout, done.stderr[-2000:])
+
+
+def test_a_pyseccomp_that_cannot_find_libseccomp_means_no_filter_not_a_dead_worker(tmp_path, monkeypatch):
+    # pyseccomp raises RuntimeError at import where libseccomp is missing: the worker must say
+    # "no filter" (the parent then warns, or fails under require), not die at start
+    (tmp_path / "pyseccomp.py").write_text("raise RuntimeError('Unable to find libseccomp')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(__import__("sys").modules, "pyseccomp", raising=False)
+    assert sandbox._load_seccomp() is False
+
+
+def test_debug_mode_passes_the_worker_stderr_escaped_and_never_its_stdout(monkeypatch, capfd):
+    """TORCHFIX_DEBUG=1: the worker's stderr reaches the user, its stdout (where a JSON or SARIF
+    report goes) does not; `0` is off."""
+    code = "import sys; print('REPORT-INJECTION'); print('worker-says', file=sys.stderr)"
+    for value, shown in (("0", False), ("1", True)):
+        monkeypatch.setenv("TORCHFIX_DEBUG", value)
+        monkeypatch.setenv("TORCHFIX_SANDBOX", "off")
+        launched = sandbox.launch(["0", "0", "0", code], (), bootstrap=sandbox._PROBE_BOOTSTRAP)
+        launched.process.wait(timeout=60)
+        sandbox.kill(launched)
+        out, err = capfd.readouterr()
+        assert "REPORT-INJECTION" not in out
+        assert ("worker-says" in err) is shown, (value, err)
+
+
+def test_a_checker_error_traceback_is_escaped_in_debug_mode(monkeypatch, capsys):
+    from torchfix.equivalence import worker
+
+    monkeypatch.setenv("TORCHFIX_DEBUG", "1")
+    try:
+        raise ValueError("value \x1b]0;owned\x07 made by a kernel")
+    except ValueError as exc:
+        verdict = worker._checker_error(exc)
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;owned\\x07" in err
+    assert verdict.reason == "checker error (ValueError)"
+
+
+def test_nothing_is_imported_from_the_directory_torchfix_runs_in(tmp_path):
+    """Run from inside a scanned repository: its `difflib.py` (the fork server's and the
+    workers' imports) or `libcst.py` (the parse probe's) must never be imported -- they would
+    run with the user's rights, outside any sandbox."""
+    import subprocess
+    import sys
+
+    canary = tmp_path / "CANARY"
+    payload = f"open({str(canary)!r}, 'a').write(__name__ + '\\n')\n"
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for module in ("difflib", "libcst", "tokenize", "dataclasses"):
+        (repo / f"{module}.py").write_text(payload)
+    loop = "import torch\n\ndef f(x):\n    out = torch.empty_like(x)\n    for i in range(len(x)):\n        out[i] = x[i] * 2\n    return out\n"
+    for i in range(3):
+        (repo / f"m{i}.py").write_text(loop)
+    # Python 2 syntax: the stdlib parser rejects it, so LibCST is tried in the probe child first
+    (repo / "legacy.py").write_text("import torch\nprint 'loss', torch.zeros(1)\nfor i in range(3):\n    x[i] += 1\n")
+    torchfix = Path(sys.executable).with_name("torchfix")
+    command = [str(torchfix)] if torchfix.exists() else [sys.executable, "-m", "torchfix"]
+    done = subprocess.run(
+        [*command, ".", "--jobs", "2", "--no-measure", "--examples", "5"], cwd=repo, capture_output=True, text=True,
+        timeout=600, env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+    )
+    assert not canary.exists(), canary.read_text()
+    assert done.returncode in (0, 1), done.stderr[-2000:]

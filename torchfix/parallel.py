@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import sys
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -84,6 +85,8 @@ _worker: tuple[Settings, LocalCheckService] | None = None
 
 def _init_worker(settings: Settings) -> None:
     global _worker
+    # what a worker imports later must not come from the working directory either (see _context)
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
     # Ctrl-C is the parent's to handle: it stops the pool; a worker must not die mid-file on it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -124,6 +127,10 @@ def effective_jobs(requested: int | None, files: int) -> int:
 
 
 def _context() -> multiprocessing.context.BaseContext:
+    # the fork server and spawned workers run `python -c ...`, which puts the working directory
+    # first on sys.path: run from inside a scanned repository, its `difflib.py` would be imported
+    # (and run, unsandboxed) in place of the standard library's. Safe path mode leaves it out.
+    os.environ["PYTHONSAFEPATH"] = "1"
     if "forkserver" in multiprocessing.get_all_start_methods():
         _forkserver_imports_this_torchfix()
         ctx = multiprocessing.get_context("forkserver")

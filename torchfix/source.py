@@ -367,12 +367,14 @@ def probe(data: bytes, seconds: float | None = DEFAULT_PROBE_SECONDS, memory_mb:
     import sys
 
     root = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # not from the working directory, which may be the scanned repository (its `libcst.py` must
+    # not be imported): safe path mode, and the checkout's root as the working directory
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONSAFEPATH="1")
     command = [sys.executable, "-c", "from torchfix.source import _probe_main; _probe_main()", str(int(memory_mb)), str(os.getpid())]
     if seconds is not None:
         seconds = max(seconds, 1.0)
     try:
-        done = subprocess.run(command, input=data, capture_output=True, timeout=seconds, env=env)
+        done = subprocess.run(command, input=data, capture_output=True, timeout=seconds, env=env, cwd=root)
     except subprocess.TimeoutExpired:
         raise GaveUp(f"LibCST did not parse it within {seconds:.0f}s (the file's time budget, --file-budget)") from None
     answer = done.stdout.decode("utf-8", "replace")
