@@ -599,7 +599,8 @@ def test_a_checker_error_traceback_is_escaped_in_debug_mode(monkeypatch, capsys)
     assert verdict.reason == "checker error (ValueError)"
 
 
-def test_nothing_is_imported_from_the_directory_torchfix_runs_in(tmp_path):
+@pytest.mark.parametrize("how", ["console script", "python -m"])
+def test_nothing_is_imported_from_the_directory_torchfix_runs_in(tmp_path, how):
     """Run from inside a scanned repository: its `difflib.py` (the fork server's and the
     workers' imports) or `libcst.py` (the parse probe's) must never be imported -- they would
     run with the user's rights, outside any sandbox."""
@@ -610,7 +611,7 @@ def test_nothing_is_imported_from_the_directory_torchfix_runs_in(tmp_path):
     payload = f"open({str(canary)!r}, 'a').write(__name__ + '\\n')\n"
     repo = tmp_path / "repo"
     repo.mkdir()
-    for module in ("difflib", "libcst", "tokenize", "dataclasses"):
+    for module in ("difflib", "libcst", "tokenize", "dataclasses", "click", "rich"):
         (repo / f"{module}.py").write_text(payload)
     loop = "import torch\n\ndef f(x):\n    out = torch.empty_like(x)\n    for i in range(len(x)):\n        out[i] = x[i] * 2\n    return out\n"
     for i in range(3):
@@ -618,10 +619,15 @@ def test_nothing_is_imported_from_the_directory_torchfix_runs_in(tmp_path):
     # Python 2 syntax: the stdlib parser rejects it, so LibCST is tried in the probe child first
     (repo / "legacy.py").write_text("import torch\nprint 'loss', torch.zeros(1)\nfor i in range(3):\n    x[i] += 1\n")
     torchfix = Path(sys.executable).with_name("torchfix")
-    command = [str(torchfix)] if torchfix.exists() else [sys.executable, "-m", "torchfix"]
+    if how == "console script" and not torchfix.exists():
+        pytest.skip("no console script beside this interpreter")
+    command = [str(torchfix)] if how == "console script" else [sys.executable, "-m", "torchfix"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    if how == "python -m":  # from a source checkout not installed, as a developer runs it
+        env["PYTHONPATH"] = str(Path(sandbox.__file__).resolve().parent.parent)
     done = subprocess.run(
         [*command, ".", "--jobs", "2", "--no-measure", "--examples", "5"], cwd=repo, capture_output=True, text=True,
-        timeout=600, env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+        timeout=600, env=env,
     )
     assert not canary.exists(), canary.read_text()
     assert done.returncode in (0, 1), done.stderr[-2000:]
