@@ -16,3 +16,18 @@ _CHECKOUT = _Path(__file__).resolve().parent.parent
 if (_CHECKOUT / "codemods" / "__init__.py").is_file() and (_CHECKOUT / "equivalence" / "__init__.py").is_file():
     __path__.append(str(_CHECKOUT))  # noqa: F821 - a package's __path__ is set by the import system
 del _Path
+
+
+def forget_working_directory() -> None:
+    """Take the working directory off ``sys.path``. ``python -m`` and ``python -c`` put it first,
+    and torchfix often runs inside the repository it scans, whose ``click.py`` or ``difflib.py``
+    must never be imported in place of the real one (they would run with the user's rights,
+    outside any sandbox). This package's own modules are found through the package."""
+    import os
+    import sys
+
+    try:
+        here = os.getcwd()
+    except OSError:  # a working directory since removed: nothing can be imported from it
+        here = ""
+    sys.path[:] = [p for p in sys.path if p not in ("", here)]

@@ -16,13 +16,11 @@ from typing import Callable
 def main(prepare: Callable[[], None] | None = None) -> None:
     """Run the command line. ``prepare``: called once the signals are taken, before the command
     line is imported (tests install their fakes there)."""
-    import os
     import signal
 
-    # `python -m torchfix` puts the working directory first on sys.path, and it may be the
-    # repository being scanned: its `click.py` must not be imported in place of click. This
-    # package is imported already, and its own modules are found through it.
-    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    from torchfix import forget_working_directory
+
+    forget_working_directory()  # `python -m torchfix` put it first on sys.path
     received: list[int] = []
 
     def starting(signum: int, frame: object) -> None:

@@ -19,13 +19,13 @@ import multiprocessing
 import os
 import pickle
 import signal
-import sys
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
+from torchfix import forget_working_directory
 from torchfix.limits import FileLimits
 from torchfix.pipeline import CheckerFactory, FileResult, FileStatus, ResultStore, process_file
 from torchfix.service import CheckService, LocalCheckService
@@ -86,7 +86,7 @@ _worker: tuple[Settings, LocalCheckService] | None = None
 def _init_worker(settings: Settings) -> None:
     global _worker
     # what a worker imports later must not come from the working directory either (see _context)
-    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    forget_working_directory()
     # Ctrl-C is the parent's to handle: it stops the pool; a worker must not die mid-file on it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
