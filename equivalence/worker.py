@@ -3,7 +3,8 @@
 
 First it sets its rlimits (``sandbox.limit``), imports torch and the engine and starts CUDA where
 asked (:func:`start_runtime`), then loads its seccomp filter (``sandbox.load_filter``) and answers
-``("ready", seccomp_loaded, cuda_works)``: no scanned code reaches it before the filter. It then receives pickled requests on the socket FD:
+``("ready", seccomp_loaded, cuda_works)``: no scanned code reaches it before the filter. It then
+receives pickled requests on the socket FD:
 
 - ``("check", kernel, settings)`` -> a Verdict, without timings;
 - ``("measure", kernel, verdict, settings)`` -> the verdict with timings (or why not): the parent
@@ -71,13 +72,14 @@ def start_runtime(gpu: bool) -> bool:
     This runs after the rlimits and before the seccomp filter (:func:`serve`). Only trusted code
     runs in this window: the interpreter's own imports (``python -I``, the working directory a
     private scratch one) and the CUDA driver's start-up; no scanned code has been received yet.
-    (Trusted as far as the installation is: a scanned project installed into the same
-    environment, editable, could stand in for an optional module torch tries to import, as a
-    ``.pth`` file of it would run at any interpreter's start. The filter then covers every
-    thread, those started in this window too: ``sandbox.load_filter``.)
     The filter would break both: a CUDA build of torch looks its libraries up at import through
     ``ctypes.util.find_library``, which makes a temporary file, and the CUDA driver opens a
-    listening UNIX socket when it starts (``socket``/``bind``/``listen``, all denied later)."""
+    listening UNIX socket when it starts (``socket``/``bind``/``listen``, all denied later). The
+    filter then covers every thread, those started in this window too (``sandbox.load_filter``).
+
+    Trusted as far as the installation is: a scanned project installed into the same environment,
+    editable, could stand in for an optional module torch tries to import -- as a ``.pth`` file of
+    it would run at any interpreter's start, before any confinement."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     # cuBLAS needs this to honour torch.use_deterministic_algorithms(True)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
