@@ -715,7 +715,9 @@ def _run(argv: Sequence[str] | None) -> int:
         return EXIT_OK
     except Exception as exc:  # an internal failure: say so, exit 2
         _err(f"torchfix: internal error: {type(exc).__name__}: {exc}")
-        if os.environ.get("TORCHFIX_DEBUG"):
+        from torchfix.equivalence.sandbox import debugging
+
+        if debugging():
             traceback.print_exc()
         return EXIT_ERROR
     return EXIT_OK

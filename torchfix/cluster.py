@@ -178,7 +178,9 @@ def answer(request: dict[str, Any]) -> str:
 def _quiet_dask_logs() -> None:
     """Dask logs every lost connection with a traceback; the run says what happened in one line.
     ``TORCHFIX_DEBUG=1`` keeps the logs."""
-    if os.environ.get("TORCHFIX_DEBUG"):
+    from torchfix.equivalence.sandbox import debugging
+
+    if debugging():
         return
     for name in list(logging.root.manager.loggerDict):
         if name == "distributed" or name.startswith("distributed."):
