@@ -406,7 +406,7 @@ def confine(memory_mb: int, sandboxed: bool, seccomp: bool = True, gpu: bool = F
     """:func:`limit`, then :func:`load_filter` (where ``seccomp``); returns whether the filter
     loaded. The worker does the two apart, with its imports between them (``worker.serve``)."""
     limit(memory_mb, sandboxed)
-    return load_filter(gpu) if seccomp else False
+    return load_filter(gpu, sandboxed) if seccomp else False
 
 
 def limit(memory_mb: int, sandboxed: bool) -> None:
@@ -429,13 +429,13 @@ def limit(memory_mb: int, sandboxed: bool) -> None:
             pass
 
 
-def load_filter(gpu: bool = False) -> bool:
-    """Load the seccomp filter; returns whether it loaded (into every thread). ``gpu``: a GPU
-    worker inside the bubblewrap sandbox, whose CUDA driver opens its device nodes read-write:
-    the filter's file-write rules are left out there, where the file system is read-only but a
-    private tmpfs all the same. A GPU worker outside the sandbox keeps them (its CUDA driver has
-    started before the filter, and its caches are off: ``_worker_env``)."""
-    return _load_seccomp(file_writes=gpu)
+def load_filter(gpu: bool = False, sandboxed: bool = False) -> bool:
+    """Load the seccomp filter; returns whether it loaded (into every thread). A GPU worker
+    inside the bubblewrap sandbox, whose CUDA driver opens its device nodes read-write, gets it
+    without the file-write rules: its file system is read-only but a private tmpfs all the same.
+    A GPU worker outside the sandbox keeps them (its CUDA driver has started before the filter,
+    and its caches are off: ``_worker_env``)."""
+    return _load_seccomp(file_writes=gpu and sandboxed)
 
 
 #: syscalls answered with EPERM outright (those a kernel has no business making)

@@ -111,8 +111,7 @@ def serve(conn: Connection, memory_mb: int, sandboxed: bool = False, gpu: bool =
 
     limit(memory_mb, sandboxed)
     cuda = start_runtime(gpu)
-    # file writes are left to a GPU worker only inside the sandbox's read-only file system
-    filtered = load_filter(gpu and sandboxed)
+    filtered = load_filter(gpu, sandboxed)
     from torchfix.equivalence.engine import EngineSettings, check_kernel, replay_kernel
     from torchfix.equivalence.execute import is_device_failure
     from torchfix.equivalence.kernel import merge_verdicts

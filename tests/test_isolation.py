@@ -497,7 +497,7 @@ def test_the_worker_loads_its_filter_after_its_imports_and_cuda_and_before_any_r
             return None
 
     monkeypatch.setattr(sandbox, "limit", lambda memory_mb, sandboxed: order.append("limits"))
-    monkeypatch.setattr(sandbox, "load_filter", lambda gpu: order.append("filter") or True)
+    monkeypatch.setattr(sandbox, "load_filter", lambda gpu, sandboxed: order.append("filter") or True)
     monkeypatch.setattr(worker, "start_runtime", lambda gpu: order.append("imports and cuda") or gpu)
     monkeypatch.setattr(worker, "send", lambda conn, message: order.append(f"send {message[0]}"))
     worker.serve(Conn(), 0, sandboxed=True, gpu=True)

@@ -548,4 +548,3 @@ def dims_taken(node: cst.Subscript) -> int | None:
         ):
             return None
     return len(node.slice)
-
