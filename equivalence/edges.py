@@ -38,10 +38,16 @@ _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
     # trailing sizes of one: a loop stores a (1,) sample into a one-number slot, or broadcasts it,
     # where the batch of them is (n, 1) and lines up otherwise
     ("trailing_one", (3, 1, 1), 2),
+    # both at once: `out[i] = w * target[i + 1]` over `enumerate(weights)` runs on a (3, 1)
+    # target beside two weights, where the batch of products is (2, 2) (a random draw needs
+    # the one size and the longer lead together, and rarely has both)
+    ("ragged_trailing_one", (3, 1, 1), 2),
 )
 #: shapes tried for their sizes alone, without the extreme fills (values that overflow where
 #: they are summed in another order are the other shapes' business)
-_PLAIN_FILL_SHAPES = frozenset({"trailing_one"})
+_PLAIN_FILL_SHAPES = frozenset({"trailing_one", "ragged_trailing_one"})
+#: the shapes whose inputs' leading sizes differ (:data:`_RAGGED_LEADS`)
+_RAGGED_SHAPES = frozenset({"ragged", "ragged_trailing_one"})
 _EXTREME_FILLS = frozenset({"huge", "signed_zero_inf", "inexact"})
 #: the leading sizes of the "ragged" shape, alternated by input position
 _RAGGED_LEADS = (3, 2)
@@ -176,6 +182,7 @@ def _floating(slot: Slot) -> bool:
 def _example(
     specs: list[InputSpec], slots: dict[str, Slot], shape: tuple[str, tuple[int, ...], int], fill: str,
     int_fill: str, variant: int, k: int, bounds: int | None = None, long: int | None = None,
+    flip: int | None = None,
 ) -> dict[str, Any]:
     """One input of the sweep. ``bounds``: None, or the parity that sets Python float scalars to
     +inf / -inf by position (a pair of bounds wide open in one of the two parities). ``long``:
@@ -192,8 +199,9 @@ def _example(
             continue
         offset = position if k % 2 else 0  # half the sweep keeps shapes aligned
         pool = _LONG_POOL if position == long else shared_pool
-        # which input is the longer one flips with each pass over the fills
-        lead = _RAGGED_LEADS[(position + k // len(_SHAPES)) % 2] if label == "ragged" else None
+        # which input is the longer one flips with each pass over the fills (or as ``flip`` says)
+        parity = k // len(_SHAPES) if flip is None else flip
+        lead = _RAGGED_LEADS[(position + parity) % 2] if label in _RAGGED_SHAPES else None
 
         def one(step: int) -> Any:
             if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
@@ -242,6 +250,18 @@ def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
         # fills -- duplicates and negatives above all -- one per float fill
         int_fill = fill if fill in _INT_FILLS else _INT_FILL_BESIDE_FLOATS.get(fill, "ramp")
         yield _example(specs, slots, shape, fill, int_fill, k % scalar_variants, k)
+
+
+def admission_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
+    """Non-empty inputs of sizes a random sample rarely draws together, for admitting a signature
+    its random tries missed: trailing sizes of one, with the inputs' leading sizes equal and
+    differing either way round. (An old code that runs only there still has a domain, and a
+    rewrite wrong only there must meet it.)"""
+    slots = dict(signature)
+    shapes = {label: shape for shape in _SHAPES for label in (shape[0],)}
+    yield _example(specs, slots, shapes["trailing_one"], "ramp", "ramp", 0, 0)
+    for flip in (0, 1):
+        yield _example(specs, slots, shapes["ragged_trailing_one"], "ramp", "ramp", 0, 0, flip=flip)
 
 
 #: (float fill, integer fill) of the wide-open-bounds examples

@@ -140,3 +140,29 @@ def test_inputs_of_different_lengths_are_swept_whatever_the_seed():
         verdict = check_kernel(kernel, EngineSettings(examples=1, seed=seed))
         assert verdict.outcome is Outcome.REJECTED, verdict.reason
         assert "the new code's run differs" in verdict.reason
+
+
+def test_a_domain_of_trailing_ones_and_a_longer_second_input_is_admitted_whatever_the_seed():
+    """`out[i] = w * t[i + 1]` over `enumerate(w)` runs on a 2-D `t` only where its rows are
+    (1,) (torch stores a (1,) product into a one-number slot) and it has more rows than `w` --
+    sizes a random admission sample rarely has at once. The structured admission inputs have
+    them, so the (n, n) product of the batched form meets that domain on every seed, even with
+    one hypothesis example."""
+    old = "out = torch.zeros(w.shape[0])\nfor i, wi in enumerate(w):\n    out[i] = wi * t[i + 1]\n"
+    new = "out = torch.zeros(w.shape[0])\nout[:len(w)] = w * t[1:len(w) + 1]\n"
+    inputs = (InputSpec("w", Kind.TENSOR, ranks=(1,), dtypes=("float32",)),
+              InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",)))
+    kernel = Kernel(old, new, inputs, ("out",), modules=TORCH, may_alias=())
+    for seed in range(4):
+        verdict = check_kernel(kernel, EngineSettings(examples=1, seed=seed))
+        assert verdict.outcome is Outcome.REJECTED, verdict.reason
+
+
+def test_the_structured_admission_inputs_have_trailing_ones_and_both_orders_of_leading_sizes():
+    from torchfix.equivalence.edges import admission_inputs
+    from torchfix.equivalence.values import Slot
+
+    specs = [InputSpec("a", Kind.TENSOR, ranks=(2,)), InputSpec("b", Kind.TENSOR, ranks=(3,))]
+    signature = (("a", Slot(Kind.TENSOR, 2, "float32")), ("b", Slot(Kind.TENSOR, 3, "float32")))
+    shapes = [(tuple(x["a"].shape), tuple(x["b"].shape)) for x in admission_inputs(specs, signature)]
+    assert shapes == [((3, 1), (3, 1, 1)), ((3, 1), (2, 1, 1)), ((2, 1), (3, 1, 1))]

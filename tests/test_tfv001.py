@@ -126,11 +126,14 @@ def test_the_index_as_a_number_is_an_arange_on_the_batch_device() -> None:
 def test_weak_scalar_promotion_is_checked_not_assumed(checker) -> None:  # noqa: ANN001
     """A 0-d sample times a vector sample keeps the vector's dtype (0-d tensors do not promote);
     `x * w[:, None]` promotes. The checker refutes the batched forms on int32 x and int64 w and
-    the ladder ends at torch.vmap, which keeps per-sample promotion."""
+    the ladder ends at torch.vmap, which keeps per-sample promotion. (`m, = w.shape` pins `w` to
+    a vector: a (n, 1, d) `w` stores each (1, d) product into a (d,) row, which torch allows
+    for one sample and not for the batch, and the checker refutes every form there.)"""
     source = """
     import torch
     def scale_rows(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         n, d = x.shape
+        m, = w.shape
         out = torch.zeros(n, d)
         for i in range(n):
             out[i] = x[i] * w[i]
