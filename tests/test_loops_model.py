@@ -1661,3 +1661,25 @@ def test_a_field_read_by_name_is_no_row_of_an_array() -> None:
             return torch.tensor(ratio_list)
         """)
     assert not found and "reads a field by its name" in str(failure)
+
+
+def test_another_array_read_at_the_walked_index_is_cut_to_the_walked_length() -> None:
+    """`enumerate(weights)` runs `len(weights)` steps whatever `features` holds: the batched form
+    reads `features[:len(weights)]`, never all of it (a longer `features` is the usual case)."""
+    from rewrite_helper import loop_candidates
+
+    found, failure = loop_candidates(
+        """
+        import torch
+        def class_activation(weights, features):
+            k, = weights.shape
+            c, h, w = features.shape
+            cam = torch.zeros(h, w)
+            for i, wt in enumerate(weights):
+                cam += wt * features[i]
+            return cam
+        """
+    )
+    assert found, failure
+    assert all("features[:len(weights)]" in c.kernel.new for c in found)
+    assert all("weights[:len" not in c.kernel.new for c in found)  # the walked array is whole

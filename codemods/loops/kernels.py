@@ -718,6 +718,28 @@ def _reads(statement: cst.CSTNode) -> list[str]:
     return [n.value for n in name_nodes(statement) if id(n) not in written]
 
 
+def _fixed_number_list(facts: LoopFacts, name: str) -> bool:
+    """Whether ``name`` holds the literal list of numbers it is bound to before the loop
+    (:meth:`LoopFacts.number_list`) wherever the loop reads it: the function names it nowhere
+    else than in that binding and in item reads inside the loop -- never passed, aliased,
+    mutated or rebound, so no call in between can have changed it."""
+    if facts.number_list(cst.Name(name)) is None:
+        return False
+    definition = facts.definition(name)
+    if definition is None or definition.others:
+        return False
+    bound = {id(n) for n in _walk_all(definition.statement)}
+    inside = {id(n) for n in _walk_all(facts.loop)}
+    parents = facts.context.parents
+    for node in _walk_all(facts.scope):
+        if not (isinstance(node, cst.Name) and node.value == name) or id(node) in bound:
+            continue
+        parent = parents.get(node)
+        if not (id(node) in inside and isinstance(parent, cst.Subscript) and parent.value is node):
+            return False
+    return True
+
+
 def _walk_all(node: cst.CSTNode):  # noqa: ANN202 - every node, lambdas included
     stack = [node]
     while stack:
@@ -896,6 +918,12 @@ def build_kernel(
     shadowed = _shadowed_builtins(facts.scope)
     reads = set(free_names(old, module_names, shadowed)) | set(free_names(new, module_names, shadowed))
     prelude, cut = prelude_for(facts, reads, exclude_from_prelude, given)
+    fixed = [facts.definition(n) for n in sorted(cut) if n not in given and _fixed_number_list(facts, n)]
+    if fixed:
+        # `means = [0.485, 0.456, 0.406]` above a statement the prelude cannot replay: the
+        # literal is what the loop reads, whatever ran in between (nothing else touches it)
+        prelude = (*(d.statement for d in fixed if d is not None), *prelude)
+        cut = cut - {d.name for d in fixed if d is not None}
     if cut:
         _refuse_shared(facts, cut, _written_through(prelude, [*old, *new], context))
     old_all = [*prelude, *old]

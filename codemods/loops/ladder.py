@@ -139,6 +139,17 @@ def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name
         climb.offer(rewrite)
 
 
+def _lift_rungs_any_rank(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name: str) -> None:
+    """:func:`_lift_rungs`, and where a rung needed a rank nothing pins, after the rungs that
+    guess one: the forms right for every rank (the checker explores the ranks the guesses miss,
+    one-number samples among them) -- whole-sample reductions over the flattened sample, then
+    one number per sample broadcast with the batch axis last."""
+    _lift_rungs(facts, base, climb, torch_name)
+    if climb.needed_rank:
+        _lift_rungs(facts, [replace(o, any_rank_reductions=True) for o in base], climb, torch_name)
+        _lift_rungs(facts, [replace(o, any_rank_reductions=True, any_rank_broadcast=True) for o in base], climb, torch_name)
+
+
 def _vmap_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name: str) -> None:
     """The general rung: ``torch.vmap`` of the body, right for any ranks vmap supports."""
     rungs_ = [Options(replace_allocation=False), Options(replace_allocation=False, guard_empty=True)]
@@ -166,19 +177,15 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
         except CannotRewrite as exc:
             climb.failed(exc)
         return climb.found, (None if climb.found else climb.failure), climb.first
-    _lift_rungs(facts, base, climb, torch_name)
+    _lift_rungs_any_rank(facts, base, climb, torch_name)
     bound = set(facts.context.bindings.values())
     # a module of NumPy code that never imports torch: NumPy's failure is the one to report
     numpy_only = "numpy" in bound and not any(b == "torch" or b.startswith("torch.") for b in bound)
-    if climb.needed_rank:
-        # after the rungs that guess a rank: whole-sample reductions right for every rank (the
-        # checker explores ranks the guesses miss, one-number samples among them)
-        _lift_rungs(facts, [replace(o, any_rank_reductions=True) for o in base], climb, torch_name)
     if climb.found and _may_walk_ndarrays(facts, climb):
         # nothing shows the walked arrays are tensors and the module uses NumPy: after the torch
         # rungs, the same rungs spelled with numpy (the checker tries both kinds on each)
         numpy = _Climb(seen=climb.seen)
-        _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
+        _lift_rungs_any_rank(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
         climb.found += numpy.found
     elif not climb.found and (climb.arrays or numpy_only or (
         # torch would compute the per-sample numbers in float32; NumPy computes them as Python
@@ -186,7 +193,7 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
     )):
         # the walked arrays are NumPy's: the same rungs spelled with numpy (no vmap for those)
         numpy = _Climb()
-        _lift_rungs(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
+        _lift_rungs_any_rank(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
         if numpy.found or (climb.failure is not None and climb.failure.arrays):
             return numpy.found, (None if numpy.found else numpy.failure), numpy.first
         if numpy_only and numpy.failure is not None:

@@ -70,6 +70,14 @@ class Library:
         return method(numbers, "astype" if self.is_numpy else "to", dtype)
 
     def move_axis(self, spell: Spell, value: cst.BaseExpression, source: int, destination: int) -> cst.BaseExpression:
+        inner = _moved(value)
+        if inner is not None and inner[2] == source:
+            # a move of the axis a move just put there is one move (`x.movedim(2, 0).movedim(0, -1)`
+            # is `x.movedim(2, -1)`): the axis ends where the second puts it, the others keep
+            # their order
+            value, source = inner[0], inner[1]
+            if source == destination:
+                return value
         if self.is_numpy:
             return call(self.function(spell, "moveaxis"), value, integer(source), integer(destination))
         return method(value, "movedim", integer(source), integer(destination))
@@ -114,3 +122,31 @@ class Library:
 
 TORCH = Library("torch", "dim", "keepdim")
 NUMPY = Library("numpy", "axis", "keepdims")
+
+
+def _literal_int(node: cst.BaseExpression) -> int | None:
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return None
+
+
+def _moved(node: cst.BaseExpression) -> tuple[cst.BaseExpression, int, int] | None:
+    """``(x, source, destination)`` of ``x.movedim(source, destination)`` or
+    ``np.moveaxis(x, source, destination)`` with literal axes, else None."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return None
+    args = node.args
+    if any(a.keyword is not None or a.star for a in args):
+        return None
+    if node.func.attr.value == "movedim" and len(args) == 2:
+        value = node.func.value
+    elif node.func.attr.value == "moveaxis" and len(args) == 3:
+        value, args = args[0].value, args[1:]
+    else:
+        return None
+    source, destination = _literal_int(args[0].value), _literal_int(args[1].value)
+    if source is None or destination is None:
+        return None
+    return value, source, destination

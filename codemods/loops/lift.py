@@ -231,6 +231,9 @@ class Lifter:
     opaque_callees: list[str] = field(default_factory=list)
     #: reduce a whole sample of unpinned rank over its flattened elements (a ladder rung)
     any_rank_reductions: bool = False
+    #: broadcast one number per sample against a sample whose rank nothing pins with the batch
+    #: axis last (``(s * x.movedim(0, -1)).movedim(-1, 0)``): right for every rank (a ladder rung)
+    any_rank_broadcast: bool = False
     #: walked names read as ``x[i]`` where the read is itself a per-sample position
     #: (``p[i, labels[i]]``), counted per read: a list of numbers indexes the same way
     position_reads: dict[str, int] = field(default_factory=dict)
@@ -748,7 +751,7 @@ class Lifter:
         a, b, rank = self._align(left, right, node)
         built = node.with_changes(left=a, right=b)
         built = built.with_changes(left=operand_of(a, built, right=False), right=operand_of(b, built, right=True))
-        return self._combined(built, left, right, rank, _combined_kind(left, right, node.operator))
+        return self._combined(self._batch_first(built, left, right), left, right, rank, _combined_kind(left, right, node.operator))
 
     #: the largest loop index taken for granted (16M steps of a Python loop): the checker draws
     #: short loops only, so what the index may reach is bounded here, not by a check
@@ -834,7 +837,7 @@ class Lifter:
         a, b, rank = self._align(left, right, node)
         built = node.with_changes(left=a, comparisons=[target.with_changes(comparator=b)])
         built = built.with_changes(left=operand_of(a, built, False), comparisons=[target.with_changes(comparator=operand_of(b, built, True))])
-        return self._combined(built, left, right, rank, "bool")
+        return self._combined(self._batch_first(built, left, right), left, right, rank, "bool")
 
     def _if_expression(self, node: cst.IfExp) -> Lifted:
         if self.library.is_numpy:
@@ -867,6 +870,28 @@ class Lifter:
         return Lifted(where, True, rank, kind=body.kind or orelse.kind,
                       sources=test.sources | body.sources | orelse.sources)
 
+    @staticmethod
+    def _rank_zero(value: Lifted) -> bool:
+        return not value.keepdim and (value.scalar or value.rank == 0)
+
+    def _batch_last(self, left: Lifted, right: Lifted) -> bool:
+        """Whether two batched operands meet as one number per sample against samples whose
+        rank nothing pins, on the rung that broadcasts those with the batch axis last."""
+        if not (self.any_rank_broadcast and left.batched and right.batched):
+            return False
+        if left.keepdim or right.keepdim:
+            return False
+        return (self._rank_zero(left) and right.rank is None and not right.scalar) or (
+            self._rank_zero(right) and left.rank is None and not left.scalar
+        )
+
+    def _batch_first(self, built: cst.BaseExpression, left: Lifted, right: Lifted) -> cst.BaseExpression:
+        """``built``, computed from ``left`` and ``right``, with its batch axis back in front
+        where :meth:`_align` put it last."""
+        if self._batch_last(left, right):
+            return self.library.move_axis(self.spell, built, -1, 0)
+        return built
+
     def _expand(self, value: Lifted, count: int) -> cst.BaseExpression:
         """``value`` with ``count`` length-one dimensions after the batch dimension (its keepdim
         form where it is a whole-sample reduction of exactly that many dimensions)."""
@@ -885,6 +910,23 @@ class Lifter:
             if left.keepdim != right.keepdim:
                 raise CannotLift(f"`{short(node)}` mixes `x[i]` and `x[i:i + 1]` samples")
             what = f"`{short(node)}`: the ranks of the samples decide how they broadcast"
+            if self._batch_last(left, right):
+                # one number per sample against samples of any rank: with the batch axis last,
+                # the numbers broadcast along it whatever the rank (`_batch_first` moves it back)
+                numbers, array = (left, right) if self._rank_zero(left) else (right, left)
+                moved = self.library.move_axis(self.spell, array.node, 0, -1)
+                a, b = (numbers.node, moved) if numbers is left else (moved, numbers.node)
+                if numbers.scalar and not array.scalar:
+                    carrier = self._dtype_carrier(array.node)
+                    weak_kind = _weak_kind(node, numbers.kind)
+                    if weak_kind is not None and carrier is not None:
+                        weak = self.library.as_weak_number(self.spell, numbers.node, carrier, weak_kind)
+                        a, b = (weak, b) if numbers is left else (a, weak)
+                return a, b, None
+            if self.any_rank_broadcast and left.sources and right.sources and left.rank is None and right.rank is None:
+                # neither rank is pinned: ask for one side's alone -- where it holds one number
+                # per sample, the other may keep any rank
+                raise NeedRank(left.sources, what)
             self._need_all((left, right), what)
             lr, rr = self._need(left, what), self._need(right, what)
             if lr == rr:
@@ -1440,8 +1482,8 @@ class Lifter:
         operator = cst.GreaterThan() if which == "max" else cst.LessThan()
         test = cst.Comparison(left=y, comparisons=[cst.ComparisonTarget(operator, x)])
         test = test.with_changes(left=operand_of(y, test, False), comparisons=[cst.ComparisonTarget(operator, operand_of(x, test, True))])
-        return Lifted(self.library.where(self.spell, test, y, x), True, rank, scalar=True, kind=a.kind or b.kind,
-                      sources=a.sources | b.sources)
+        where = self._batch_first(self.library.where(self.spell, test, y, x), a, b)
+        return Lifted(where, True, rank, scalar=True, kind=a.kind or b.kind, sources=a.sources | b.sources)
 
     def _layer(self, node: cst.Call, layer: str) -> Lifted:
         args = self._args(node)

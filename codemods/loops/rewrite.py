@@ -81,6 +81,9 @@ class Options:
     #: a whole-sample reduction of a sample whose rank nothing pins reduces each flattened
     #: sample (``x[..., None].flatten(1).sum(1)``): right for every rank, one-number samples too
     any_rank_reductions: bool = False
+    #: one number per sample broadcasts against a sample whose rank nothing pins with the batch
+    #: axis last (``Lifter.any_rank_broadcast``)
+    any_rank_broadcast: bool = False
     #: the inner loop of a nested pair, lifted for the outer loop to lift its statements (which
     #: judges what they evaluate once)
     nested_inner: bool = False
@@ -213,12 +216,15 @@ def _extent_of(facts: LoopFacts, options: Options) -> Extent:
         return Extent(domain.start, domain.stop, frozenset(full), clamp, count, measured, sized, _builds_on_default_device(facts))
     # a loop over sequences: zip stops at the shortest
     names = [w.name for w in domain.walked]
+    # one walked name: its rows are the samples; any other array the index reads is cut to as
+    # many rows (`for i, w in enumerate(weights): ... target[i]` reads `target[:len(weights)]`)
     if len(domain.walked) == 1 and names[0] is not None:
         full.add(names[0])
         count = call(name("len"), name(names[0]))
-        return Extent(0, None, frozenset(full), False, count)
+        return Extent(0, count, frozenset(full), False, count)
     if all(n is not None for n in names) and len(set(names)) == 1:
-        return Extent(0, None, frozenset({names[0]}), False, call(name("len"), name(names[0])))  # type: ignore[arg-type]
+        count = call(name("len"), name(names[0]))  # type: ignore[arg-type]
+        return Extent(0, count, frozenset({names[0]}), False, count)
     # zip of several: each is cut to the shortest
     lengths = [call(name("len"), w.source) for w in domain.walked]
     stop = call(name("min"), *lengths)
@@ -728,6 +734,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
                     number_kind=lambda node: _python_type(node, set(_numbers(facts)), facts),
                     hypotheses=dict(options.hypotheses), layers=layers, library=LIBRARIES[options.library],
                     opaque_calls=options.opaque_calls, any_rank_reductions=options.any_rank_reductions,
+                    any_rank_broadcast=options.any_rank_broadcast,
                     shown_array=lambda name: _shown_array(facts, name),
                     number_list=lambda name_: facts.number_list(cst.Name(name_)))
     for walked in facts.domain.walked:
