@@ -28,6 +28,8 @@ def _code(node: cst.BaseExpression) -> str:
         (TORCH, "x.movedim(d, 0)", 0, -1, "x.movedim(d, 0).movedim(0, -1)"),  # not a literal
         (NUMPY, "np.moveaxis(x, 2, 0)", 0, -1, "np.moveaxis(x, 2, -1)"),
         (NUMPY, "np.moveaxis(x, 1, -1)", -1, 1, "x"),
+        # a `moveaxis` of something else is left alone
+        (NUMPY, "other.moveaxis(x, 2, 0)", 0, -1, "np.moveaxis(other.moveaxis(x, 2, 0), 0, -1)"),
     ],
 )
 def test_a_move_of_the_axis_a_move_just_placed_is_one_move(library, value, source, destination, expected) -> None:  # noqa: ANN001
@@ -107,3 +109,41 @@ def test_a_literal_list_named_anywhere_else_is_an_input(spoiler: str) -> None:
     for candidate in found:
         assert not candidate.kernel.old.startswith("means =")
         assert "means" in {spec.name for spec in candidate.kernel.inputs}
+
+
+def test_numpy_compares_a_per_sample_python_int_exactly_so_the_batch_last_form_refuses_it() -> None:
+    """NEP 50: `uint8 == 356` is False in NumPy, where a batch of the numbers cast to uint8
+    compares with 100. The rank-guessing rungs refuse this; the batch-last rung must too."""
+    found, failure = loop_candidates(
+        """
+        import numpy as np
+        def hits(img):
+            out = img.copy()[:, :, ::-1]
+            mask = np.zeros(out.shape, dtype=bool)
+            for i in range(3):
+                mask[:, :, i] = out[:, :, i] == i * 256 + 100
+            return mask
+        """
+    )
+    assert not found
+    assert "NumPy compares a per-sample Python number" in str(failure)
+
+
+@pytest.mark.parametrize("spoiler", ['exec("scale[0] = 2.5")', 'locals()["scale"][0] = 2.5', "sys._getframe().f_locals"])
+def test_a_literal_list_the_function_may_reach_without_naming_it_is_an_input(spoiler: str) -> None:
+    found, failure = loop_candidates(
+        f"""
+        import numpy as np
+        def scale_channels(img):
+            scale = [2, 3, 4]
+            {spoiler}
+            out = img.copy()[:, :, ::-1]
+            for i in range(3):
+                out[:, :, i] = out[:, :, i] * scale[i]
+            return out
+        """
+    )
+    assert found, failure
+    for candidate in found:
+        assert not candidate.kernel.old.startswith("scale =")
+        assert "scale" in {spec.name for spec in candidate.kernel.inputs}

@@ -731,6 +731,8 @@ def _fixed_number_list(facts: LoopFacts, name: str) -> bool:
     bound = {id(n) for n in _walk_all(definition.statement)}
     inside = {id(n) for n in _walk_all(facts.loop)}
     parents = facts.context.parents
+    if _reaches_locals(facts.scope):
+        return False
     for node in _walk_all(facts.scope):
         if not (isinstance(node, cst.Name) and node.value == name) or id(node) in bound:
             continue
@@ -738,6 +740,23 @@ def _fixed_number_list(facts: LoopFacts, name: str) -> bool:
         if not (id(node) in inside and isinstance(parent, cst.Subscript) and parent.value is node):
             return False
     return True
+
+
+#: names through which code reaches a function's local variables without naming them
+_LOCALS_BY_STRING = frozenset({"exec", "eval", "locals", "vars", "globals", "compile", "__import__", "breakpoint"})
+
+
+def _reaches_locals(scope: cst.CSTNode) -> bool:
+    """Whether ``scope`` may change a local variable without naming it: ``exec``/``eval``/
+    ``locals()``/``vars()``, frame access (``sys._getframe().f_locals``), a star import."""
+    for node in _walk_all(scope):
+        if isinstance(node, cst.Name) and node.value in _LOCALS_BY_STRING:
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value in ("_getframe", "f_locals", "f_globals", "currentframe"):
+            return True
+        if isinstance(node, cst.ImportStar):
+            return True
+    return False
 
 
 def _walk_all(node: cst.CSTNode):  # noqa: ANN202 - every node, lambdas included
@@ -905,6 +924,7 @@ def build_kernel(
     positions: Collection[str] = (),
     inner: dict[str, int] | None = None,
     assumed_ranks: dict[str, int] | None = None,
+    definitions: Sequence[tuple[str, str]] = (),
 ) -> Kernel:
     """A kernel whose old snippet is ``old`` and new snippet is ``new``, both after the prelude
     that computes what they read -- except the names in ``given``, which are inputs drawn from
@@ -912,9 +932,12 @@ def build_kernel(
     ``positions``: walked names read only as per-sample positions (``p[i, labels[i]]``), drawn as
     integers (a bool there would select, not index: a different operation the code cannot mean).
     ``inner``: the dimension an inner loop walks, for names an outer loop walks along another.
+    ``definitions``: (name, source) of the module's pure helpers the code calls
+    (``codemods.loops.helpers``): both snippets start with them, so the checker runs the helper
+    itself rather than a stand-in.
     Raises :class:`SharedInputs` where the inputs would lose a sharing the function has."""
     context = facts.context
-    module_names = set(context.bindings)
+    module_names = set(context.bindings) | {n for n, _ in definitions}
     shadowed = _shadowed_builtins(facts.scope)
     reads = set(free_names(old, module_names, shadowed)) | set(free_names(new, module_names, shadowed))
     prelude, cut = prelude_for(facts, reads, exclude_from_prelude, given)
@@ -971,9 +994,10 @@ def build_kernel(
     pinned = facts.shapes.ranks  # (a rank the code pins is the only one there is)
     specs = tuple(_with_rank_floor(s, floors[s.name]) if s.name in floors and s.name not in pinned else s for s in specs)
     module = context.module
+    helpers = "".join(text if text.endswith("\n") else text + "\n" for _, text in definitions)
     return Kernel(
-        old="".join(_text(module, s) for s in old_all),
-        new="".join(_text(module, s) for s in new_all),
+        old=helpers + "".join(_text(module, s) for s in old_all),
+        new=helpers + "".join(_text(module, s) for s in new_all),
         inputs=specs,
         outputs=tuple(outputs),
         modules=context.kernel_modules(extra_modules),

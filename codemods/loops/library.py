@@ -70,7 +70,7 @@ class Library:
         return method(numbers, "astype" if self.is_numpy else "to", dtype)
 
     def move_axis(self, spell: Spell, value: cst.BaseExpression, source: int, destination: int) -> cst.BaseExpression:
-        inner = _moved(value)
+        inner = _moved(value, cst.Module([]).code_for_node(self.function(spell, "moveaxis")) if self.is_numpy else None)
         if inner is not None and inner[2] == source:
             # a move of the axis a move just put there is one move (`x.movedim(2, 0).movedim(0, -1)`
             # is `x.movedim(2, -1)`): the axis ends where the second puts it, the others keep
@@ -132,17 +132,18 @@ def _literal_int(node: cst.BaseExpression) -> int | None:
     return None
 
 
-def _moved(node: cst.BaseExpression) -> tuple[cst.BaseExpression, int, int] | None:
-    """``(x, source, destination)`` of ``x.movedim(source, destination)`` or
-    ``np.moveaxis(x, source, destination)`` with literal axes, else None."""
+def _moved(node: cst.BaseExpression, moveaxis: str | None) -> tuple[cst.BaseExpression, int, int] | None:
+    """``(x, source, destination)`` of ``x.movedim(source, destination)`` (torch, where
+    ``moveaxis`` is None) or of ``np.moveaxis(x, source, destination)`` spelled exactly as
+    ``moveaxis`` (NumPy), with literal axes; else None."""
     if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
         return None
     args = node.args
     if any(a.keyword is not None or a.star for a in args):
         return None
-    if node.func.attr.value == "movedim" and len(args) == 2:
+    if moveaxis is None and node.func.attr.value == "movedim" and len(args) == 2:
         value = node.func.value
-    elif node.func.attr.value == "moveaxis" and len(args) == 3:
+    elif moveaxis is not None and cst.Module([]).code_for_node(node.func) == moveaxis and len(args) == 3:
         value, args = args[0].value, args[1:]
     else:
         return None

@@ -914,6 +914,10 @@ class Lifter:
                 # one number per sample against samples of any rank: with the batch axis last,
                 # the numbers broadcast along it whatever the rank (`_batch_first` moves it back)
                 numbers, array = (left, right) if self._rank_zero(left) else (right, left)
+                if numbers.scalar and self.library.is_numpy and isinstance(node, cst.Comparison):
+                    # NEP 50: NumPy compares a Python int exactly (uint8 == 356 is False), which
+                    # neither a cast nor an int64 batch of them reproduces for every dtype
+                    raise CannotLift(f"`{short(node)}`: NumPy compares a per-sample Python number unlike a batch of them")
                 moved = self.library.move_axis(self.spell, array.node, 0, -1)
                 a, b = (numbers.node, moved) if numbers is left else (moved, numbers.node)
                 if numbers.scalar and not array.scalar:
