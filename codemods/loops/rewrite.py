@@ -23,6 +23,7 @@ from torchfix.codemods.evidence import MATH_INTS
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind, _walk, lifted_inner_loop, loop_counts, loop_facts
+from torchfix.codemods.loops.helpers import helpers_called, kernel_text
 from torchfix.codemods.loops.kernels import FILLS, UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
@@ -166,6 +167,8 @@ class _Plan:
     shared: dict[int, tuple[cst.SimpleStatementLine, set[str]]] = field(default_factory=dict)
     #: leading lines of removed statements right above the loop, for the first new statement
     carried_lines: list[cst.EmptyLine] = field(default_factory=list)
+    #: the pure helpers of the module the new code calls, as (name, definition) for the kernel
+    definitions: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _shared_definitions(plan: "_Plan") -> None:
@@ -952,6 +955,7 @@ def _rewrite(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str],
             positions={n for n in lifter.position_reads if _only_positions(facts, lifter, n)},
             inner=dict(facts.inner_walked),
             assumed_ranks=dict(lifter.hypotheses),
+            definitions=tuple(plan.definitions),
         )
     except UnfaithfulKernel as exc:
         raise CannotRewrite(str(exc), facts.loop) from None
@@ -2406,7 +2410,11 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         mapped_names.append(index)
     if not mapped_names:
         raise CannotRewrite("the body reads no sample", facts.loop)
+    helpers = helpers_called(context, body) or []
+    helper_names = {h.name.value for h in helpers}
     for callee in _calls_of(body):
+        if isinstance(callee.func, cst.Name) and callee.func.value in helper_names:
+            continue  # a pure helper of the module: the kernel holds its definition
         row = callees.of_call(callee.func, context.qualified(callee.func))
         if row is not None and row.batching is callees.Batching.CONVERT and not set(names_used(callee)) & set(mapped_names):
             continue  # `float(num_pos)` of a loop invariant: one number, the same on every sample
@@ -2420,6 +2428,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     value: cst.BaseExpression = call(mapped, *arguments)
     plan = _Plan()
     plan.reorders = True
+    plan.definitions = [(h.name.value, kernel_text(context, h)) for h in helpers]
     anchor: cst.CSTNode = result.statement
     if result.kind is StepKind.STORE:
         target = result.subscript

@@ -1,0 +1,266 @@
+"""Same-file helpers: the small pure functions a module defines and its loops call.
+
+``iou = [wh_iou(a, gwh) for a in anchors]`` calls a function torchfix cannot batch by its name,
+but the module defines it, in plain sight: a function of its arguments that only computes (torch
+/ NumPy calls, tensor methods, arithmetic). Such a *pure helper* is mapped with ``torch.vmap``
+like any known callee, and the verification kernel holds its definition, so the checker runs the
+helper itself -- the user's code is left calling it, never inlined.
+
+What makes a helper pure here (all checked on the code, nothing assumed):
+
+- a ``def`` at the module's top level, the only binding of its name in the module (no other
+  ``def``, assignment, import or ``global`` of it anywhere), without decorators, ``*args`` or
+  ``**kwargs``, and with literal defaults only;
+- a body of assignments to plain names, ``if``/``else`` and ``return`` (no loops, ``with``,
+  ``try``, ``raise``, ``yield``, ``global``/``nonlocal``, nested ``def`` or ``class``, ``del``,
+  augmented assignments -- ``a += b`` writes into a tensor argument -- and no store into a
+  subscript or an attribute);
+- every name it reads is a parameter, a name it assigns, a module binding of torch / NumPy /
+  math, a builtin of the callee table, or another pure helper;
+- every call is a known callee (``codemods.loops.callees``) that neither draws random numbers
+  nor has an effect nor converts to Python numbers, a method of that table not ending in ``_``
+  (in place), or a pure helper (recursion is refused).
+
+The kernel holds each helper as it is written, less its decorators (none), annotations and
+docstring; the checker's static policy vets it like every other line of a kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchfix.codemods.loops import callees
+from torchfix.codemods.loops.callees import Batching
+from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.nodes import names_used
+
+#: what a helper's call may not do under torch.vmap (or at all, for a batch of samples)
+_REFUSED = (Batching.RANDOM, Batching.EFFECT, Batching.CONVERT, Batching.STATEFUL_LAYER)
+#: the literal defaults a helper's parameters may have
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.Name)
+
+
+def pure_helper(context: ModuleContext, name: str) -> cst.FunctionDef | None:
+    """The module's definition of ``name`` where it is a pure helper, else None."""
+    return context.once(f"pure helper {name}", context.module, lambda: _pure(context, name, frozenset()))
+
+
+def helpers_called(context: ModuleContext, node: cst.CSTNode) -> list[cst.FunctionDef] | None:
+    """The pure helpers ``node`` calls by name, with the helpers they call, callees first; None
+    when a call by a bare name is to a function of the module that is not a pure helper."""
+    found: dict[str, cst.FunctionDef] = {}
+
+    def visit(current: cst.CSTNode) -> bool:
+        for call in _calls(current):
+            if not isinstance(call.func, cst.Name) or call.func.value not in context.functions:
+                continue
+            helper = pure_helper(context, call.func.value)
+            if helper is None:
+                return False
+            if helper.name.value in found:
+                continue
+            if not visit(helper.body):
+                return False
+            found[helper.name.value] = helper
+        return True
+
+    return list(found.values()) if visit(node) else None
+
+
+def kernel_text(context: ModuleContext, helper: cst.FunctionDef) -> str:
+    """``helper`` as the kernel holds it: without annotations and docstring."""
+    stripped = helper.visit(_StripAnnotations())
+    assert isinstance(stripped, cst.FunctionDef)
+    body = stripped.body
+    if isinstance(body, cst.IndentedBlock) and body.body and _docstring(body.body[0]):
+        rest = body.body[1:] or [cst.SimpleStatementLine([cst.Pass()])]
+        stripped = stripped.with_changes(body=body.with_changes(body=rest))
+    return context.module.code_for_node(stripped.with_changes(leading_lines=()))
+
+
+# ----------------------------------------------------------------------------- purity
+
+
+def _pure(context: ModuleContext, name: str, visiting: frozenset[str]) -> cst.FunctionDef | None:
+    helper = context.functions.get(name)
+    if helper is None or name in visiting or _bindings_at_top(context, name) != 1 or _declared_global(context, name):
+        return None
+    if helper.decorators or helper.asynchronous is not None or not isinstance(helper.body, cst.IndentedBlock):
+        return None
+    params = helper.params
+    if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+        return None
+    parameters = [*params.posonly_params, *params.params, *params.kwonly_params]
+    if any(p.default is not None and not _literal(p.default) for p in parameters):
+        return None
+    local = {p.name.value for p in parameters}
+    statements = list(helper.body.body)
+    if statements and _docstring(statements[0]):
+        statements = statements[1:]
+    for statement in statements:
+        if not _plain_statement(statement, local):
+            return None
+    allowed = local | set(context.bindings) | set(callees.BUILTINS)
+    for read in names_used(helper.body):
+        if read in allowed:
+            continue
+        if read in context.functions and _pure(context, read, visiting | {name}) is not None:
+            continue
+        return None
+    for call in _calls(helper.body):
+        if not _pure_call(context, call, visiting | {name}):
+            return None
+    return helper
+
+
+def _plain_statement(statement: cst.BaseStatement, local: set[str]) -> bool:
+    """Assignments to plain names (recorded in ``local``), ``return``, ``pass``, and ``if``
+    blocks of those."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    names = _plain_targets(target.target)
+                    if names is None:
+                        return False
+                    local.update(names)
+            elif isinstance(small, (cst.Return, cst.Pass)):
+                continue
+            elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                continue  # a string as a comment
+            else:
+                return False
+        return True
+    if isinstance(statement, cst.If):
+        blocks = [statement.body]
+        orelse = statement.orelse
+        while orelse is not None:
+            blocks.append(orelse.body)
+            orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+        return all(isinstance(b, cst.IndentedBlock) and all(_plain_statement(s, local) for s in b.body) for b in blocks)
+    return False
+
+
+def _plain_targets(target: cst.BaseAssignTargetExpression) -> list[str] | None:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: list[str] = []
+        for element in target.elements:
+            if not isinstance(element, cst.Element):
+                return None  # a starred target
+            inner = _plain_targets(element.value)  # type: ignore[arg-type]
+            if inner is None:
+                return None
+            names += inner
+        return names
+    return None
+
+
+def _pure_call(context: ModuleContext, call: cst.Call, visiting: frozenset[str]) -> bool:
+    func = call.func
+    if any(a.star for a in call.args):
+        return False
+    if isinstance(func, cst.Name) and func.value in context.functions:
+        return _pure(context, func.value, visiting) is not None
+    qualified = context.qualified(func)
+    if isinstance(func, cst.Attribute) and qualified is None and func.attr.value.endswith("_"):
+        return False  # an in-place method writes into what it is called on
+    row = callees.of_call(func, qualified)
+    return row is not None and row.batching not in _REFUSED
+
+
+def _bindings_at_top(context: ModuleContext, name: str) -> int:
+    """How many times the module's own scope binds ``name`` (``def``, ``class``, assignment,
+    import, ``for``/``with``/``except`` target, walrus, ``del``) -- function and class bodies
+    not counted, every Name in a target position counted (an attribute target too: cautious)."""
+    count = 0
+    for node in _scope_nodes(context.module):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            count += node.name.value == name
+            continue
+        targets: list[cst.CSTNode] = []
+        if isinstance(node, cst.AssignTarget):
+            targets = [node.target]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets = [node.asname.name]
+        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+            targets = [node.name.name]
+        elif isinstance(node, cst.Del):
+            targets = [node.target]
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            if isinstance(node.names, cst.ImportStar):
+                return 2  # a star import may bind anything
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                first = cst.Module([]).code_for_node(bound).split(".")[0]
+                count += first == name
+        count += sum(1 for t in targets for n in _walk_all(t) if isinstance(n, cst.Name) and n.value == name)
+    return count
+
+
+def _scope_nodes(module: cst.Module) -> Iterator[cst.CSTNode]:
+    """Every node of the module's own scope: function, class and lambda bodies left out (the
+    ``def`` and ``class`` statements themselves are in it)."""
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(current.children)
+
+
+def _declared_global(context: ModuleContext, name: str) -> bool:
+    """Whether any ``global`` statement in the module names ``name`` (or a star import might
+    bind it)."""
+    for node in _walk_all(context.module):
+        if isinstance(node, cst.Global) and any(item.name.value == name for item in node.names):
+            return True
+        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+            return True
+    return False
+
+
+def _walk_all(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    return [n for n in _walk_all(node) if isinstance(n, cst.Call)]
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    return isinstance(node, _LITERALS) and "__" not in getattr(node, "value", "")
+
+
+def _docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+class _StripAnnotations(cst.CSTTransformer):
+    def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
+        return updated.with_changes(annotation=None)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        return updated.with_changes(returns=None)
+
+    def leave_AnnAssign(self, original: cst.AnnAssign, updated: cst.AnnAssign) -> cst.BaseSmallStatement:
+        # (refused by the purity check before this runs; kept total)
+        return updated
