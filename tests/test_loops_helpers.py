@@ -121,3 +121,29 @@ def test_the_kernel_starts_with_the_helper_and_the_checker_policy_vets_it() -> N
     assert mapped, failure
     refusal = vet(mapped[0].kernel)
     assert refusal is not None and "__dict__" in refusal.reason
+
+
+@pytest.mark.parametrize(
+    "shadow",
+    [
+        "def areas(boxes: torch.Tensor, area):",  # a parameter of the name: any callable
+        "def areas(boxes: torch.Tensor):\n        from other import area",
+        "def areas(boxes: torch.Tensor):\n        area = make_area()",
+    ],
+)
+def test_a_helper_name_the_function_binds_otherwise_is_not_the_helper(shadow: str) -> None:
+    """The loop calls whatever the name holds in its function: a parameter or local of the
+    helper's name may be a BatchNorm, so no kernel may stand in the module's helper for it."""
+    from rewrite_helper import loop_candidates
+
+    loop = f"""
+    {shadow}
+        n, _ = boxes.shape
+        out = torch.zeros(n)
+        for i in range(n):
+            out[i] = area(boxes[i])
+        return out
+    """
+    found, _ = loop_candidates(_PURE + loop)
+    assert not any(c.kernel.old.startswith("def area(") for c in found)
+    assert all(c.unverifiable for c in found)  # only the rung that says what it assumes

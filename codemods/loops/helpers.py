@@ -69,6 +69,22 @@ def helpers_called(context: ModuleContext, node: cst.CSTNode) -> list[cst.Functi
     return list(found.values()) if visit(node) else None
 
 
+def called_as_module_function(context: ModuleContext, name: str, at: cst.CSTNode) -> bool:
+    """Whether ``name`` at ``at`` (a loop) is the module's function: no function around ``at``
+    uses the name but to call it -- a parameter, local, import, nested ``def``, ``global``
+    declaration or attribute of that name in any of them could make it another callable."""
+    current: cst.CSTNode | None = at
+    while current is not None:
+        if isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            for node in _walk_all(current):
+                if isinstance(node, cst.Name) and node.value == name:
+                    parent = context.parents.get(node)
+                    if not (isinstance(parent, cst.Call) and parent.func is node):
+                        return False
+        current = context.parents.get(current)
+    return True
+
+
 def kernel_text(context: ModuleContext, helper: cst.FunctionDef) -> str:
     """``helper`` as the kernel holds it: without annotations and docstring."""
     stripped = helper.visit(_StripAnnotations())

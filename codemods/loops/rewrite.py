@@ -23,7 +23,7 @@ from torchfix.codemods.evidence import MATH_INTS
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind, _walk, lifted_inner_loop, loop_counts, loop_facts
-from torchfix.codemods.loops.helpers import helpers_called, kernel_text
+from torchfix.codemods.loops.helpers import called_as_module_function, helpers_called, kernel_text
 from torchfix.codemods.loops.kernels import FILLS, UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
@@ -2410,7 +2410,10 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         mapped_names.append(index)
     if not mapped_names:
         raise CannotRewrite("the body reads no sample", facts.loop)
-    helpers = helpers_called(context, body) or []
+    helpers = [
+        h for h in helpers_called(context, body) or []
+        if called_as_module_function(context, h.name.value, facts.loop)
+    ]
     helper_names = {h.name.value for h in helpers}
     for callee in _calls_of(body):
         if isinstance(callee.func, cst.Name) and callee.func.value in helper_names:
