@@ -171,7 +171,11 @@ class LoopOverBatch(Rule):
     from torchfix's table of known callees (element-wise ops, reductions with or without `dim`,
     softmax-style ops, matrix products, reshapes, `.item()` / `float()` conversions), and layers
     the class builds in `__init__` that treat samples independently (`self.fc = nn.Linear(...)`,
-    convolutions, activations, `LayerNorm`). A whole-sample `sum` / `mean` / `std` / `var` of a
+    convolutions, activations, `LayerNorm`). A pure helper the module defines (`wh_iou(a, gwh)`,
+    a `def` of its arguments that only computes) is mapped with `torch.vmap`; the verification
+    kernel holds its definition, so the checker runs the helper itself. One number per sample
+    meeting a sample whose rank nothing pins is broadcast, after the rank guesses, with the batch
+    axis last (`np.moveaxis(out[:, :, :3], 2, -1) - means`). A whole-sample `sum` / `mean` / `std` / `var` of a
     sample read along a later dimension (`x[:, c, :, :].mean()`) reduces the batch over every
     other dimension, positionally -- `x[:, :3, :, :].mean((0, *range(2, x.ndim)))` where nothing
     pins the rank -- which a tensor and an ndarray spell alike, each with its own `std`
