@@ -115,12 +115,12 @@ def test_the_kernel_starts_with_the_helper_and_the_checker_policy_vets_it() -> N
     assert "area" not in {spec.name for spec in kernel.inputs}  # defined, not a stand-in
     assert vet(kernel) is None
 
-    hostile = _PURE.replace("return F.relu(w) * h.clamp(min=0)", "leak = box.__dict__\n        return F.relu(w) * h.clamp(min=0)")
+    hostile = _PURE.replace("return F.relu(w) * h.clamp(min=0)", "leak = box.__class__\n        return F.relu(w) * h.clamp(min=0)")
     found, failure = loop_candidates(hostile + loop)
     mapped = [c for c in found if "torch.vmap" in c.kernel.new]
     assert mapped, failure
     refusal = vet(mapped[0].kernel)
-    assert refusal is not None and "__dict__" in refusal.reason
+    assert refusal is not None and "__class__" in refusal.reason
 
 
 @pytest.mark.parametrize(
@@ -147,3 +147,59 @@ def test_a_helper_name_the_function_binds_otherwise_is_not_the_helper(shadow: st
     found, _ = loop_candidates(_PURE + loop)
     assert not any(c.kernel.old.startswith("def area(") for c in found)
     assert all(c.unverifiable for c in found)  # only the rung that says what it assumes
+
+
+@pytest.mark.parametrize(
+    "rebinding",
+    [
+        'globals()["f"] = other',
+        'exec("f = other")',
+        'setattr(sys.modules[__name__], "f", other)',
+        "match other:\n    case f:\n        pass",
+        "def g():\n    global f\n    f = other",
+    ],
+)
+def test_a_module_that_may_rebind_the_helper_without_a_def_has_no_pure_helpers(rebinding: str) -> None:
+    source = "import sys\nimport torch\ndef f(box):\n    return box * 2\n" + rebinding + "\n"
+    context = ModuleContext.of(MetadataWrapper(cst.parse_module(source)))
+    assert pure_helper(context, "f") is None
+
+
+def test_a_method_named_like_a_builtin_that_rebinds_is_only_a_method() -> None:
+    """`model.eval()` and `self.modules()` are everywhere in PyTorch code: they are methods,
+    not `eval` or `sys.modules`, and leave the module's names trusted."""
+    source = "import torch\ndef f(box):\n    return box * 2\ndef g(model):\n    model.eval()\n    return list(model.modules())\n"
+    context = ModuleContext.of(MetadataWrapper(cst.parse_module(source)))
+    assert pure_helper(context, "f") is not None
+    assert context.bindings.get("torch") == "torch"
+
+
+def test_a_library_name_the_module_also_binds_otherwise_is_not_the_library() -> None:
+    """`relu = fastops.scale` at the top beside a function's `from torch import relu`: in the
+    other functions `relu` is fastops' -- neither a helper reading it nor the engine may take
+    it for `torch.relu`."""
+    source = (
+        "import torch\nimport fastops\nrelu = fastops.scale\n"
+        "def h(v):\n    return relu(v) + 1\n"
+        "def other(y):\n    from torch import relu\n    return relu(y)\n"
+    )
+    context = ModuleContext.of(MetadataWrapper(cst.parse_module(source)))
+    assert "relu" not in context.bindings
+    assert pure_helper(context, "h") is None
+
+
+def test_a_long_chain_of_helpers_is_judged_once_each(monkeypatch) -> None:  # noqa: ANN001
+    """Each helper's verdict is memoised: in a chain of 60 helpers, each calling the one before
+    twice, every helper is judged once (unmemoised the work doubled per level: a hostile file
+    could stall a dry run)."""
+    from torchfix.codemods.loops import helpers
+
+    judged: list[str] = []
+    judge = helpers._judge
+    monkeypatch.setattr(helpers, "_judge", lambda context, name, visiting: judged.append(name) or judge(context, name, visiting))
+    lines = ["import torch", "def h0(v):", "    return v * 2"]
+    for k in range(1, 60):
+        lines += [f"def h{k}(v):", f"    return h{k - 1}(v) + h{k - 1}(v)"]
+    context = ModuleContext.of(MetadataWrapper(cst.parse_module("\n".join(lines) + "\n")))
+    assert pure_helper(context, "h59") is not None
+    assert sorted(judged) == sorted(f"h{k}" for k in range(60))

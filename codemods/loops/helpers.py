@@ -44,7 +44,7 @@ _LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.Name)
 
 def pure_helper(context: ModuleContext, name: str) -> cst.FunctionDef | None:
     """The module's definition of ``name`` where it is a pure helper, else None."""
-    return context.once(f"pure helper {name}", context.module, lambda: _pure(context, name, frozenset()))
+    return _pure(context, name, frozenset())
 
 
 def helpers_called(context: ModuleContext, node: cst.CSTNode) -> list[cst.FunctionDef] | None:
@@ -100,8 +100,21 @@ def kernel_text(context: ModuleContext, helper: cst.FunctionDef) -> str:
 
 
 def _pure(context: ModuleContext, name: str, visiting: frozenset[str]) -> cst.FunctionDef | None:
+    """Memoised per module and name: a helper on a cycle of calls is impure from wherever the
+    cycle is entered, so a verdict reached while ``visiting`` others holds for every caller."""
+    if name in visiting:
+        return None
+    cache: dict[str, cst.FunctionDef | None] = context.once("pure helpers", context.module, dict)
+    if name not in cache:
+        cache[name] = _judge(context, name, visiting)
+    return cache[name]
+
+
+def _judge(context: ModuleContext, name: str, visiting: frozenset[str]) -> cst.FunctionDef | None:
     helper = context.functions.get(name)
-    if helper is None or name in visiting or _bindings_at_top(context, name) != 1 or _declared_global(context, name):
+    if helper is None or context.rebinds_by_string or context.scope_counts.get(name) != 1:
+        return None
+    if _declared_global(context, name):
         return None
     if helper.decorators or helper.asynchronous is not None or not isinstance(helper.body, cst.IndentedBlock):
         return None
@@ -118,7 +131,11 @@ def _pure(context: ModuleContext, name: str, visiting: frozenset[str]) -> cst.Fu
     for statement in statements:
         if not _plain_statement(statement, local):
             return None
-    allowed = local | set(context.bindings) | set(callees.BUILTINS)
+    if any(isinstance(n, (cst.NamedExpr, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)) for n in _walk_all(helper.body)):
+        return None  # names bound inside expressions (and scopes of their own)
+    # a library name counts where one import at the module's own scope binds it, and nothing else
+    libraries = {n for n in context.bindings if context.scope_counts.get(n) == 1 and n not in context.rebound}
+    allowed = local | libraries | {b for b in callees.BUILTINS if b not in context.scope_counts}
     for read in names_used(helper.body):
         if read in allowed:
             continue
@@ -177,69 +194,21 @@ def _plain_targets(target: cst.BaseAssignTargetExpression) -> list[str] | None:
 
 def _pure_call(context: ModuleContext, call: cst.Call, visiting: frozenset[str]) -> bool:
     func = call.func
-    if any(a.star for a in call.args):
-        return False
+    if any(a.star for a in call.args) or any(a.keyword is not None and a.keyword.value == "out" for a in call.args):
+        return False  # `out=` writes into what it is given
     if isinstance(func, cst.Name) and func.value in context.functions:
         return _pure(context, func.value, visiting) is not None
     qualified = context.qualified(func)
-    if isinstance(func, cst.Attribute) and qualified is None and func.attr.value.endswith("_"):
-        return False  # an in-place method writes into what it is called on
+    if isinstance(func, cst.Attribute) and func.attr.value.endswith("_"):
+        return False  # in place (`x.clamp_()`, `torch.relu_(x)`, `torch.Tensor.sigmoid_(x)`)
     row = callees.of_call(func, qualified)
     return row is not None and row.batching not in _REFUSED
 
 
-def _bindings_at_top(context: ModuleContext, name: str) -> int:
-    """How many times the module's own scope binds ``name`` (``def``, ``class``, assignment,
-    import, ``for``/``with``/``except`` target, walrus, ``del``) -- function and class bodies
-    not counted, every Name in a target position counted (an attribute target too: cautious)."""
-    count = 0
-    for node in _scope_nodes(context.module):
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            count += node.name.value == name
-            continue
-        targets: list[cst.CSTNode] = []
-        if isinstance(node, cst.AssignTarget):
-            targets = [node.target]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
-            targets = [node.target]
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            targets = [node.asname.name]
-        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
-            targets = [node.name.name]
-        elif isinstance(node, cst.Del):
-            targets = [node.target]
-        elif isinstance(node, (cst.Import, cst.ImportFrom)):
-            if isinstance(node.names, cst.ImportStar):
-                return 2  # a star import may bind anything
-            for alias in node.names:
-                bound = alias.asname.name if alias.asname is not None else alias.name
-                first = cst.Module([]).code_for_node(bound).split(".")[0]
-                count += first == name
-        count += sum(1 for t in targets for n in _walk_all(t) if isinstance(n, cst.Name) and n.value == name)
-    return count
-
-
-def _scope_nodes(module: cst.Module) -> Iterator[cst.CSTNode]:
-    """Every node of the module's own scope: function, class and lambda bodies left out (the
-    ``def`` and ``class`` statements themselves are in it)."""
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        stack.extend(current.children)
-
-
 def _declared_global(context: ModuleContext, name: str) -> bool:
-    """Whether any ``global`` statement in the module names ``name`` (or a star import might
-    bind it)."""
-    for node in _walk_all(context.module):
-        if isinstance(node, cst.Global) and any(item.name.value == name for item in node.names):
-            return True
-        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
-            return True
-    return False
+    """Whether a ``global`` statement anywhere names ``name``, or a star import may bind it
+    (both recorded by ``module.scope_bindings``)."""
+    return name in context.declared_global or "*" in context.declared_global
 
 
 def _walk_all(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

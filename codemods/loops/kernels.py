@@ -749,13 +749,19 @@ _LOCALS_BY_STRING = frozenset({"exec", "eval", "locals", "vars", "globals", "com
 def _reaches_locals(scope: cst.CSTNode) -> bool:
     """Whether ``scope`` may change a local variable without naming it: ``exec``/``eval``/
     ``locals()``/``vars()``, frame access (``sys._getframe().f_locals``), a star import."""
-    for node in _walk_all(scope):
+    stack: list[cst.CSTNode] = [scope]
+    while stack:
+        node = stack.pop()
         if isinstance(node, cst.Name) and node.value in _LOCALS_BY_STRING:
-            return True
-        if isinstance(node, cst.Attribute) and node.attr.value in ("_getframe", "f_locals", "f_globals", "currentframe"):
             return True
         if isinstance(node, cst.ImportStar):
             return True
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in ("_getframe", "f_locals", "f_globals", "currentframe"):
+                return True
+            stack.append(node.value)  # (`model.eval()` is a method, not the builtin)
+            continue
+        stack.extend(node.children)
     return False
 
 

@@ -59,6 +59,11 @@ class ModuleContext:
         self.positions: Mapping[cst.CSTNode, object] = positions(self.module)
         self.bindings: dict[str, str] = {}
         self._ambiguous: set[str] = set()
+        #: how many times the module's own scope binds each name, and the names it binds by
+        #: anything but an import (:func:`scope_bindings`); whether it may rebind any name by a
+        #: string (:func:`rebinds_by_string`)
+        self.scope_counts, self.rebound, self.declared_global = scope_bindings(self.module)
+        self.rebinds_by_string = rebinds_by_string(self.module)
         self._read_imports()
         #: the top-level classes by name (the last of a name wins); their facts are read on demand
         self._classes: dict[str, cst.ClassDef] = {}
@@ -143,6 +148,10 @@ class ModuleContext:
                 bound = alias.asname.name if alias.asname else alias.name
                 if member and isinstance(bound, cst.Name):
                     self._bind(bound.value, f"{base}.{member}")
+        # a library name the module also binds otherwise (`relu = fastops.scale` beside a
+        # function's `from torch import relu`), or any name where the module may rebind names
+        # by a string (`globals()[...] = `, `exec`), is not known to be the library's
+        self._ambiguous |= {local for local in self.bindings if local in self.rebound or self.rebinds_by_string}
         for local in self._ambiguous:
             del self.bindings[local]
 
@@ -331,3 +340,129 @@ def _self_assignments(method: cst.FunctionDef):  # noqa: ANN202 - yields (attr, 
                         yield target.attr.value, (value if len(targets) == 1 else None), node
             continue
         stack.extend(node.children)
+
+
+#: names through which code may bind a module's globals without naming them
+_BINDS_BY_STRING = frozenset({"globals", "exec", "eval", "compile", "__import__", "__builtins__"})
+#: attributes that reach a module's namespace through a frame
+_FRAME_ATTRIBUTES = frozenset({"_getframe", "f_globals", "f_locals", "currentframe"})
+
+
+def rebinds_by_string(module: cst.Module) -> bool:
+    """Whether ``module`` may rebind one of its names without naming it: ``globals()``,
+    ``exec``/``eval``/``compile`` (as names: `model.eval()` is a method), ``sys.modules``,
+    frames, a ``match`` statement (its patterns bind), or ``vars()`` / ``locals()`` at the
+    module's own scope."""
+    stack: list[tuple[cst.CSTNode, bool]] = [(module, True)]
+    while stack:
+        node, top = stack.pop()
+        if isinstance(node, cst.Name) and node.value in _BINDS_BY_STRING:
+            return True
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in _FRAME_ATTRIBUTES or (
+                node.attr.value == "modules" and isinstance(node.value, cst.Name) and node.value.value == "sys"
+            ):
+                return True
+            stack.append((node.value, top))  # (the attribute's own name is no variable)
+            continue
+        if isinstance(node, cst.Match):
+            return True
+        if top and isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("vars", "locals") and not node.args:
+            return True
+        inner = top and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        stack.extend((child, inner) for child in node.children)
+    return False
+
+
+def scope_bindings(module: cst.Module) -> "tuple[dict[str, int], set[str], set[str]]":
+    """How many times ``module``'s own scope binds each name (``def``, ``class``, assignment,
+    import, ``for`` / ``with`` / ``except`` targets, walrus, ``del``; function and class bodies
+    left out, every Name in a target position counted -- an attribute target too, cautiously),
+    the names bound there by anything but an import (or declared ``global`` anywhere), and the
+    names declared ``global`` anywhere ("*" where a star import may bind any name)."""
+    counts: dict[str, int] = {}
+    rebound: set[str] = set()
+    declared: set[str] = set()
+
+    def bind(name: str, imported: bool = False) -> None:
+        counts[name] = counts.get(name, 0) + 1
+        if not imported:
+            rebound.add(name)
+
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Global):
+            rebound.update(item.name.value for item in node.names)
+            declared.update(item.name.value for item in node.names)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if _at_module_scope(node, module):
+                bind(node.name.value)
+        targets: list[cst.CSTNode] = []
+        if isinstance(node, cst.AssignTarget):
+            targets = [node.target]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets = [node.asname.name]
+        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+            targets = [node.name.name]
+        elif isinstance(node, cst.Del):
+            targets = [node.target]
+        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                first = cst.Module([]).code_for_node(bound).split(".")[0]
+                if _at_module_scope(node, module):
+                    bind(first, imported=True)
+        elif isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+            rebound.add("*")
+            declared.add("*")
+        if targets and _at_module_scope(node, module):
+            for target in targets:
+                for name in _names_in(target):
+                    bind(name)
+        stack.extend(node.children)
+    if "*" in rebound:
+        # a star import may bind any name: nothing is bound once
+        rebound |= set(counts)
+        counts = {name: count + 1 for name, count in counts.items()}
+    return counts, rebound, declared
+
+
+def _names_in(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.append(current.value)
+        stack.extend(current.children)
+    return found
+
+
+def _at_module_scope(node: cst.CSTNode, module: cst.Module) -> bool:
+    """Whether ``node`` runs in the module's own scope (no function, class or lambda around it).
+    A walk from the module (parents are not known to these helpers): cached per module."""
+    return id(node) in _module_scope_ids(module)
+
+
+_SCOPE_IDS: "tuple[cst.Module, set[int]] | None" = None
+
+
+def _module_scope_ids(module: cst.Module) -> set[int]:
+    global _SCOPE_IDS
+    if _SCOPE_IDS is not None and _SCOPE_IDS[0] is module:
+        return _SCOPE_IDS[1]
+    ids: set[int] = set()
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        current = stack.pop()
+        ids.add(id(current))
+        for child in current.children:
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not module:
+                # the def / class statement itself is in scope; its body is not
+                continue
+            stack.append(child)
+    _SCOPE_IDS = (module, ids)
+    return ids
