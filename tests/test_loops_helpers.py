@@ -203,3 +203,21 @@ def test_a_long_chain_of_helpers_is_judged_once_each(monkeypatch) -> None:  # no
     context = ModuleContext.of(MetadataWrapper(cst.parse_module("\n".join(lines) + "\n")))
     assert pure_helper(context, "h59") is not None
     assert sorted(judged) == sorted(f"h{k}" for k in range(60))
+
+
+def test_looking_a_name_up_in_globals_is_no_rebinding() -> None:
+    """`self.base = globals()[base_name](...)` (a model registry) reads the module's names."""
+    source = "import torch\ndef f(box):\n    return box * 2\ndef build(name):\n    return globals()[name]()\n"
+    context = ModuleContext.of(MetadataWrapper(cst.parse_module(source)))
+    assert not context.rebinds_by_string
+    assert pure_helper(context, "f") is not None
+    for writing in ('globals()["f"] = g', "globals().update(f=g)", "del globals()['f']"):
+        context = ModuleContext.of(MetadataWrapper(cst.parse_module(source + writing + "\n")))
+        assert context.rebinds_by_string, writing
+
+
+def test_a_star_import_leaves_library_imports_trusted_but_makes_no_helpers() -> None:
+    source = "import torch\nfrom .types_ import *\ndef f(box):\n    return box * 2\n"
+    context = ModuleContext.of(MetadataWrapper(cst.parse_module(source)))
+    assert context.bindings.get("torch") == "torch"
+    assert pure_helper(context, "f") is None

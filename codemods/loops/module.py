@@ -63,7 +63,7 @@ class ModuleContext:
         #: anything but an import (:func:`scope_bindings`); whether it may rebind any name by a
         #: string (:func:`rebinds_by_string`)
         self.scope_counts, self.rebound, self.declared_global = scope_bindings(self.module)
-        self.rebinds_by_string = rebinds_by_string(self.module)
+        self.rebinds_by_string = rebinds_by_string(self.module, self.parents)
         self._read_imports()
         #: the top-level classes by name (the last of a name wins); their facts are read on demand
         self._classes: dict[str, cst.ClassDef] = {}
@@ -348,7 +348,25 @@ _BINDS_BY_STRING = frozenset({"globals", "exec", "eval", "compile", "__import__"
 _FRAME_ATTRIBUTES = frozenset({"_getframe", "f_globals", "f_locals", "currentframe"})
 
 
-def rebinds_by_string(module: cst.Module) -> bool:
+#: what a read of ``globals()`` may do with it (``globals()[name](...)`` looks a class up)
+_GLOBALS_READS = frozenset({"get", "keys", "items", "values", "copy"})
+
+
+def _reads_globals_only(call: cst.Call, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:
+    """Whether a ``globals()`` call is only read: subscripted where nothing stores or deletes,
+    asked for ``get`` / ``keys`` / ..., or the right side of ``in``."""
+    parent = parents.get(call)
+    if isinstance(parent, cst.Attribute) and parent.value is call:
+        return parent.attr.value in _GLOBALS_READS
+    if isinstance(parent, cst.ComparisonTarget):
+        return isinstance(parent.operator, (cst.In, cst.NotIn))
+    if isinstance(parent, cst.Subscript) and parent.value is call:
+        holder = parents.get(parent)
+        return not isinstance(holder, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del, cst.For, cst.WithItem, cst.Element, cst.StarredElement))
+    return False
+
+
+def rebinds_by_string(module: cst.Module, parents: "Mapping[cst.CSTNode, cst.CSTNode] | None" = None) -> bool:
     """Whether ``module`` may rebind one of its names without naming it: ``globals()``,
     ``exec``/``eval``/``compile`` (as names: `model.eval()` is a method), ``sys.modules``,
     frames, a ``match`` statement (its patterns bind), or ``vars()`` / ``locals()`` at the
@@ -356,6 +374,12 @@ def rebinds_by_string(module: cst.Module) -> bool:
     stack: list[tuple[cst.CSTNode, bool]] = [(module, True)]
     while stack:
         node, top = stack.pop()
+        if (
+            parents is not None and isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+            and node.func.value == "globals" and not node.args and _reads_globals_only(node, parents)
+        ):
+            stack.extend((arg, top) for arg in node.args)
+            continue  # a look-up in the module's names (`globals()[name]`), not a binding
         if isinstance(node, cst.Name) and node.value in _BINDS_BY_STRING:
             return True
         if isinstance(node, cst.Attribute):
@@ -416,17 +440,12 @@ def scope_bindings(module: cst.Module) -> "tuple[dict[str, int], set[str], set[s
                 if _at_module_scope(node, module):
                     bind(first, imported=True)
         elif isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
-            rebound.add("*")
-            declared.add("*")
+            declared.add("*")  # (a library name is still taken for its import: see helpers)
         if targets and _at_module_scope(node, module):
             for target in targets:
                 for name in _names_in(target):
                     bind(name)
         stack.extend(node.children)
-    if "*" in rebound:
-        # a star import may bind any name: nothing is bound once
-        rebound |= set(counts)
-        counts = {name: count + 1 for name, count in counts.items()}
     return counts, rebound, declared
 
 
