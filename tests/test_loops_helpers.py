@@ -93,20 +93,24 @@ def test_a_call_to_an_impure_function_of_the_module_means_no_helpers_at_all() ->
     assert helpers_called(context, cst.parse_expression("area(x) + noisy(x)")) is None
 
 
-def test_the_kernel_starts_with_the_helper_and_the_checker_policy_vets_it() -> None:
-    """The helper's text is kernel code like any other: the static policy reads it, and a
-    helper reaching an interpreter internal is refused before anything runs."""
-    from rewrite_helper import loop_candidates
-    from torchfix.equivalence.policy import vet
-
-    loop = """
-    def areas(boxes: torch.Tensor):
+#: a loop calling the helper `area`, below a function header (indented as `_PURE`)
+_AREAS = """
+    {header}
         n, _ = boxes.shape
         out = torch.zeros(n)
         for i in range(n):
             out[i] = area(boxes[i])
         return out
     """
+
+
+def test_the_kernel_starts_with_the_helper_and_the_checker_policy_vets_it() -> None:
+    """The helper's text is kernel code like any other: the static policy reads it, and a
+    helper reaching an interpreter internal is refused before anything runs."""
+    from rewrite_helper import loop_candidates
+    from torchfix.equivalence.policy import vet
+
+    loop = _AREAS.format(header="def areas(boxes: torch.Tensor):")
     found, failure = loop_candidates(_PURE + loop)
     mapped = [c for c in found if "torch.vmap" in c.kernel.new]
     assert mapped, failure
@@ -136,15 +140,7 @@ def test_a_helper_name_the_function_binds_otherwise_is_not_the_helper(shadow: st
     helper's name may be a BatchNorm, so no kernel may stand in the module's helper for it."""
     from rewrite_helper import loop_candidates
 
-    loop = f"""
-    {shadow}
-        n, _ = boxes.shape
-        out = torch.zeros(n)
-        for i in range(n):
-            out[i] = area(boxes[i])
-        return out
-    """
-    found, _ = loop_candidates(_PURE + loop)
+    found, _ = loop_candidates(_PURE + _AREAS.format(header=shadow))
     assert not any(c.kernel.old.startswith("def area(") for c in found)
     assert all(c.unverifiable for c in found)  # only the rung that says what it assumes
 
