@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import math
 import re
@@ -110,7 +111,8 @@ def discover(rules: list[str] | None) -> list[Case]:
         if rules and not any(rule.startswith(r) for r in rules):
             continue
         after = before.with_name(before.stem + ".expected.py")
-        header = next((HEADER.match(line) for line in before.read_text().splitlines()[:5] if HEADER.match(line)), None)
+        comments = itertools.takewhile(lambda line: line.startswith("#"), before.read_text().splitlines())
+        header = next((HEADER.match(line) for line in comments if HEADER.match(line)), None)
         if header is None or not after.exists() or after.read_bytes() == before.read_bytes():
             continue  # not runnable, or the checker refuted the rewrite: nothing to time
         func, args = header.group(1), _split_args(header.group(2))
@@ -193,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="16,256,4096")
     parser.add_argument("--rules", default="", help="comma list of rule code prefixes")
+    parser.add_argument("--cases", default="", help="comma list of substrings of case names (all cases when empty)")
     parser.add_argument("--device", choices=["cpu", "cuda", "all"], default="all")
     parser.add_argument("--budget", type=float, default=0.3, help="seconds per case and size")
     parser.add_argument("--threads", type=int, default=1)
@@ -203,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     devices = ["cpu", "cuda"] if args.device == "all" else [args.device]
     devices = [d for d in devices if d == "cpu" or torch.cuda.is_available()]
     cases = discover([r for r in args.rules.split(",") if r] or None)
+    wanted = [c for c in args.cases.split(",") if c]
+    if wanted:
+        cases = [c for c in cases if any(w in c.name for w in wanted)]
     print(f"torch {torch.__version__}, {args.threads} thread(s), devices: {', '.join(devices)}, {len(cases)} cases")
     speedups: dict[tuple[str, str, int], list[float]] = {}
     rows: list[dict[str, Any]] = []
