@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import libcst as cst
 import libcst.matchers as m
@@ -137,6 +137,16 @@ def sole_small_statement(body: cst.BaseSuite) -> cst.BaseSmallStatement | None:
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         return statement.body[0]
     return None
+
+
+def all_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every node under it, nested scopes included (fields walked, as
+    :func:`child_nodes`)."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child_nodes(current))
 
 
 def contains_node(node: cst.CSTNode, types: tuple[type[cst.CSTNode], ...]) -> bool:
@@ -295,13 +305,13 @@ def sole_binding(body: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     body.visit(bindings)
     if bindings.counts.get(name) != 1:
         return None
-    for node in _own_nodes(body):
+    for node in own_nodes(body):
         if isinstance(node, cst.Assign) and len(node.targets) == 1 and m.matches(node.targets[0].target, m.Name(name)):
             return node.value
     return None
 
 
-def _own_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:
+def own_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:
     """The nodes of ``body`` outside the scopes it defines."""
     found: list[cst.CSTNode] = []
     stack = [body]
@@ -587,7 +597,7 @@ def _rebound_right_after(name: str, loop: cst.For, scope: cst.CSTNode, parents: 
         return False
     nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
     if any(node is not scope and isinstance(node, nested) and any(n.value == name for n in name_nodes(node))
-           for node in _own_nodes(scope)):
+           for node in own_nodes(scope)):
         return False
     body = getattr(block, "body", None)
     if not isinstance(body, (list, tuple)) or loop not in body:

@@ -258,7 +258,7 @@ def admission_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[d
     differing either way round. (An old code that runs only there still has a domain, and a
     rewrite wrong only there must meet it.)"""
     slots = dict(signature)
-    shapes = {label: shape for shape in _SHAPES for label in (shape[0],)}
+    shapes = {shape[0]: shape for shape in _SHAPES}
     yield _example(specs, slots, shapes["trailing_one"], "ramp", "ramp", 0, 0)
     for flip in (0, 1):
         yield _example(specs, slots, shapes["ragged_trailing_one"], "ramp", "ramp", 0, 0, flip=flip)

@@ -628,21 +628,23 @@ def _admits(
     sizes drawn from ``sizes``."""
     specs = list(kernel.inputs)
     for _ in range(ADMISSION_TRIES):
-        raw = sample_nonempty(specs, signature, rng, sizes)
-        if _old_raises_on_cpu(old_code, kernel, base, raw, device):
-            error: BaseException | None = run_snippet(old_code, kernel, base, raw).error
-        else:
-            error = run_snippet(old_code, kernel, base, _to_device(raw, device)).error
+        error = _old_error(old_code, kernel, base, sample_nonempty(specs, signature, rng, sizes), device)
         if error is None:
             return True
         if errors is not None:
             errors[error_site(error)] += 1
-    for raw in _edges.admission_inputs(specs, signature):
-        if _old_raises_on_cpu(old_code, kernel, base, raw, device):
-            continue
-        if run_snippet(old_code, kernel, base, _to_device(raw, device)).error is None:
-            return True
-    return False
+    return any(_old_error(old_code, kernel, base, raw, device) is None for raw in _edges.admission_inputs(specs, signature))
+
+
+def _old_error(old_code: Any, kernel: Kernel, base: dict[str, Any], raw: dict[str, Any], device: str) -> BaseException | None:
+    """What the old code raises on ``raw`` on ``device``, or None. On a GPU leg the CPU copy
+    runs first, and an example that raises there never reaches the GPU (as in
+    :func:`_old_raises_on_cpu`, whose error this keeps instead of running it again)."""
+    if device != "cpu":
+        error = run_snippet(old_code, kernel, base, raw).error
+        if error is not None:
+            return error
+    return run_snippet(old_code, kernel, base, _to_device(raw, device)).error
 
 
 def admit_signatures(

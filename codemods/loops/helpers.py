@@ -27,10 +27,9 @@ docstring; the checker's static policy vets it like every other line of a kernel
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import libcst as cst
 
+from torchfix.codemods.analysis import all_nodes, contains_node
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.module import ModuleContext
@@ -47,14 +46,19 @@ def pure_helper(context: ModuleContext, name: str) -> cst.FunctionDef | None:
     return _pure(context, name, frozenset())
 
 
-def helpers_called(context: ModuleContext, node: cst.CSTNode) -> list[cst.FunctionDef] | None:
+def helpers_called(context: ModuleContext, node: cst.CSTNode, at: cst.CSTNode | None = None) -> list[cst.FunctionDef] | None:
     """The pure helpers ``node`` calls by name, with the helpers they call, callees first; None
-    when a call by a bare name is to a function of the module that is not a pure helper."""
+    when a call by a bare name is to a function of the module that is not a pure helper. ``at``:
+    where ``node`` runs (a loop); a name a function around it uses otherwise than to call it
+    is not the module's function there, and ``node``'s calls of it are left out (a helper's own
+    calls resolve in the module, where a pure helper is bound once)."""
     found: dict[str, cst.FunctionDef] = {}
 
     def visit(current: cst.CSTNode) -> bool:
         for call in _calls(current):
             if not isinstance(call.func, cst.Name) or call.func.value not in context.functions:
+                continue
+            if current is node and at is not None and not _called_as_module_function(context, call.func.value, at):
                 continue
             helper = pure_helper(context, call.func.value)
             if helper is None:
@@ -69,14 +73,14 @@ def helpers_called(context: ModuleContext, node: cst.CSTNode) -> list[cst.Functi
     return list(found.values()) if visit(node) else None
 
 
-def called_as_module_function(context: ModuleContext, name: str, at: cst.CSTNode) -> bool:
+def _called_as_module_function(context: ModuleContext, name: str, at: cst.CSTNode) -> bool:
     """Whether ``name`` at ``at`` (a loop) is the module's function: no function around ``at``
     uses the name but to call it -- a parameter, local, import, nested ``def``, ``global``
     declaration or attribute of that name in any of them could make it another callable."""
     current: cst.CSTNode | None = at
     while current is not None:
         if isinstance(current, (cst.FunctionDef, cst.Lambda)):
-            for node in _walk_all(current):
+            for node in all_nodes(current):
                 if isinstance(node, cst.Name) and node.value == name:
                     parent = context.parents.get(node)
                     if not (isinstance(parent, cst.Call) and parent.func is node):
@@ -131,7 +135,7 @@ def _judge(context: ModuleContext, name: str, visiting: frozenset[str]) -> cst.F
     for statement in statements:
         if not _plain_statement(statement, local):
             return None
-    if any(isinstance(n, (cst.NamedExpr, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)) for n in _walk_all(helper.body)):
+    if contains_node(helper.body, (cst.NamedExpr, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
         return None  # names bound inside expressions (and scopes of their own)
     # a library name counts where one import at the module's own scope binds it, and nothing else
     libraries = {n for n in context.bindings if context.scope_counts.get(n) == 1 and n not in context.rebound}
@@ -211,16 +215,8 @@ def _declared_global(context: ModuleContext, name: str) -> bool:
     return name in context.declared_global or "*" in context.declared_global
 
 
-def _walk_all(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
-
-
 def _calls(node: cst.CSTNode) -> list[cst.Call]:
-    return [n for n in _walk_all(node) if isinstance(n, cst.Call)]
+    return [n for n in all_nodes(node) if isinstance(n, cst.Call)]
 
 
 def _literal(node: cst.BaseExpression) -> bool:
@@ -245,7 +241,3 @@ class _StripAnnotations(cst.CSTTransformer):
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         return updated.with_changes(returns=None)
-
-    def leave_AnnAssign(self, original: cst.AnnAssign, updated: cst.AnnAssign) -> cst.BaseSmallStatement:
-        # (refused by the purity check before this runs; kept total)
-        return updated

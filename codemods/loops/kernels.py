@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Collection, Iterable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import VIEW_METHODS, comprehension_variables, dotted, is_in_place_method, parameter_names, target_names
+from torchfix.codemods.analysis import VIEW_METHODS, all_nodes, child_nodes, comprehension_variables, dotted, is_in_place_method, parameter_names, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.facts import IN_HANDLER, LoopFacts, _walk, inside_handler, loop_counts
-from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.module import FRAME_ATTRIBUTES, ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
 from torchfix.codemods.loops.ranks import dims_taken, fewest_dims
 from torchfix.codemods.base import Proposal
@@ -706,7 +706,7 @@ def _reads(statement: cst.CSTNode) -> list[str]:
 
     written = _stored_names(statement)
     # a lambda's parameters, and their uses in its body, are not reads of the enclosing scope
-    for node in _walk_all(statement):
+    for node in all_nodes(statement):
         if isinstance(node, cst.Lambda):
             bound = {p.name.value for p in node.params.params}
             written |= {id(p.name) for p in node.params.params}
@@ -728,12 +728,13 @@ def _fixed_number_list(facts: LoopFacts, name: str) -> bool:
     definition = facts.definition(name)
     if definition is None or definition.others:
         return False
-    bound = {id(n) for n in _walk_all(definition.statement)}
-    inside = {id(n) for n in _walk_all(facts.loop)}
-    parents = facts.context.parents
-    if _reaches_locals(facts.scope):
+    scope = facts.scope
+    if facts.context.once("reaches locals", scope, lambda: _reaches_locals(scope)):
         return False
-    for node in _walk_all(facts.scope):
+    bound = {id(n) for n in all_nodes(definition.statement)}
+    inside = {id(n) for n in all_nodes(facts.loop)}
+    parents = facts.context.parents
+    for node in all_nodes(scope):
         if not (isinstance(node, cst.Name) and node.value == name) or id(node) in bound:
             continue
         parent = parents.get(node)
@@ -757,20 +758,14 @@ def _reaches_locals(scope: cst.CSTNode) -> bool:
         if isinstance(node, cst.ImportStar):
             return True
         if isinstance(node, cst.Attribute):
-            if node.attr.value in ("_getframe", "f_locals", "f_globals", "currentframe"):
+            if node.attr.value in FRAME_ATTRIBUTES:
                 return True
             stack.append(node.value)  # (`model.eval()` is a method, not the builtin)
             continue
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return False
 
 
-def _walk_all(node: cst.CSTNode):  # noqa: ANN202 - every node, lambdas included
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 def input_specs(
@@ -947,12 +942,12 @@ def build_kernel(
     shadowed = _shadowed_builtins(facts.scope)
     reads = set(free_names(old, module_names, shadowed)) | set(free_names(new, module_names, shadowed))
     prelude, cut = prelude_for(facts, reads, exclude_from_prelude, given)
-    fixed = [facts.definition(n) for n in sorted(cut) if n not in given and _fixed_number_list(facts, n)]
+    fixed = [n for n in sorted(cut) if n not in given and _fixed_number_list(facts, n)]
     if fixed:
         # `means = [0.485, 0.456, 0.406]` above a statement the prelude cannot replay: the
         # literal is what the loop reads, whatever ran in between (nothing else touches it)
-        prelude = (*(d.statement for d in fixed if d is not None), *prelude)
-        cut = cut - {d.name for d in fixed if d is not None}
+        prelude = (*(facts.definition(n).statement for n in fixed), *prelude)  # type: ignore[union-attr]
+        cut = cut - set(fixed)
     if cut:
         _refuse_shared(facts, cut, _written_through(prelude, [*old, *new], context))
     old_all = [*prelude, *old]

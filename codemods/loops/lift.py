@@ -910,39 +910,32 @@ class Lifter:
             if left.keepdim != right.keepdim:
                 raise CannotLift(f"`{short(node)}` mixes `x[i]` and `x[i:i + 1]` samples")
             what = f"`{short(node)}`: the ranks of the samples decide how they broadcast"
+            rank: int | None
             if self._batch_last(left, right):
                 # one number per sample against samples of any rank: with the batch axis last,
                 # the numbers broadcast along it whatever the rank (`_batch_first` moves it back)
-                numbers, array = (left, right) if self._rank_zero(left) else (right, left)
-                if numbers.scalar and self.library.is_numpy and isinstance(node, cst.Comparison):
-                    # NEP 50: NumPy compares a Python int exactly (uint8 == 356 is False), which
-                    # neither a cast nor an int64 batch of them reproduces for every dtype
-                    raise CannotLift(f"`{short(node)}`: NumPy compares a per-sample Python number unlike a batch of them")
-                moved = self.library.move_axis(self.spell, array.node, 0, -1)
-                a, b = (numbers.node, moved) if numbers is left else (moved, numbers.node)
-                if numbers.scalar and not array.scalar:
-                    carrier = self._dtype_carrier(array.node)
-                    weak_kind = _weak_kind(node, numbers.kind)
-                    if weak_kind is not None and carrier is not None:
-                        weak = self.library.as_weak_number(self.spell, numbers.node, carrier, weak_kind)
-                        a, b = (weak, b) if numbers is left else (a, weak)
-                return a, b, None
-            if self.any_rank_broadcast and left.sources and right.sources and left.rank is None and right.rank is None:
-                # neither rank is pinned: ask for one side's alone -- where it holds one number
-                # per sample, the other may keep any rank
-                raise NeedRank(left.sources, what)
-            self._need_all((left, right), what)
-            lr, rr = self._need(left, what), self._need(right, what)
-            if lr == rr:
-                a, b, rank = left.node, right.node, lr
-            elif lr < rr:
-                a, b, rank = self._expand(left, rr - lr), right.node, rr
+                if self._rank_zero(left):
+                    a, b, rank = left.node, self.library.move_axis(self.spell, right.node, 0, -1), None
+                else:
+                    a, b, rank = self.library.move_axis(self.spell, left.node, 0, -1), right.node, None
             else:
-                a, b, rank = left.node, self._expand(right, lr - rr), lr
+                if self.any_rank_broadcast and left.sources and right.sources and left.rank is None and right.rank is None:
+                    # neither rank is pinned: ask for one side's alone -- where it holds one
+                    # number per sample, the other may keep any rank
+                    raise NeedRank(left.sources, what)
+                self._need_all((left, right), what)
+                lr, rr = self._need(left, what), self._need(right, what)
+                if lr == rr:
+                    a, b, rank = left.node, right.node, lr
+                elif lr < rr:
+                    a, b, rank = self._expand(left, rr - lr), right.node, rr
+                else:
+                    a, b, rank = left.node, self._expand(right, lr - rr), lr
             if left.scalar != right.scalar:
                 if self.library.is_numpy and isinstance(node, cst.Comparison):
                     # NumPy compares a Python int with a float array in the array's dtype, with an
-                    # int array exactly (`uint64 > -1`); a batch of numbers compares in neither way
+                    # int array exactly (`uint64 > -1`, NEP 50: `uint8 == 356` is False); a batch
+                    # of numbers compares in neither way
                     raise CannotLift(f"`{short(node)}`: NumPy compares a per-sample Python number unlike a batch of them")
                 numbers, array = (left, right) if left.scalar else (right, left)
                 carrier = self._dtype_carrier(array.node)

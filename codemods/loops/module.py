@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TypeVar
 
 import libcst as cst
 
-from torchfix.codemods.analysis import ModuleNodes, dotted, module_nodes, positions
+from torchfix.codemods.analysis import ModuleNodes, dotted, module_nodes, own_nodes, positions
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import ScopeEvidence
@@ -62,8 +62,8 @@ class ModuleContext:
         #: how many times the module's own scope binds each name, and the names it binds by
         #: anything but an import (:func:`scope_bindings`); whether it may rebind any name by a
         #: string (:func:`rebinds_by_string`)
-        self.scope_counts, self.rebound, self.declared_global = scope_bindings(self.module)
-        self.rebinds_by_string = rebinds_by_string(self.module, self.parents)
+        self.scope_counts, self.rebound, self.declared_global = scope_bindings(self.nodes)
+        self.rebinds_by_string = rebinds_by_string(self.nodes)
         self._read_imports()
         #: the top-level classes by name (the last of a name wins); their facts are read on demand
         self._classes: dict[str, cst.ClassDef] = {}
@@ -344,10 +344,8 @@ def _self_assignments(method: cst.FunctionDef):  # noqa: ANN202 - yields (attr, 
 
 #: names through which code may bind a module's globals without naming them
 _BINDS_BY_STRING = frozenset({"globals", "exec", "eval", "compile", "__import__", "__builtins__"})
-#: attributes that reach a module's namespace through a frame
-_FRAME_ATTRIBUTES = frozenset({"_getframe", "f_globals", "f_locals", "currentframe"})
-
-
+#: attributes that reach a namespace through a frame (``sys._getframe().f_locals``)
+FRAME_ATTRIBUTES = frozenset({"_getframe", "f_globals", "f_locals", "currentframe"})
 #: what a read of ``globals()`` may do with it (``globals()[name](...)`` looks a class up)
 _GLOBALS_READS = frozenset({"get", "keys", "items", "values", "copy"})
 
@@ -366,44 +364,46 @@ def _reads_globals_only(call: cst.Call, parents: Mapping[cst.CSTNode, cst.CSTNod
     return False
 
 
-def rebinds_by_string(module: cst.Module, parents: "Mapping[cst.CSTNode, cst.CSTNode] | None" = None) -> bool:
-    """Whether ``module`` may rebind one of its names without naming it: ``globals()``,
-    ``exec``/``eval``/``compile`` (as names: `model.eval()` is a method), ``sys.modules``,
-    frames, a ``match`` statement (its patterns bind), or ``vars()`` / ``locals()`` at the
-    module's own scope."""
-    stack: list[tuple[cst.CSTNode, bool]] = [(module, True)]
-    while stack:
-        node, top = stack.pop()
-        if (
-            parents is not None and isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
-            and node.func.value == "globals" and not node.args and _reads_globals_only(node, parents)
-        ):
-            stack.extend((arg, top) for arg in node.args)
-            continue  # a look-up in the module's names (`globals()[name]`), not a binding
-        if isinstance(node, cst.Name) and node.value in _BINDS_BY_STRING:
-            return True
-        if isinstance(node, cst.Attribute):
-            if node.attr.value in _FRAME_ATTRIBUTES or (
-                node.attr.value == "modules" and isinstance(node.value, cst.Name) and node.value.value == "sys"
-            ):
-                return True
-            stack.append((node.value, top))  # (the attribute's own name is no variable)
+def rebinds_by_string(nodes: ModuleNodes) -> bool:
+    """Whether the module may rebind one of its names without naming it: ``globals()`` other
+    than read, ``exec``/``eval``/``compile`` (as names: `model.eval()` is a method),
+    ``sys.modules``, frames, a ``match`` statement (its patterns bind), or ``vars()`` /
+    ``locals()`` at the module's own scope. Answered from the module's node index: no walk."""
+    parents = nodes.parents
+    for name in nodes.of_type(cst.Name):
+        assert isinstance(name, cst.Name)
+        if name.value not in _BINDS_BY_STRING:
             continue
-        if isinstance(node, cst.Match):
+        parent = parents.get(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name:
+            continue  # an attribute's own name is no variable
+        if (
+            name.value == "globals" and isinstance(parent, cst.Call) and parent.func is name and not parent.args
+            and _reads_globals_only(parent, parents)
+        ):
+            continue  # a look-up in the module's names (`globals()[name]`), not a binding
+        return True
+    for attribute in nodes.of_type(cst.Attribute):
+        assert isinstance(attribute, cst.Attribute)
+        if attribute.attr.value in FRAME_ATTRIBUTES or (
+            attribute.attr.value == "modules" and isinstance(attribute.value, cst.Name) and attribute.value.value == "sys"
+        ):
             return True
-        if top and isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("vars", "locals") and not node.args:
-            return True
-        inner = top and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
-        stack.extend((child, inner) for child in node.children)
-    return False
+    if nodes.of_type(cst.Match):
+        return True
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("vars", "locals") and not node.args
+        for node in own_nodes(nodes.module)
+    )
 
 
-def scope_bindings(module: cst.Module) -> "tuple[dict[str, int], set[str], set[str]]":
-    """How many times ``module``'s own scope binds each name (``def``, ``class``, assignment,
+def scope_bindings(nodes: ModuleNodes) -> "tuple[dict[str, int], set[str], set[str]]":
+    """How many times the module's own scope binds each name (``def``, ``class``, assignment,
     import, ``for`` / ``with`` / ``except`` targets, walrus, ``del``; function and class bodies
-    left out, every Name in a target position counted -- an attribute target too, cautiously),
-    the names bound there by anything but an import (or declared ``global`` anywhere), and the
-    names declared ``global`` anywhere ("*" where a star import may bind any name)."""
+    left out, every Name in a target position counted -- an attribute target too, cautiously:
+    ``mymodule.f = g`` rebinds the module's ``f``), the names bound there by anything but an
+    import (or declared ``global`` anywhere), and the names declared ``global`` anywhere ("*"
+    where a star import may bind any name)."""
     counts: dict[str, int] = {}
     rebound: set[str] = set()
     declared: set[str] = set()
@@ -413,15 +413,9 @@ def scope_bindings(module: cst.Module) -> "tuple[dict[str, int], set[str], set[s
         if not imported:
             rebound.add(name)
 
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Global):
-            rebound.update(item.name.value for item in node.names)
-            declared.update(item.name.value for item in node.names)
+    for node in own_nodes(nodes.module):
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            if _at_module_scope(node, module):
-                bind(node.name.value)
+            bind(node.name.value)
         targets: list[cst.CSTNode] = []
         if isinstance(node, cst.AssignTarget):
             targets = [node.target]
@@ -436,52 +430,16 @@ def scope_bindings(module: cst.Module) -> "tuple[dict[str, int], set[str], set[s
         elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
                 bound = alias.asname.name if alias.asname is not None else alias.name
-                first = cst.Module([]).code_for_node(bound).split(".")[0]
-                if _at_module_scope(node, module):
-                    bind(first, imported=True)
-        elif isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
-            declared.add("*")  # (a library name is still taken for its import: see helpers)
-        if targets and _at_module_scope(node, module):
-            for target in targets:
-                for name in _names_in(target):
-                    bind(name)
-        stack.extend(node.children)
+                bind(cst.Module([]).code_for_node(bound).split(".")[0], imported=True)
+        for target in targets:
+            for name in own_nodes(target):
+                if isinstance(name, cst.Name):
+                    bind(name.value)
+    for statement in nodes.of_type(cst.Global):
+        assert isinstance(statement, cst.Global)
+        names = {item.name.value for item in statement.names}
+        rebound |= names
+        declared |= names
+    if any(isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar) for node in nodes.of_type(cst.ImportFrom)):
+        declared.add("*")  # (a library name is still taken for its import: see helpers)
     return counts, rebound, declared
-
-
-def _names_in(node: cst.CSTNode) -> list[str]:
-    found: list[str] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.append(current.value)
-        stack.extend(current.children)
-    return found
-
-
-def _at_module_scope(node: cst.CSTNode, module: cst.Module) -> bool:
-    """Whether ``node`` runs in the module's own scope (no function, class or lambda around it).
-    A walk from the module (parents are not known to these helpers): cached per module."""
-    return id(node) in _module_scope_ids(module)
-
-
-_SCOPE_IDS: "tuple[cst.Module, set[int]] | None" = None
-
-
-def _module_scope_ids(module: cst.Module) -> set[int]:
-    global _SCOPE_IDS
-    if _SCOPE_IDS is not None and _SCOPE_IDS[0] is module:
-        return _SCOPE_IDS[1]
-    ids: set[int] = set()
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        current = stack.pop()
-        ids.add(id(current))
-        for child in current.children:
-            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not module:
-                # the def / class statement itself is in scope; its body is not
-                continue
-            stack.append(child)
-    _SCOPE_IDS = (module, ids)
-    return ids

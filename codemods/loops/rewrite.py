@@ -23,7 +23,7 @@ from torchfix.codemods.evidence import MATH_INTS
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.domain import Domain, loop_domain
 from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind, _walk, lifted_inner_loop, loop_counts, loop_facts
-from torchfix.codemods.loops.helpers import called_as_module_function, helpers_called, kernel_text
+from torchfix.codemods.loops.helpers import helpers_called, kernel_text
 from torchfix.codemods.loops.kernels import FILLS, UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
@@ -219,15 +219,12 @@ def _extent_of(facts: LoopFacts, options: Options) -> Extent:
         return Extent(domain.start, domain.stop, frozenset(full), clamp, count, measured, sized, _builds_on_default_device(facts))
     # a loop over sequences: zip stops at the shortest
     names = [w.name for w in domain.walked]
-    # one walked name: its rows are the samples; any other array the index reads is cut to as
-    # many rows (`for i, w in enumerate(weights): ... target[i]` reads `target[:len(weights)]`)
-    if len(domain.walked) == 1 and names[0] is not None:
-        full.add(names[0])
-        count = call(name("len"), name(names[0]))
-        return Extent(0, count, frozenset(full), False, count)
+    # one walked name (walked once or zipped with itself): its rows are the samples; any other
+    # array the index reads is cut to as many rows (`for i, w in enumerate(weights): ...
+    # target[i]` reads `target[:len(weights)]`)
     if all(n is not None for n in names) and len(set(names)) == 1:
         count = call(name("len"), name(names[0]))  # type: ignore[arg-type]
-        return Extent(0, count, frozenset({names[0]}), False, count)
+        return Extent(0, count, frozenset({names[0]}), False, count)  # type: ignore[arg-type]
     # zip of several: each is cut to the shortest
     lengths = [call(name("len"), w.source) for w in domain.walked]
     stop = call(name("min"), *lengths)
@@ -2410,10 +2407,7 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
         mapped_names.append(index)
     if not mapped_names:
         raise CannotRewrite("the body reads no sample", facts.loop)
-    helpers = [
-        h for h in helpers_called(context, body) or []
-        if called_as_module_function(context, h.name.value, facts.loop)
-    ]
+    helpers = helpers_called(context, body, at=facts.loop) or []
     helper_names = {h.name.value for h in helpers}
     for callee in _calls_of(body):
         if isinstance(callee.func, cst.Name) and callee.func.value in helper_names:
