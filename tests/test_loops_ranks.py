@@ -131,6 +131,38 @@ def test_ranks_follow_each_binding_and_forget_what_a_branch_or_loop_rebinds() ->
     assert "y" not in shapes.ranks and "z" not in shapes.ranks and "w" not in shapes.ranks
 
 
+def test_a_shape_unpacking_pins_a_rank_only_where_it_ran_before_the_loop_on_every_path() -> None:
+    # `a, b = x.shape` raises for any other rank: past it on every path, `x` is 2-D. In a branch
+    # or after the loop it says nothing of the `x` the loop sees (it pinned `x` 2-D once, and a
+    # 3-D `x` got `x.sum(1)` for `x[i].sum()`: a wrong patch)
+    shapes = _shapes("""
+        import torch
+        def f(x, y, z, w, flag, out):
+            a, b = x.shape
+            if flag:
+                c, d = y.shape
+            h, = w.size()
+            for i in range(len(out)):
+                out[i] = x[i].sum() + y[i].sum() + z[i].sum() + w[i]
+            e, f, g = z.shape
+            return out
+        """)
+    assert shapes.ranks.get("x") == 2 and shapes.ranks.get("w") == 1
+    assert "y" not in shapes.ranks and "z" not in shapes.ranks
+
+
+def test_a_shape_unpacking_into_the_name_itself_pins_nothing() -> None:
+    shapes = _shapes("""
+        import torch
+        def f(x, out):
+            x, n = x.shape
+            for i in range(len(out)):
+                out[i] = x[i]
+            return out
+        """)
+    assert "x" not in shapes.ranks
+
+
 def test_the_flow_enters_with_and_if_blocks_but_not_a_handler_after_its_try() -> None:
     shapes = _shapes("""
         import torch

@@ -208,12 +208,13 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
             owner = _shape_owner(value)
             if owner is None:
                 continue
-            source, prefix = owner
+            source, _ = owner
             names = [e.value for e in target.elements]
             if any(isinstance(e, cst.StarredElement) for e in target.elements) or not all(isinstance(v, cst.Name) for v in names):
                 continue
-            if not prefix and counts.get(source, 0) == 0:
-                facts.ranks.setdefault(source, len(names))
+            # (the rank `h, w = x.shape` pins holds only past it: `ranks.ranks_at` follows it
+            # where it runs before the loop on every path; a pin in a branch or after the loop
+            # says nothing of the `x` the loop sees)
             for dim, element in enumerate(names):
                 assert isinstance(element, cst.Name)
                 if counts.get(element.value) == 1 and element.value not in parameters:

@@ -409,10 +409,33 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                     flow.ranks[target] = found[0]
                     if is_bool:
                         flow.bools.add(target)
+            elif (unpacked := _unpacked_shape(small)) is not None:
+                # `h, w = x.shape`: past it, `x` has as many dimensions as names (else it raised)
+                owner, targets = unpacked
+                _forget(flow, set(targets))
+                if owner not in targets:
+                    flow.ranks[owner] = len(targets)
             else:
                 _forget(flow, _mentioned(small))
         return
     _forget(flow, flow.mentioned(statement))
+
+
+def _unpacked_shape(small: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
+    """``("x", ["h", "w"])`` for ``h, w = x.shape`` or ``h, w = x.size()`` (names only, no star)."""
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Tuple, cst.List))):
+        return None
+    elements = small.targets[0].target.elements
+    if not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in elements):
+        return None
+    value = small.value
+    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name("shape"))):
+        owner = value.value.value  # type: ignore[attr-defined]
+    elif m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[])):
+        owner = value.func.value.value  # type: ignore[attr-defined]
+    else:
+        return None
+    return owner, [e.value.value for e in elements]  # type: ignore[attr-defined]
 
 
 def _mentioned(node: cst.CSTNode) -> set[str]:
