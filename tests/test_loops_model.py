@@ -1683,3 +1683,37 @@ def test_another_array_read_at_the_walked_index_is_cut_to_the_walked_length() ->
     assert found, failure
     assert all("features[:len(weights)]" in c.kernel.new for c in found)
     assert all("weights[:len" not in c.kernel.new for c in found)  # the walked array is whole
+
+
+def test_the_samples_of_an_arange_the_header_builds_are_numbers() -> None:
+    # `np.arange(...)` is 1-D whatever its arguments: each `t` is one number, which broadcasts
+    # against the rows of a 1-D `scores` from the front; one walked expression is walked whole
+    # (no `min()` of one length, no `[:len(...)]` of itself)
+    code = _lifted("""
+        import numpy as np
+        def f(scores):
+            n, = scores.shape
+            hits = np.zeros(11)
+            for k, t in enumerate(np.arange(0., 1.1, 0.1)):
+                hits[k] = np.sum(scores >= t)
+            return hits
+        """, Options(library="numpy"))
+    assert "hits[:len(np.arange(0., 1.1, 0.1))] = np.sum(scores >= np.arange(0., 1.1, 0.1)[:, None], 1)" in code
+    assert "min(" not in code
+
+
+def test_a_guard_run_only_when_some_sample_passes_is_also_run_only_when_the_loop_runs() -> None:
+    code = _lifted("""
+        import torch
+        def f(scores: torch.Tensor, ys: torch.Tensor, eos):
+            for i in range(ys.size(0)):
+                if ys[i] == eos:
+                    scores[i] = -1e20
+            return scores
+        """, Options(hypotheses=(("ys", 1),), guard_any=True, guard_empty=True))
+    assert textwrap.dedent("""\
+        if ys.size(0) > 0:
+            keep = ys == eos
+            if keep.any():
+                scores[:ys.size(0)][keep] = -1e20
+        """) in textwrap.dedent(code.split("def f(scores: torch.Tensor, ys: torch.Tensor, eos):\n", 1)[1])

@@ -34,7 +34,7 @@ def rungs(facts: LoopFacts) -> list[Options]:
     ladder += [Options(guard_empty=True), Options(replace_allocation=False, guard_empty=True)]
     if any(step.kind is StepKind.GUARD for step in facts.steps):
         # a guard's statements may evaluate invariant parts the loop reached only for some samples
-        ladder += [replace(o, guard_any=True) for o in ladder if not o.guard_empty]
+        ladder += [replace(o, guard_any=True) for o in ladder]
     return ladder
 
 

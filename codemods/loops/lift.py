@@ -51,6 +51,7 @@ from torchfix.codemods.loops.nodes import (
     slice_of,
     subscript,
 )
+from torchfix.codemods.loops.ranks import rank_of
 
 _ELEMENTWISE_OPERATORS = (
     cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
@@ -312,6 +313,11 @@ class Lifter:
             full = self.rank_of(source.value)
             rank = None if full is None else full - 1
             sources = frozenset({source.value})
+        else:
+            # an array the loop header builds (`np.arange(0., 1.1, 0.1)`): its rank is in the code
+            found = rank_of(source, self.ranks, self.qualify, self.numbers)
+            if found is not None and found[1] and found[0] >= 1:
+                rank = found[0] - 1
         return Lifted(self._slice_rows(source), True, rank, sources=sources)
 
     def _assume(self, text: str) -> None:
@@ -425,6 +431,8 @@ class Lifter:
         upper: cst.BaseExpression | None = extent.stop
         if offset == 0 and base_name is not None and base_name == extent.measured:
             upper = None  # `w[1:w.size(0)]` is `w[1:]`
+        if offset == 0 and upper is not None and upper.deep_equals(call(name("len"), base)):
+            upper = None  # the one walked expression: `np.arange(3)[:len(np.arange(3))]` is itself
         if upper is not None and extent.clamp:
             upper = call(name("max"), upper, integer(0))
         if upper is not None and offset:

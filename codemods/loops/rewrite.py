@@ -225,6 +225,10 @@ def _extent_of(facts: LoopFacts, options: Options) -> Extent:
     if all(n is not None for n in names) and len(set(names)) == 1:
         count = call(name("len"), name(names[0]))  # type: ignore[arg-type]
         return Extent(0, count, frozenset({names[0]}), False, count)  # type: ignore[arg-type]
+    if len(domain.walked) == 1:
+        # one walked expression (`np.arange(0., 1.1, 0.1)`): as many samples as it has rows
+        count = call(name("len"), domain.walked[0].source)
+        return Extent(0, count, frozenset(), False, count)
     # zip of several: each is cut to the shortest
     lengths = [call(name("len"), w.source) for w in domain.walked]
     stop = call(name("min"), *lengths)
@@ -802,10 +806,24 @@ def _run_only_if_the_loop_runs(plan: "_Plan", facts: LoopFacts, extent: Extent) 
         s.body.body if isinstance(s, cst.If) and s.orelse is None and isinstance(s.body, cst.IndentedBlock) and code_of(s.test) == code_of(test)
         else (s,)
     )]
-    if not all(_store_or_augmented(s) or _dead_temporary(s, facts) for s in statements):
+    if not all(_store_or_augmented(s) or _dead_temporary(s, facts) or _mask_or_its_block(s, plan) for s in statements):
         return
     plan.statements[:] = [cst.If(test=test, body=cst.IndentedBlock(body=list(statements)))]
     plan.descriptions.append("run only when the loop would run")
+
+
+def _mask_or_its_block(statement: cst.BaseStatement, plan: "_Plan") -> bool:
+    """The guard's mask (``keep = ...``, a fresh name nothing outside the loop reads), or the
+    ``if keep.any():`` block of stores :func:`_run_only_if_any` made of the statements after it."""
+    if plan.mask is None:
+        return False
+    if _assigns(statement, plan.mask):
+        return True
+    return (
+        isinstance(statement, cst.If) and statement.orelse is None and isinstance(statement.body, cst.IndentedBlock)
+        and statement.test.deep_equals(call(attribute(plan.mask, "any")))
+        and all(_store_or_augmented(s) for s in statement.body.body)
+    )
 
 
 def _dead_temporary(statement: cst.BaseStatement, facts: LoopFacts) -> bool:
