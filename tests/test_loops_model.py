@@ -302,6 +302,29 @@ def test_kernels_replay_the_pure_prelude_and_mark_walked_dimensions() -> None:
     assert set(specs) == {"x", "w"} and specs["x"].batch_dim == 0 and specs["x"].ranks == (2,)
 
 
+def test_a_rank_pinned_before_the_prelude_is_the_rank_an_input_is_drawn_with() -> None:
+    # `target = target.view(-1)` above an opaque call (handed `target`'s shape only): the prelude
+    # starts after the call, where `target` is 1-D on every path; `x = x.view(-1)` inside the prelude pins the rebound `x`,
+    # not the `x` the kernel is given, which keeps every rank
+    facts = _first_loop_facts("""
+        import torch
+        def f(target, x, out: torch.Tensor):
+            target = target.view(-1)
+            shape = log(target.shape)
+            x = x.view(-1)
+            for i in range(len(out)):
+                out[i] = target[i] + x[i] + 1
+            return out
+        """)
+    assert facts is not None
+    assert facts.shapes.ranks["target"] == 1 and facts.shapes.ranks["x"] == 1
+    kernel = lift_loop(facts, Options()).kernel
+    assert "x = x.view(-1)" in kernel.old and "log(" not in kernel.old
+    specs = {s.name: s for s in kernel.inputs}
+    assert specs["target"].ranks == (1,)
+    assert len(specs["x"].ranks) > 1  # every rank `x[i]` reads
+
+
 @pytest.mark.parametrize("change", ["t[0] = -5", "t.neg_()", "u = t; u.fill_(-1)", "log(t)"])
 def test_the_prelude_stops_where_a_statement_may_change_what_it_bound(change: str) -> None:
     # replaying `t = x.abs()` would show the checker only t >= 0; the loop sees what the

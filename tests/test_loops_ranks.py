@@ -101,13 +101,33 @@ def test_a_parameter_rebound_at_the_top_is_pinned_at_the_loop() -> None:
         def f(target, align, out):
             target = target.view(-1)
             align = align.view(-1)
-            scores = self_generator(target)
+            scores = self_generator(align.shape[0], target.size(0))
+            n = len(target) + int(align.numel())
             for i in range(target.size(0)):
                 out[i] = target[i] + align[i]
             return out
         """)
     assert shapes.ranks["target"] == 1 and shapes.ranks["align"] == 1
     assert "out" not in shapes.ranks  # an input whose rank nothing pins
+
+
+@pytest.mark.parametrize(
+    "handing",
+    ["scores = self_generator(target)", "scores = self.criterion(out, [target])", "n = target.resize_as(out)",
+     "h, w = loss(target).shape", "k = len(target) + helper(x=target)"],
+)
+def test_a_name_handed_to_a_call_torchfix_cannot_see_into_is_pinned_no_more(handing: str) -> None:
+    # the callee may run `target.unsqueeze_(1)` (or `target.resize_(...)`) on it
+    shapes = _shapes(f"""
+        import torch
+        def f(self, target, out):
+            target = target.view(-1)
+            {handing}
+            for i in range(target.size(0)):
+                out[i] = target[i] + 1
+            return out
+        """)
+    assert "target" not in shapes.ranks
 
 
 def test_ranks_follow_each_binding_and_forget_what_a_branch_or_loop_rebinds() -> None:

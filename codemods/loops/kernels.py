@@ -13,7 +13,6 @@ so it ends the prelude, and the names still needed become inputs of the kernel i
 
 from __future__ import annotations
 
-import builtins
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Collection, Iterable, Sequence
 
@@ -24,7 +23,7 @@ from torchfix.codemods.analysis import VIEW_METHODS, all_nodes, child_nodes, com
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.facts import IN_HANDLER, LoopFacts, _walk, inside_handler, loop_counts
-from torchfix.codemods.loops.module import FRAME_ATTRIBUTES, ModuleContext
+from torchfix.codemods.loops.module import BUILTINS, FRAME_ATTRIBUTES, ModuleContext, shadowed_builtins
 from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
 from torchfix.codemods.loops.ranks import dims_taken, fewest_dims
 from torchfix.codemods.base import Proposal
@@ -33,7 +32,7 @@ from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
 
-_BUILTINS = frozenset(dir(builtins))
+_BUILTINS = BUILTINS
 #: builtins a replayed statement may call
 _PURE_BUILTINS = frozenset({"len", "range", "int", "float", "bool", "abs", "min", "max", "round", "tuple", "list", "sum"})
 #: tensor attributes a replayed statement may read
@@ -183,7 +182,7 @@ def _inert_print(statement: cst.BaseStatement, context: ModuleContext) -> bool:
     if not (isinstance(expression, cst.Expr) and isinstance(expression.value, cst.Call)):
         return False
     call_ = expression.value
-    if not m.matches(call_.func, m.Name("print")) or "print" in _shadowed_anywhere(context):
+    if not m.matches(call_.func, m.Name("print")) or "print" in shadowed_builtins(context):
         return False
     return all(a.keyword is None and not a.star and _describes(a.value, context) for a in call_.args)
 
@@ -198,7 +197,7 @@ def _describes(value: cst.BaseExpression, context: ModuleContext) -> bool:
         return True
     if m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size") | m.Name("dim") | m.Name("numel")))):
         return all(a.keyword is None and not a.star and isinstance(a.value, cst.Integer) for a in value.args)  # type: ignore[union-attr]
-    return m.matches(value, m.Call(func=m.Name("len"), args=[m.Arg(value=m.Name(), keyword=None, star="")])) and "len" not in _shadowed_anywhere(context)
+    return m.matches(value, m.Call(func=m.Name("len"), args=[m.Arg(value=m.Name(), keyword=None, star="")])) and "len" not in shadowed_builtins(context)
 
 
 def _refuse_shared(facts: LoopFacts, names: Collection[str], written: Collection[str]) -> None:
@@ -538,7 +537,7 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
         leaf = qualified.rsplit(".", 1)[-1] if qualified else (func.attr.value if isinstance(func, cst.Attribute) else "")
         if qualified is not None and qualified.split(".", 1)[0] not in _KNOWN_LIBRARIES:
             leaf = ""  # `from helpers import copy`: the module's own `copy` may return its argument
-        if isinstance(func, cst.Name) and qualified is None and func.value in _BUILTINS and func.value not in _shadowed_anywhere(context):
+        if isinstance(func, cst.Name) and qualified is None and func.value in _BUILTINS and func.value not in shadowed_builtins(context):
             leaf = func.value  # `range(n)`, `len(x)`: the builtin, which nothing in the module rebinds
         if row is None and method:
             row = callees.method(leaf)
@@ -564,26 +563,6 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
             found |= _may_be(func.value, context)  # the receiver of a method
         return found
     return set(names_used(value))
-
-
-def _shadowed_anywhere(context: ModuleContext) -> frozenset[str]:
-    """Builtin names the module binds somewhere (a parameter, an assignment, a def, an import):
-    a call of such a name may be of anything. A star import may bind any of them."""
-    def compute() -> frozenset[str]:
-        if any(isinstance(n.names, cst.ImportStar) for n in context.nodes.of_type(cst.ImportFrom)):  # type: ignore[attr-defined]
-            return _BUILTINS
-        bound = assigned_names(context.module) | set(context.bindings)
-        for node in context.nodes.of_type(cst.FunctionDef, cst.ClassDef):
-            bound.add(node.name.value)  # type: ignore[attr-defined]
-        for node in context.nodes.of_type(cst.Param):
-            bound.add(node.name.value)  # type: ignore[attr-defined]  # lambdas' too
-        for node in context.nodes.of_type(cst.CompFor):
-            bound |= target_names(node.target)  # type: ignore[attr-defined]
-        for node in context.nodes.of_type(cst.ExceptHandler):
-            if node.name is not None and isinstance(node.name.name, cst.Name):  # type: ignore[attr-defined]
-                bound.add(node.name.name.value)  # type: ignore[attr-defined]
-        return frozenset(bound) & _BUILTINS
-    return context.once("builtins shadowed", context.module, compute)
 
 
 def _written_through(prelude: Sequence[cst.BaseStatement], code: Sequence[cst.CSTNode], context: ModuleContext) -> set[str]:
@@ -771,10 +750,16 @@ def _reaches_locals(scope: cst.CSTNode) -> bool:
 def input_specs(
     names: Sequence[str], facts: LoopFacts, opaque: set[str] = frozenset(), counts: set[str] = frozenset(),  # type: ignore[assignment]
     walked: dict[str, int] | None = None, library: str = "torch", positions: Collection[str] = (),
+    rebound: Collection[str] = (),
 ) -> tuple[InputSpec, ...]:
     """What the kernel knows about each input: a tensor where the function shows it is one,
     an opaque stand-in for callables, a loop count, else every kind the code allows (the
-    checker tries each: a name is never assumed to hold a tensor without evidence)."""
+    checker tries each: a name is never assumed to hold a tensor without evidence).
+
+    A rank the function's code pins at the loop (``facts.shapes.ranks``) is the only rank an
+    array input is drawn with -- unless the kernel's prelude binds the name (``rebound``): the
+    input is then the value before that binding, which the pin says nothing of."""
+    pins = {n: r for n, r in facts.shapes.ranks.items() if n not in rebound}
     specs = []
     for input_name in names:
         if input_name in opaque:
@@ -786,27 +771,30 @@ def input_specs(
         found = facts.entry_evidence(input_name)
         dim = (walked or {}).get(input_name)
         if found.tensor:
-            specs.append(InputSpec(input_name, Kind.TENSOR, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
+            specs.append(InputSpec(input_name, Kind.TENSOR, ranks=_array_ranks(facts, input_name, dim, pins), batch_dim=dim,
                                    batch_start=_start(facts, input_name, dim)))
         elif library == "numpy" and dim is not None and Kind.NDARRAY in found.kinds and not (
             {Kind.TENSOR, Kind.LIST} & set(found.kinds)
         ):
             # a walked NumPy array: only arrays are walked (a NumPy scalar is not)
-            rank = facts.shapes.ranks.get(input_name)
+            rank = pins.get(input_name)
             ranks = (rank,) if rank is not None else tuple(r for r in (1, 2, 3) if r > dim)
             specs.append(InputSpec(input_name, kinds=(Kind.NDARRAY,), ranks=ranks, batch_dim=dim))
         elif dim is not None and walkable_arrays(found.kinds):
             # a walked tensor-or-ndarray: the checker tries both, walked along `dim` (the
             # other kinds the evidence leaves -- NumPy scalars, numbers -- raise on `x[i]`)
-            specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
+            specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim, pins), batch_dim=dim,
                                    batch_start=_start(facts, input_name, dim), index=input_name in positions))
         elif dim == 0 and Kind.LIST in found.kinds and not (set(found.kinds) - {Kind.TENSOR, Kind.NDARRAY, Kind.LIST}):
             # a walked sequence that may be a list (of numbers: what the checker builds), walked
             # along its only dimension -- the rewrite reads it only as per-sample positions
-            specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim), batch_dim=dim,
+            specs.append(InputSpec(input_name, kinds=found.kinds, ranks=_array_ranks(facts, input_name, dim, pins), batch_dim=dim,
                                    index=input_name in positions))
         else:
             specs.append(found.spec())
+            if pins.get(input_name, 0) > 0 and specs[-1].kind is not Kind.OPAQUE:
+                # `target = target.view(-1)` before the loop: a 1-D array there, or the code raised
+                specs[-1] = replace(specs[-1], ranks=(pins[input_name],))
             if specs[-1].kind is Kind.INT and _size_of_array(facts, input_name):
                 # `n = len(x)` bound once: a size, never negative (the loop it bounds may run
                 # zero times, never "minus one" times)
@@ -867,11 +855,11 @@ def _only_sizes(names: Sequence[str], code: Sequence[cst.CSTNode], context: Modu
     return {n for n in names if sizes.get(n, 0) and sizes[n] == reads.get(n, 0)}
 
 
-def _array_ranks(facts: LoopFacts, input_name: str, dim: int | None) -> tuple[int, ...]:
-    """The ranks an array input may have: the one the code pins, else every rank up to 3 that
-    has the walked dimension -- or, where the loop indexes it with four subscripts
+def _array_ranks(facts: LoopFacts, input_name: str, dim: int | None, pins: dict[str, int]) -> tuple[int, ...]:
+    """The ranks an array input may have: the one the code pins (``pins``), else every rank up
+    to 3 that has the walked dimension -- or, where the loop indexes it with four subscripts
     (``w[c, 0, :, :]``), only 4-D or deeper ones, which alone run there."""
-    rank = facts.shapes.ranks.get(input_name)
+    rank = pins.get(input_name)
     if rank is not None:
         return (rank,)
     deepest = _indexed_rank(facts.loop, input_name)
@@ -976,7 +964,8 @@ def build_kernel(
     if renamed is not None:
         counts |= renamed.sizes
     counts |= _only_sizes([n for n in names if n not in called], [*old_all, *new_all], context)
-    specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked, library=library, positions=positions)
+    rebound = set().union(*(assigned_names(s) for s in prelude))
+    specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked, library=library, positions=positions, rebound=rebound)
     specs = tuple(
         replace(s, inner_dims=(inner[s.name],)) if inner and s.name in inner and s.batch_dim is not None and s.batch_dim != inner[s.name] else s
         for s in specs
@@ -992,7 +981,7 @@ def build_kernel(
     floors = fewest_dims(old_all)
     for assumed, rank in (assumed_ranks or {}).items():
         floors[assumed] = max(floors.get(assumed, 0), rank)
-    pinned = facts.shapes.ranks  # (a rank the code pins is the only one there is)
+    pinned = set(facts.shapes.ranks) - rebound  # (a rank the code pins is the only one there is)
     specs = tuple(_with_rank_floor(s, floors[s.name]) if s.name in floors and s.name not in pinned else s for s in specs)
     module = context.module
     helpers = "".join(text if text.endswith("\n") else text + "\n" for _, text in definitions)

@@ -9,12 +9,14 @@ body may call. Positions are resolved only when a proposal needs a line.
 
 from __future__ import annotations
 
+import builtins
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TypeVar
 
 import libcst as cst
 
-from torchfix.codemods.analysis import ModuleNodes, dotted, module_nodes, own_nodes, positions
+from torchfix.codemods.analysis import ModuleNodes, assigned_names, dotted, module_nodes, own_nodes, positions, target_names
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import ScopeEvidence
@@ -443,3 +445,27 @@ def scope_bindings(nodes: ModuleNodes) -> "tuple[dict[str, int], set[str], set[s
     if any(isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar) for node in nodes.of_type(cst.ImportFrom)):
         declared.add("*")  # (a library name is still taken for its import: see helpers)
     return counts, rebound, declared
+
+
+#: every builtin name
+BUILTINS = frozenset(dir(builtins))
+
+
+def shadowed_builtins(context: ModuleContext) -> frozenset[str]:
+    """Builtin names the module binds somewhere (a parameter, an assignment, a def, an import):
+    a call of such a name may be of anything. A star import may bind any of them."""
+    def compute() -> frozenset[str]:
+        if any(isinstance(n.names, cst.ImportStar) for n in context.nodes.of_type(cst.ImportFrom)):  # type: ignore[attr-defined]
+            return BUILTINS
+        bound = assigned_names(context.module) | set(context.bindings)
+        for node in context.nodes.of_type(cst.FunctionDef, cst.ClassDef):
+            bound.add(node.name.value)  # type: ignore[attr-defined]
+        for node in context.nodes.of_type(cst.Param):
+            bound.add(node.name.value)  # type: ignore[attr-defined]  # lambdas' too
+        for node in context.nodes.of_type(cst.CompFor):
+            bound |= target_names(node.target)  # type: ignore[attr-defined]
+        for node in context.nodes.of_type(cst.ExceptHandler):
+            if node.name is not None and isinstance(node.name.name, cst.Name):  # type: ignore[attr-defined]
+                bound.add(node.name.name.value)  # type: ignore[attr-defined]
+        return frozenset(bound) & BUILTINS
+    return context.once("builtins shadowed", context.module, compute)

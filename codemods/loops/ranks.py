@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import BOUND_TARGET, assigned_names, child_nodes, target_names
+from torchfix.codemods.analysis import BOUND_TARGET, all_nodes, assigned_names, child_nodes, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
+from torchfix.codemods.loops.module import BUILTINS, shadowed_builtins
 from torchfix.codemods.loops.nodes import int_literal
 
 if TYPE_CHECKING:
@@ -94,6 +95,8 @@ class _Ranks:
         self.numbers = numbers
         #: the array names whose dtype is bool
         self.bools = bools if bools is not None else set()
+        #: builtin names the module rebinds somewhere (a call of one may be of anything)
+        self.shadowed: frozenset[str] = frozenset(BUILTINS)
         self.bound_in: Callable[[cst.CSTNode], set[str]] = _bound_in
         self.mentioned: Callable[[cst.CSTNode], set[str]] = _mentioned
 
@@ -127,6 +130,30 @@ class _Ranks:
                 row = callees.method(attr)
                 return row is not None and row.result == "bool"
         return False
+
+    def handed_away(self, value: cst.BaseExpression) -> set[str]:
+        """The names ``value`` hands to a call torchfix cannot see into -- as an argument, or as
+        the receiver of a method the callee table does not know -- which may change their rank
+        in place (``resize_``, ``unsqueeze_``, ``a.shape = ...``). Library functions, the
+        table's methods (none of them changes a rank: ``_unfollowable`` stops the flow where an
+        in-place rank change is written) and builtins nothing rebinds change no argument."""
+        handed: set[str] = set()
+        for node in all_nodes(value):
+            if not isinstance(node, cst.Call):
+                continue
+            qualified = self.qualified(node.func)
+            if qualified is not None and qualified.split(".", 1)[0] in _LIBRARIES:
+                continue
+            if isinstance(node.func, cst.Attribute) and qualified is None:
+                attr = node.func.attr.value
+                if callees.method(attr) is not None or attr in _READ_ONLY_METHODS:
+                    continue
+                handed |= _names_in(node.func.value)
+            elif isinstance(node.func, cst.Name) and qualified is None and node.func.value in _PURE_BUILTINS and node.func.value not in self.shadowed:
+                continue
+            for argument in node.args:
+                handed |= _names_in(argument.value)
+        return handed
 
     def of(self, node: cst.BaseExpression) -> Rank | None:
         if isinstance(node, (cst.Integer, cst.Float)):
@@ -353,6 +380,7 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
     path.reverse()
     ranks: dict[str, int] = {}
     flow = _Ranks(ranks, context.qualified, numbers)
+    flow.shadowed = shadowed_builtins(context)
     # what a statement binds or mentions is asked again for every loop after it: once each
     flow.bound_in = lambda node: context.once("names bound", node, lambda: _bound_in(node))
     flow.mentioned = lambda node: context.once("names written", node, lambda: _mentioned(node))
@@ -403,8 +431,10 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 found = flow.of(small.value)
                 is_bool = found is not None and found[1] and flow.is_bool(small.value)
                 target = small.targets[0].target.value
-                # a walrus in the value binds too (`k = (x := x.view(2, -1)).size(1)`)
-                _forget(flow, {target} | assigned_names(small.value))
+                # a walrus in the value binds too (`k = (x := x.view(2, -1)).size(1)`), and what
+                # a call torchfix cannot see into is handed may come back another rank
+                # (`loss = criterion(out, target)` may run `target.unsqueeze_(1)`)
+                _forget(flow, {target} | assigned_names(small.value) | flow.handed_away(small.value))
                 if found is not None and found[1] and not assigned_names(small.value):
                     flow.ranks[target] = found[0]
                     if is_bool:
@@ -412,13 +442,48 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
             elif (unpacked := _unpacked_shape(small)) is not None:
                 # `h, w = x.shape`: past it, `x` has as many dimensions as names (else it raised)
                 owner, targets = unpacked
-                _forget(flow, set(targets))
+                _forget(flow, set(targets) | flow.handed_away(small.value))
                 if owner not in targets:
                     flow.ranks[owner] = len(targets)
             else:
                 _forget(flow, _mentioned(small))
         return
     _forget(flow, flow.mentioned(statement))
+
+
+#: the top-level packages whose functions change no argument's rank (an `out=` is stopped apart)
+_LIBRARIES = frozenset({"torch", "numpy", "math"})
+#: methods outside the callee table that only read their receiver
+_READ_ONLY_METHODS = _SAME_SHAPE_METHODS | _VIEWS | frozenset({"size", "dim", "numel", "ndimension", "item", "tolist", "nelement"})
+#: builtins that change none of their arguments
+_PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "round", "min", "max", "range", "tuple", "list", "sum",
+                            "isinstance", "print", "str", "repr", "type", "enumerate", "zip", "sorted", "reversed"})
+
+
+#: what a read of an array's shape is spelled with: it hands the callee a number, not the array
+_SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device"})
+_SHAPE_READING_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement"})
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    """The names ``node`` may hand over as objects: all it mentions but the arrays whose shape it
+    reads only (``x.size(0)``, ``x.shape[1]``, ``x.ndim``)."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Attribute) and current.attr.value in _SHAPE_ATTRIBUTES and isinstance(current.value, cst.Name):
+            continue
+        if (
+            isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and isinstance(current.func.value, cst.Name)
+            and current.func.attr.value in _SHAPE_READING_METHODS
+        ):
+            stack.extend(a.value for a in current.args)
+            continue
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        stack.extend(child_nodes(current))
+    return found
 
 
 def _unpacked_shape(small: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
