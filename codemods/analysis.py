@@ -1072,3 +1072,32 @@ def conversions_in(expr: cst.BaseExpression) -> list[cst.Call]:
 
     expr.visit(_Find())
     return found
+
+
+def rebound_elsewhere(scope: cst.CSTNode) -> frozenset[str]:
+    """The names of ``scope`` that code in other scopes rebinds: for a module, every name some
+    function declares ``global``; for a function, every name a function nested in it declares
+    ``nonlocal`` (its own ``global`` / ``nonlocal`` are its own bindings)."""
+    wanted = cst.Global if isinstance(scope, cst.Module) else cst.Nonlocal
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [scope]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, wanted) and node is not scope:
+            if isinstance(scope, cst.Module) or not _declared_by(scope, node):
+                found |= {item.name.value for item in node.names}
+        stack.extend(child_nodes(node))
+    return frozenset(found)
+
+
+def _declared_by(function: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    """Whether ``statement`` (a ``nonlocal``) stands in ``function``'s own body, not a nested def."""
+    stack: list[cst.CSTNode] = [getattr(function, "body", function)]
+    while stack:
+        node = stack.pop()
+        if node is statement:
+            return True
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(child_nodes(node))
+    return False

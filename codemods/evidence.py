@@ -40,7 +40,7 @@ from typing import Any, Collection, Iterable, Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import comprehension_variables, dotted, within
+from torchfix.codemods.analysis import comprehension_variables, dotted, rebound_elsewhere, within
 from torchfix.equivalence.kernel import UNKNOWN_KINDS, InputSpec, Kind, expand_kinds
 
 T, ND, LST, I, FL, B, NS, D, IT = (
@@ -661,6 +661,9 @@ class ScopeEvidence:
         #: name -> the values it held before the binding being evaluated (`x = x.flatten()`)
         self._previous: dict[str, list[_Value]] = {}
         self._module_evidence: ScopeEvidence | None = None
+        #: names another scope rebinds: a nested function's `nonlocal n` (of a function's names),
+        #: any function's `global scale` (of the module's) -- no binding here says what they hold
+        self._rebound_elsewhere = rebound_elsewhere(scope)
 
     # -- public queries
 
@@ -678,8 +681,13 @@ class ScopeEvidence:
         ``if isinstance(x, torch.Tensor):``, ``x`` is no tensor, whatever its annotation says."""
         if at is None or self.parents is None:
             return value
+        bindings = [b.node for b in self._bindings.get(name, []) if b.source[0] != "param"]
         child, parent = at, self.parents.get(at)
         while parent is not None and parent is not self.scope:
+            if any(within(node, child, self.parents) for node in bindings):
+                # `if isinstance(s, float): s = w.abs().max()`: what the test said of `s` holds
+                # no more where the branch binds it again, nor does a test further out
+                break
             if isinstance(parent, cst.If) and child is not parent.test:
                 value = self._tested(name, value, parent.test, holds=child is parent.body)
             child, parent = parent, self.parents.get(parent)
@@ -825,6 +833,9 @@ class ScopeEvidence:
     def _name_value(self, name: str, at: cst.CSTNode | None, entering: bool = False) -> tuple[_Value, tuple[str, ...]]:
         if name in self._resolving:
             return _UNKNOWN_VALUE, ()
+        if name in self._rebound_elsewhere:
+            how = "`global`" if isinstance(self.scope, cst.Module) else "`nonlocal`"
+            return _Value(None, (f"`{name}` is rebound in another function ({how})",)), ()
         self._resolving.add(name)
         try:
             bindings, start = self._reaching(name, at, entering)
@@ -933,10 +944,13 @@ class ScopeEvidence:
                 return _Value(part.kinds, inner.found + part.found, part.elements, part.parts)
             return _Value(None, inner.found)
         if tag == "annotation":
-            annotated = self._annotation(source[1])
-            if annotated.kinds is None and source[2] is not None:
-                return self._expr(source[2], at, frozenset({name}))
-            return annotated
+            # `scale: float = w.abs().max()` holds what its value is (Python never checks the
+            # annotation); the annotation speaks only where nothing shows what the value is
+            if source[2] is not None:
+                bound = self._expr(source[2], at, frozenset({name}))
+                if bound.kinds is not None:
+                    return bound
+            return self._annotation(source[1])
         if tag == "param":
             param: cst.Param = source[1]
             if param.annotation is not None:

@@ -590,3 +590,36 @@ def test_a_rebinding_reads_the_name_it_rebinds_as_what_it_was_before(method: str
     binds; and a sparse tensor or an ndarray is no dense tensor."""
     source = f"import torch\ndef f(x: torch.Tensor):\n    x = x.{method}\n    n = len(x)\n    return x\n"
     assert kinds(source, "x") != (T,)
+
+
+def test_an_isinstance_test_says_nothing_past_a_rebinding_in_its_branch() -> None:
+    source = """
+    import torch
+    def f(s, w, out):
+        if isinstance(s, float):
+            s = w.abs().max()
+            for i in range(len(out)):
+                out[i] = out[i] * s
+        return out
+    """
+    assert _at_loop(source, "s").kinds != (FL,)
+    assert T in _at_loop(source, "s").kinds
+
+
+def test_an_annotated_binding_holds_what_its_value_is_where_the_value_shows_it() -> None:
+    # Python never checks an annotation: `w.abs().max()` is an array (or a NumPy scalar)
+    assert FL not in kinds("def f(w):\n    scale: float = w.abs().max()\n    return scale\n", "scale")
+    assert kinds("def f(w):\n    scale: float = helper(w)\n    return scale\n", "scale") == (I, FL)
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "function"),
+    [
+        ("def f(x, s):\n    n = 2\n    def g():\n        nonlocal n\n        n = s\n    g()\n    return x * n\n", "n", "f"),
+        ("scale = 1.0\ndef g(v):\n    global scale\n    scale = v\ndef f(x):\n    return x * scale\n", "scale", "f"),
+    ],
+    ids=["nonlocal", "global-elsewhere"],
+)
+def test_a_name_another_function_rebinds_may_hold_anything(source: str, name: str, function: str) -> None:
+    found = _function(source, function)[0].name(name)
+    assert set(found.kinds) == set(UNKNOWN_KINDS) and "rebound in another function" in found.describe()

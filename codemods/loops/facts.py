@@ -21,7 +21,7 @@ import libcst.matchers as m
 
 from torchfix.codemods.analysis import (
     BOUND_TARGET, annotated_scalar, child_nodes, comprehension_variables, escaping_control_flow, parameter_names,
-    target_names,
+    rebound_elsewhere, target_names,
 )
 from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
 from torchfix.codemods.loops.module import ModuleContext
@@ -195,6 +195,8 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
     facts = ShapeFacts()
     counts: dict[str, int] = {}
     nodes, counts = _nodes_and_binding_counts(function.body)  # three passes below: one walk
+    for name in rebound_elsewhere(function):
+        counts[name] = counts.get(name, 0) + 2  # a nested function's `nonlocal n` binds `n` too
     parameters = parameter_names(function)
     for node in nodes:
         if not isinstance(node, cst.Assign) or len(node.targets) != 1:
