@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TypeVar
 
 import libcst as cst
 
-from torchfix.codemods.analysis import ModuleNodes, assigned_names, dotted, module_nodes, own_nodes, positions, target_names
+from torchfix.codemods.analysis import ModuleNodes, assigned_names, dotted, module_nodes, own_nodes, positions, target_names, within
 
 if TYPE_CHECKING:
     from torchfix.codemods.evidence import ScopeEvidence
@@ -241,7 +241,21 @@ class ModuleContext:
         for assigned, count in counts.items():
             if count > 1:
                 info.reassigned.add(assigned)
+        # `self.act = nn.Softmax(dim=0)` in a subclass's `__init__`, `model.act = ...` anywhere:
+        # the attribute may hold another value than this class builds (any other class, any
+        # object: the module does not say which objects are this class's)
+        init = info.methods.get("__init__")
+        for target in self._attribute_targets():
+            if init is None or not within(target, init, self.parents):
+                info.reassigned.add(target.attr.value)
         return info
+
+    def _attribute_targets(self) -> list[cst.Attribute]:
+        """Every ``x.attr`` the module assigns to (``=``, ``+=``, annotated), from the node index."""
+        def compute() -> list[cst.Attribute]:
+            found = [n.target for n in self.nodes.of_type(cst.AssignTarget, cst.AugAssign, cst.AnnAssign)]  # type: ignore[attr-defined]
+            return [t for t in found if isinstance(t, cst.Attribute)]
+        return self.once("attribute targets", self.module, compute)
 
     # ------------------------------------------------------------------ places
 
