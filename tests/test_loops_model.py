@@ -1740,3 +1740,27 @@ def test_a_guard_run_only_when_some_sample_passes_is_also_run_only_when_the_loop
             if keep.any():
                 scores[:ys.size(0)][keep] = -1e20
         """) in textwrap.dedent(code.split("def f(scores: torch.Tensor, ys: torch.Tensor, eos):\n", 1)[1])
+
+
+@pytest.mark.parametrize(
+    ("body", "held"),
+    [("out[i] = x[i] * 2", False), ("out[i] = x[i] * (n // 2)", True)],
+    ids=["range-only", "arithmetic"],
+)
+def test_a_loop_count_read_as_a_number_is_drawn_in_every_integer_holder(body: str, held: bool) -> None:
+    # `range(n)` takes a NumPy int or a 0-d integer tensor too; where only `range` reads it, what
+    # holds it changes nothing, and elsewhere it does (`n // 2` of a uint8 tensor wraps round)
+    found, failure = _rungs(f"""
+        import torch
+        def f(x: torch.Tensor, out: torch.Tensor, n):
+            for i in range(n):
+                {body}
+            return out
+        """)
+    assert found, failure
+    spec = next(s for s in found[0].kernel.inputs if s.name == "n")
+    assert spec.count
+    if held:
+        assert set(spec.allowed_kinds()) == {Kind.INT, Kind.NUMPY_SCALAR, Kind.TENSOR} and spec.ranks == (0,)
+    else:
+        assert spec.allowed_kinds() == (Kind.INT,)

@@ -750,7 +750,7 @@ def _reaches_locals(scope: cst.CSTNode) -> bool:
 def input_specs(
     names: Sequence[str], facts: LoopFacts, opaque: set[str] = frozenset(), counts: set[str] = frozenset(),  # type: ignore[assignment]
     walked: dict[str, int] | None = None, library: str = "torch", positions: Collection[str] = (),
-    rebound: Collection[str] = (),
+    rebound: Collection[str] = (), held_counts: Collection[str] = (),
 ) -> tuple[InputSpec, ...]:
     """What the kernel knows about each input: a tensor where the function shows it is one,
     an opaque stand-in for callables, a loop count, else every kind the code allows (the
@@ -758,7 +758,10 @@ def input_specs(
 
     A rank the function's code pins at the loop (``facts.shapes.ranks``) is the only rank an
     array input is drawn with -- unless the kernel's prelude binds the name (``rebound``): the
-    input is then the value before that binding, which the pin says nothing of."""
+    input is then the value before that binding, which the pin says nothing of.
+
+    A count is drawn as a Python int where only ``range()`` and allocations read it; one of
+    ``held_counts`` (read otherwise too) also as a NumPy int and a 0-d integer tensor."""
     pins = {n: r for n, r in facts.shapes.ranks.items() if n not in rebound}
     specs = []
     for input_name in names:
@@ -766,7 +769,14 @@ def input_specs(
             specs.append(InputSpec(input_name, Kind.OPAQUE))
             continue
         if input_name in counts:
-            specs.append(InputSpec(input_name, Kind.INT, count=True))
+            found = facts.entry_evidence(input_name)
+            if input_name not in held_counts or (found.kinds and set(found.kinds) <= {Kind.INT, Kind.BOOL}):
+                specs.append(InputSpec(input_name, Kind.INT, count=True))
+            else:
+                # `range(window_size)` takes whatever holds an integer: a Python int, a NumPy
+                # int, a 0-d integer tensor -- and the code's arithmetic on it differs by holder
+                # (`x - window_size // 2` wraps round in a uint8 tensor)
+                specs.append(InputSpec(input_name, kinds=COUNT_HOLDERS, ranks=(0,), dtypes=COUNT_DTYPES, count=True))
             continue
         found = facts.entry_evidence(input_name)
         dim = (walked or {}).get(input_name)
@@ -805,6 +815,11 @@ def input_specs(
     return tuple(specs)
 
 
+#: what a loop count may be held in, where nothing annotates it an int (``range`` takes any)
+COUNT_HOLDERS = (Kind.INT, Kind.NUMPY_SCALAR, Kind.TENSOR)
+COUNT_DTYPES = ("int64", "int32", "uint8")
+
+
 def _size_of_array(facts: LoopFacts, name: str) -> bool:
     """Whether ``name`` is bound once, to a size of an array or a sequence (``len(x)``,
     ``x.shape[0]``, ``x.size(1)``) whose evidence allows only kinds whose sizes are never
@@ -823,6 +838,23 @@ _SIZED_ALLOCATORS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torc
 _TUPLE_ALLOCATORS = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "torch.zeros", "torch.ones", "torch.empty",
                                "torch.full", "numpy.full"})
 _SIZED_METHODS = frozenset({"new_zeros", "new_ones", "new_empty"})
+
+
+def _read_as_numbers(counts: Collection[str], code: Sequence[cst.CSTNode], range_shadowed: bool) -> set[str]:
+    """The loop counts ``code`` reads other than as a bound of ``range(...)``: in arithmetic,
+    a comparison, an index -- where what holds the integer changes what the code computes
+    (every one of them, where the module binds ``range`` to something else)."""
+    reads: dict[str, int] = {}
+    bounds: dict[str, int] = {}
+    for statement in code:
+        for node in _walk(statement):
+            if isinstance(node, cst.Name) and node.value in counts:
+                reads[node.value] = reads.get(node.value, 0) + 1
+            elif isinstance(node, cst.Call) and not range_shadowed and m.matches(node.func, m.Name("range")):
+                for argument in node.args:
+                    if isinstance(argument.value, cst.Name) and argument.value.value in counts:
+                        bounds[argument.value.value] = bounds.get(argument.value.value, 0) + 1
+    return {n for n, k in reads.items() if k > bounds.get(n, 0)}
 
 
 def _only_sizes(names: Sequence[str], code: Sequence[cst.CSTNode], context: ModuleContext) -> set[str]:
@@ -963,9 +995,11 @@ def build_kernel(
     counts = set(loop_counts(facts))
     if renamed is not None:
         counts |= renamed.sizes
+    held_counts = _read_as_numbers(counts, old_all, "range" in shadowed_builtins(context))
     counts |= _only_sizes([n for n in names if n not in called], [*old_all, *new_all], context)
     rebound = set().union(*(assigned_names(s) for s in prelude))
-    specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked, library=library, positions=positions, rebound=rebound)
+    specs = input_specs(names, facts, opaque=called, counts=counts, walked=walked, library=library, positions=positions,
+                        rebound=rebound, held_counts=held_counts)
     specs = tuple(
         replace(s, inner_dims=(inner[s.name],)) if inner and s.name in inner and s.batch_dim is not None and s.batch_dim != inner[s.name] else s
         for s in specs

@@ -1,6 +1,10 @@
 # Average precision over the ranks of the relevant items: the ranks are rebound once (`np.argwhere`
 # then `.flatten()`), the score starts as the int 0 before an early return, and a branch guards
 # the division. Both the ranks' kind and the score's are what was bound before the loop.
+# Refuted: `np.argwhere` is not replayed, so the ranks are drawn as any float array, of any
+# rank before `.flatten()`; where they hold inf and -inf, the batched sum signals NumPy's invalid
+# value where the loop's order of additions does not. (Only such data tells them apart, and not
+# every example budget draws it.)
 import numpy as np
 
 

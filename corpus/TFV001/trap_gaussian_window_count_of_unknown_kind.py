@@ -1,4 +1,7 @@
-# A 1-D Gaussian window built from Python numbers, one `math.exp` per tap (the SSIM-loss spelling).
+# The SSIM Gaussian window with `window_size` unannotated: `range` takes a 0-d integer tensor as
+# well as an int, and then `x - window_size // 2` is tensor arithmetic (a uint8 size wraps
+# round below zero), which the batched float64 table does not reproduce. Annotated `int`, it is
+# rewritten (gaussian_window_from_range).
 from math import exp
 
 import torch
