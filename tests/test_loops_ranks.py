@@ -101,8 +101,7 @@ def test_a_parameter_rebound_at_the_top_is_pinned_at_the_loop() -> None:
         def f(target, align, out):
             target = target.view(-1)
             align = align.view(-1)
-            scores = self_generator(align.shape[0], target.size(0))
-            n = len(target) + int(align.numel())
+            n = len(target) + int(align.numel()) + target.size(0)
             for i in range(target.size(0)):
                 out[i] = target[i] + align[i]
             return out
@@ -114,10 +113,14 @@ def test_a_parameter_rebound_at_the_top_is_pinned_at_the_loop() -> None:
 @pytest.mark.parametrize(
     "handing",
     ["scores = self_generator(target)", "scores = self.criterion(out, [target])", "n = target.resize_as(out)",
-     "h, w = loss(target).shape", "k = len(target) + helper(x=target)"],
+     "h, w = loss(target).shape", "k = len(target) + helper(x=target)", "self.step()", "alias = target; grow(alias)",
+     "with channel_view(out):\n                pass", "if promote(out):\n                pass",
+     "scores = sorted(out, key=size_of)", "scores = torch.utils.checkpoint.checkpoint(prep, out)",
+     "for _ in range(2):\n                grow(out)", "try:\n                grow(out)\n            finally:\n                pass"],
 )
-def test_a_name_handed_to_a_call_torchfix_cannot_see_into_is_pinned_no_more(handing: str) -> None:
-    # the callee may run `target.unsqueeze_(1)` (or `target.resize_(...)`) on it
+def test_a_call_torchfix_cannot_see_into_pins_nothing_past_it(handing: str) -> None:
+    # the callee may run `target.unsqueeze_(1)` on what it is given, on a second name for it, or
+    # on what it reaches through `self`, a global, a list
     shapes = _shapes(f"""
         import torch
         def f(self, target, out):
@@ -142,7 +145,7 @@ def test_ranks_follow_each_binding_and_forget_what_a_branch_or_loop_rebinds() ->
             for k in range(3):
                 z = z.view(-1)              # a loop body may run again: not followed
             w = w.view(-1)
-            w = helper(w)                   # bound to what torchfix cannot see: unknown
+            w = w.tolist()                  # bound to a list: no array rank
             for i in range(len(out)):
                 out[i] = x[0, i] + y[i] + z[i] + w[i]
             return out
@@ -334,3 +337,25 @@ def test_dims_taken_counts_one_per_element_where_certain(subscript: str, taken: 
     node = cst.parse_expression(subscript)
     assert isinstance(node, cst.Subscript)
     assert dims_taken(node) == taken
+
+
+@pytest.mark.parametrize(
+    ("between", "pinned"),
+    [("images = loader.load()", True), ("images = loader.load(mean)", False), ("alias = mean; images = loader.load()", False),
+     ("moved = mean.to(dev); images = loader.load(moved)", False), ("total = mean.sum() + helper()", True),
+     ("box = [mean]; images = loader.load()", False)],
+    ids=["unreached", "handed", "second-name", "to-may-be-itself", "new-object", "in-a-list"],
+)
+def test_an_array_the_function_made_keeps_its_rank_past_calls_that_cannot_reach_it(between: str, pinned: bool) -> None:
+    # `mean = torch.zeros(3)` is the function's own: a call torchfix cannot see into reaches it
+    # only once something gave it away
+    shapes = _shapes(f"""
+        import torch
+        def f(loader, dev, out):
+            mean = torch.zeros(3)
+            {between}
+            for c in range(3):
+                mean[c] += out[c]
+            return mean
+        """)
+    assert (shapes.ranks.get("mean") == 1) is pinned

@@ -35,6 +35,7 @@ from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
 from torchfix.codemods.loops.module import BUILTINS, shadowed_builtins
 from torchfix.codemods.loops.nodes import int_literal
+from torchfix.equivalence import policy
 
 if TYPE_CHECKING:
     from torchfix.codemods.loops.module import ModuleContext
@@ -97,6 +98,10 @@ class _Ranks:
         self.bools = bools if bools is not None else set()
         #: builtin names the module rebinds somewhere (a call of one may be of anything)
         self.shadowed: frozenset[str] = frozenset(BUILTINS)
+        #: arrays the function made itself (`mean = torch.zeros(3)`) that nothing else has been
+        #: given since -- no call, no container, no second name: a call torchfix cannot see into
+        #: cannot reach them
+        self.private: set[str] = set()
         self.bound_in: Callable[[cst.CSTNode], set[str]] = _bound_in
         self.mentioned: Callable[[cst.CSTNode], set[str]] = _mentioned
 
@@ -131,29 +136,32 @@ class _Ranks:
                 return row is not None and row.result == "bool"
         return False
 
-    def handed_away(self, value: cst.BaseExpression) -> set[str]:
-        """The names ``value`` hands to a call torchfix cannot see into -- as an argument, or as
-        the receiver of a method the callee table does not know -- which may change their rank
-        in place (``resize_``, ``unsqueeze_``, ``a.shape = ...``). Library functions, the
-        table's methods (none of them changes a rank: ``_unfollowable`` stops the flow where an
-        in-place rank change is written) and builtins nothing rebinds change no argument."""
-        handed: set[str] = set()
-        for node in all_nodes(value):
-            if not isinstance(node, cst.Call):
+    def calls_unknown(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` calls something torchfix cannot see into: it may change the rank of
+        any array it can reach in place (``resize_``, ``unsqueeze_``, ``a.shape = ...``) -- one it
+        is handed, or one it reaches through ``self``, a global, a list. Library functions and
+        the callee table's methods (none changes a rank: ``_unfollowable`` stops the flow where
+        an in-place rank change is written), shape reads, and builtins nothing rebinds (given no
+        ``key=`` to call) change none."""
+        for inner in all_nodes(node):
+            if not isinstance(inner, cst.Call):
                 continue
-            qualified = self.qualified(node.func)
-            if qualified is not None and qualified.split(".", 1)[0] in _LIBRARIES:
-                continue
-            if isinstance(node.func, cst.Attribute) and qualified is None:
-                attr = node.func.attr.value
-                if callees.method(attr) is not None or attr in _READ_ONLY_METHODS:
-                    continue
-                handed |= _names_in(node.func.value)
-            elif isinstance(node.func, cst.Name) and qualified is None and node.func.value in _PURE_BUILTINS and node.func.value not in self.shadowed:
-                continue
-            for argument in node.args:
-                handed |= _names_in(argument.value)
-        return handed
+            if any(isinstance(a.value, cst.Lambda) or (a.keyword is not None and a.keyword.value == "key") for a in inner.args):
+                return True  # a callable handed over: whatever it is runs on what it is given
+            qualified = self.qualified(inner.func)
+            if qualified is not None:
+                if not policy.is_known_callee(qualified) and not qualified.startswith("math."):
+                    return True
+            elif isinstance(inner.func, cst.Attribute):
+                attr = inner.func.attr.value
+                if attr not in policy.VALUE_ATTRIBUTES or attr in policy.NEVER_ATTRIBUTES:
+                    return True
+            elif isinstance(inner.func, cst.Name):
+                if inner.func.value not in _PURE_BUILTINS or inner.func.value in self.shadowed or any(a.keyword is not None for a in inner.args):
+                    return True
+            else:
+                return True
+        return False
 
     def of(self, node: cst.BaseExpression) -> Rank | None:
         if isinstance(node, (cst.Integer, cst.Float)):
@@ -393,26 +401,32 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
                 _follow(earlier, flow)
         elif not _enter(parent, child, flow):
             return {}, frozenset()
-    _forget(flow, flow.bound_in(statement))
+    # what the statement itself runs before its loop: a `for`'s header, or a whole simple
+    # statement (`_, out = add_axis(x), torch.stack([... x[i] ...])`)
+    _disturb(flow, statement.iter if isinstance(statement, cst.For) else statement, flow.bound_in(statement))
     return ranks, frozenset(flow.bools)
 
 
 def _enter(parent: cst.CSTNode, child: cst.CSTNode, flow: "_Ranks") -> bool:
     """Update ``flow`` on entering the part ``child`` of the compound statement ``parent``;
     False where the flow cannot be followed into it."""
+    # what runs before `child` -- a loop's whole body (it may run again after any of its lines),
+    # a test, a `with`'s managers, a `try` body that raised anywhere -- may call what torchfix
+    # cannot see into: every rank is forgotten
     if isinstance(parent, (cst.For, cst.While)):
         if child is not parent.body:
             return False  # an `else:` after a loop: the loop ran some steps
-        _forget(flow, flow.bound_in(parent))  # the body may run again after any of its lines
+        _disturb(flow, parent, flow.bound_in(parent))
     elif isinstance(parent, cst.If):
-        _forget(flow, assigned_names(parent.test))  # (an expression binds by walrus only)
+        _disturb(flow, parent.test, assigned_names(parent.test))  # (an expression binds by walrus only)
     elif isinstance(parent, cst.With):
         if child is not parent.body:
             return False
-        _forget(flow, set().union(*(assigned_names(item) for item in parent.items)))
+        for item in parent.items:
+            _disturb(flow, item, assigned_names(item))
     elif isinstance(parent, (cst.Try, cst.TryStar)):
         if child is not parent.body:
-            _forget(flow, flow.bound_in(parent))  # after a part of the body, or all of it
+            _disturb(flow, parent.body, flow.bound_in(parent))  # after a part of the body, or all of it
     elif isinstance(parent, cst.ExceptHandler):
         _forget(flow, _mentioned(parent.name) if parent.name is not None else set())
     elif not isinstance(parent, (cst.Else, cst.Finally, cst.FunctionDef)):
@@ -427,34 +441,36 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
     misses one."""
     if isinstance(statement, cst.SimpleStatementLine):
         for small in statement.body:
+            # `loss = criterion(out, target)` may run `target.unsqueeze_(1)`, and a helper reaches
+            # arrays through `self`, a global, a list as well as through its arguments
+            _disturb(flow, small, set())
             if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                 found = flow.of(small.value)
                 is_bool = found is not None and found[1] and flow.is_bool(small.value)
                 target = small.targets[0].target.value
-                # a walrus in the value binds too (`k = (x := x.view(2, -1)).size(1)`), and what
-                # a call torchfix cannot see into is handed may come back another rank
-                # (`loss = criterion(out, target)` may run `target.unsqueeze_(1)`)
-                _forget(flow, {target} | assigned_names(small.value) | flow.handed_away(small.value))
+                # a walrus in the value binds too (`k = (x := x.view(2, -1)).size(1)`)
+                _forget(flow, {target} | assigned_names(small.value))
+                flow.private -= {target} | assigned_names(small.value)
                 if found is not None and found[1] and not assigned_names(small.value):
                     flow.ranks[target] = found[0]
                     if is_bool:
                         flow.bools.add(target)
+                    if isinstance(small.value, cst.Call) and flow.qualified(small.value.func) in _ALLOCATORS:
+                        flow.private.add(target)
             elif (unpacked := _unpacked_shape(small)) is not None:
                 # `h, w = x.shape`: past it, `x` has as many dimensions as names (else it raised)
                 owner, targets = unpacked
-                _forget(flow, set(targets) | flow.handed_away(small.value))
+                _forget(flow, set(targets))
+                flow.private -= set(targets)
                 if owner not in targets:
                     flow.ranks[owner] = len(targets)
             else:
                 _forget(flow, _mentioned(small))
+                flow.private -= _mentioned(small)
         return
-    _forget(flow, flow.mentioned(statement))
+    _disturb(flow, statement, flow.mentioned(statement))
 
 
-#: the top-level packages whose functions change no argument's rank (an `out=` is stopped apart)
-_LIBRARIES = frozenset({"torch", "numpy", "math"})
-#: methods outside the callee table that only read their receiver
-_READ_ONLY_METHODS = _SAME_SHAPE_METHODS | _VIEWS | frozenset({"size", "dim", "numel", "ndimension", "item", "tolist", "nelement"})
 #: builtins that change none of their arguments
 _PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "round", "min", "max", "range", "tuple", "list", "sum",
                             "isinstance", "print", "str", "repr", "type", "enumerate", "zip", "sorted", "reversed"})
@@ -553,6 +569,49 @@ _MENTIONING_BINDERS: dict[type, Callable[[Any], cst.CSTNode]] = {
     cst.Import: lambda n: n, cst.ImportFrom: lambda n: n, cst.Del: lambda n: n,
     cst.CompFor: lambda n: n.target, cst.Lambda: lambda n: n.params,
 }
+
+
+def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> None:
+    """Forget what ``node`` binds (``bound``), and every rank a call in it that torchfix cannot
+    see into may reach: all but the arrays still private to the function (see
+    :attr:`_Ranks.private`). (A second name for an array -- ``y = x``, ``box = [x]`` -- makes it
+    no longer private; only such a call or an in-place rank change, which stops the flow, could
+    change the array through it.)"""
+    flow.private -= {n for n in flow.private if _escapes(n, node)}
+    if flow.calls_unknown(node):
+        _forget(flow, set(flow.ranks) - flow.private)
+    _forget(flow, bound)
+    flow.private -= bound
+
+
+#: methods whose result may be their receiver itself (`y = x.to(device)` may be `x`)
+_MAY_BE_SELF = frozenset({"to", "cuda", "cpu", "type", "type_as", "half", "float", "double", "int", "long", "bool",
+                          "byte", "char", "short", "bfloat16", "contiguous", "requires_grad_", "flatten", "ravel",
+                          "reshape", "squeeze", "view_as", "expand_as", "detach_", "data"})
+#: what makes a new array the function holds alone
+_ALLOCATORS = frozenset({
+    f"{lib}.{f}" for lib in ("torch", "numpy")
+    for f in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "eye", "linspace")
+} | {"torch.tensor", "torch.rand", "torch.randn", "numpy.array"})
+
+
+def _escapes(name: str, node: cst.CSTNode) -> bool:
+    """Whether ``node`` may give the array ``name`` to other code or another name: any read of
+    it but as the base of a subscript (``mean[c] += v``) or the receiver of a method or
+    attribute whose result is a new object (``mean.sum()``, ``mean.shape``)."""
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(node, None)]
+    while stack:
+        current, parent = stack.pop()
+        if isinstance(current, cst.Name) and current.value == name:
+            if isinstance(parent, cst.Subscript) and parent.value is current:
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is current and parent.attr.value not in _MAY_BE_SELF:
+                continue
+            if isinstance(parent, cst.Attribute) and parent.attr is current:
+                continue
+            return True
+        stack.extend((child, current) for child in child_nodes(current))
+    return False
 
 
 def _forget(flow: "_Ranks", names: set[str]) -> None:
