@@ -303,14 +303,14 @@ def test_kernels_replay_the_pure_prelude_and_mark_walked_dimensions() -> None:
 
 
 def test_a_rank_pinned_before_the_prelude_is_the_rank_an_input_is_drawn_with() -> None:
-    # `target = target.view(-1)` above an opaque call (handed `target`'s shape only): the prelude
-    # starts after the call, where `target` is 1-D on every path; `x = x.view(-1)` inside the prelude pins the rebound `x`,
+    # `target = target.view(-1)` above a store the prelude cannot replay: the prelude starts
+    # after the store, where `target` is 1-D on every path; `x = x.view(-1)` inside the prelude pins the rebound `x`,
     # not the `x` the kernel is given, which keeps every rank
     facts = _first_loop_facts("""
         import torch
         def f(target, x, out: torch.Tensor):
             target = target.view(-1)
-            shape = log(target.shape)
+            out[0] = 0
             x = x.view(-1)
             for i in range(len(out)):
                 out[i] = target[i] + x[i] + 1
@@ -319,7 +319,7 @@ def test_a_rank_pinned_before_the_prelude_is_the_rank_an_input_is_drawn_with() -
     assert facts is not None
     assert facts.shapes.ranks["target"] == 1 and facts.shapes.ranks["x"] == 1
     kernel = lift_loop(facts, Options()).kernel
-    assert "x = x.view(-1)" in kernel.old and "log(" not in kernel.old
+    assert "x = x.view(-1)" in kernel.old and "target = target.view(-1)" not in kernel.old
     specs = {s.name: s for s in kernel.inputs}
     assert specs["target"].ranks == (1,)
     assert len(specs["x"].ranks) > 1  # every rank `x[i]` reads
@@ -1764,3 +1764,25 @@ def test_a_loop_count_read_as_a_number_is_drawn_in_every_integer_holder(body: st
         assert set(spec.allowed_kinds()) == {Kind.INT, Kind.NUMPY_SCALAR, Kind.TENSOR} and spec.ranks == (0,)
     else:
         assert spec.allowed_kinds() == (Kind.INT,)
+
+
+@pytest.mark.parametrize(
+    "elsewhere",
+    ["self.act, self.scale = nn.Softmax(dim=0), 2.0", "setattr(self, 'act', nn.Softmax(dim=0))",
+     "self.add_module('act', nn.Softmax(dim=0))", "setattr(self, name, nn.Softmax(dim=0))", "vars(self).update(act=None)"],
+    ids=["tuple-target", "setattr", "add_module", "setattr-computed-name", "vars"],
+)
+def test_a_layer_set_anywhere_else_in_the_module_is_reassigned(elsewhere: str) -> None:
+    context = _context(f"""
+        import torch
+        from torch import nn
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.ReLU()
+        class Soft(Block):
+            def __init__(self, name='act'):
+                super().__init__()
+                {elsewhere}
+        """)
+    assert "act" in context.class_info("Block").reassigned

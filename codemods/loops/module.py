@@ -245,17 +245,44 @@ class ModuleContext:
         # the attribute may hold another value than this class builds (any other class, any
         # object: the module does not say which objects are this class's)
         init = info.methods.get("__init__")
-        for target in self._attribute_targets():
-            if init is None or not within(target, init, self.parents):
-                info.reassigned.add(target.attr.value)
+        for node, attribute in self._attribute_writes():
+            if attribute is None:
+                # `setattr(obj, name, v)` with a computed name, `obj.__dict__`: any attribute
+                info.reassigned |= set(info.attributes)
+            elif init is None or not within(node, init, self.parents):
+                info.reassigned.add(attribute)
         return info
 
-    def _attribute_targets(self) -> list[cst.Attribute]:
-        """Every ``x.attr`` the module assigns to (``=``, ``+=``, annotated), from the node index."""
-        def compute() -> list[cst.Attribute]:
-            found = [n.target for n in self.nodes.of_type(cst.AssignTarget, cst.AugAssign, cst.AnnAssign)]  # type: ignore[attr-defined]
-            return [t for t in found if isinstance(t, cst.Attribute)]
-        return self.once("attribute targets", self.module, compute)
+    def _attribute_writes(self) -> list[tuple[cst.CSTNode, str | None]]:
+        """Every attribute the module may set, with where: ``x.attr = ...`` (``+=``, annotated,
+        inside a tuple or list target, a ``for`` / ``with`` target), ``setattr(x, "attr", v)``,
+        ``x.add_module("attr", m)`` and the other ``register_*`` methods; None for a name it does
+        not spell (``setattr(x, name, v)``, ``x.__dict__``, ``vars(x)``). From the node index."""
+        def compute() -> list[tuple[cst.CSTNode, str | None]]:
+            found: list[tuple[cst.CSTNode, str | None]] = []
+            targets = [getattr(n, "target", None) for n in self.nodes.of_type(cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)]
+            targets += [n.asname.name for n in self.nodes.of_type(cst.WithItem) if n.asname is not None]  # type: ignore[attr-defined]
+            for target in targets:
+                for inner in own_nodes(target) if target is not None else ():
+                    if isinstance(inner, cst.Attribute) and _is_store_target(inner, target):
+                        found.append((inner, inner.attr.value))
+            for call in self.nodes.of_type(cst.Call):
+                assert isinstance(call, cst.Call)
+                func = call.func
+                named = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+                if named in _SETTERS:
+                    position = 1 if isinstance(func, cst.Name) else 0  # setattr(obj, "a", v) / obj.add_module("a", m)
+                    spelled = call.args[position].value if len(call.args) > position else None
+                    literal = spelled.evaluated_value if isinstance(spelled, cst.SimpleString) else None
+                    found.append((call, literal if isinstance(literal, str) else None))
+                elif named == "vars":
+                    found.append((call, None))
+            for attribute in self.nodes.of_type(cst.Attribute):
+                assert isinstance(attribute, cst.Attribute)
+                if attribute.attr.value == "__dict__":
+                    found.append((attribute, None))
+            return found
+        return self.once("attribute writes", self.module, compute)
 
     # ------------------------------------------------------------------ places
 
@@ -356,6 +383,27 @@ def _self_assignments(method: cst.FunctionDef):  # noqa: ANN202 - yields (attr, 
                         yield target.attr.value, (value if len(targets) == 1 else None), node
             continue
         stack.extend(node.children)
+
+
+#: calls that set an attribute named by a string: `setattr(obj, "act", v)`, `obj.add_module("act", m)`
+_SETTERS = frozenset({"setattr", "add_module", "register_module", "register_buffer", "register_parameter"})
+
+
+def _is_store_target(attribute: cst.Attribute, target: cst.CSTNode) -> bool:
+    """Whether ``attribute`` is itself stored to in ``target`` (``self.a`` in ``self.a, b = ...``),
+    not read on the way (``self.a`` in ``self.a[0] = ...`` or ``self.a.b = ...``)."""
+    if attribute is target:
+        return True
+    stack: list[cst.CSTNode] = [target]
+    while stack:
+        node = stack.pop()
+        if node is attribute:
+            return True
+        if isinstance(node, (cst.Tuple, cst.List)):
+            stack.extend(e.value for e in node.elements)
+        elif isinstance(node, cst.StarredElement):
+            stack.append(node.value)
+    return False
 
 
 #: names through which code may bind a module's globals without naming them
