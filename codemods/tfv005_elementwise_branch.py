@@ -475,6 +475,16 @@ class ElementwiseBranch(Rule):
             else:
                 return None
         forms = self._forms(mt)
+        if self._may_be_shorter(mt):
+            guarded = set().union(*(self._element_reads(v, index) or set() for v in mt.values if v is not None))
+            tested = set().union(*(self._element_reads(c, index, allow_none=True) or set() for c in mt.conditions))
+            shorter = sorted(guarded - tested - {mt.shape.owner})
+            if shorter:
+                return self._skip(
+                    mt, ctx, message,
+                    f"`{shorter[0]}` is read only where a condition holds: it may have fewer elements than the loop "
+                    "runs (the loop never reads the others), which a batched read of every element raises on",
+                )
         extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]
         candidates = [self._candidate(mt, form, extent, init, ctx) for form in forms for extent in extents]
         candidates = [c for c in candidates if c is not None]
@@ -507,7 +517,23 @@ class ElementwiseBranch(Rule):
             # no else: the loop indexes the target only where a branch runs, so a target shorter
             # than the loop is fine as long as nothing past its end is selected
             forms.append("branches_index")
+        if self._may_be_shorter(mt):
+            # `scores[:b][mask] = ...` raises where `scores` has fewer rows than the mask, and the
+            # loop never indexed those rows: only the forms that index the selected rows hold
+            # (the checker rarely draws a guard false on exactly the rows past the target's end)
+            forms = [f for f in forms if f in ("index_fill", "branches_index")] or ["branches_index"]
         return forms
+
+    def _may_be_shorter(self, mt: _Match) -> bool:
+        """Whether the loop may run past the target's last row without raising: it writes the
+        target only in the branches (no ``else``), the loop's length is another tensor's, and no
+        condition reads the target at the index."""
+        if mt.kind != "assign" or mt.values[-1] is not None:
+            return False
+        if mt.shape.owner == mt.target and mt.shape.extent is None:
+            return False
+        index = mt.shape.index or ""
+        return not any(mt.target in (self._element_reads(c, index, allow_none=True) or set()) for c in mt.conditions)
 
     def _clamp_bounds(self, mt: _Match) -> tuple[str | None, str | None, str] | None:
         """(lower, upper, X) for ``if X[i] > hi: T[i] = hi elif X[i] < lo: T[i] = lo else: T[i] = X[i]``."""

@@ -186,8 +186,10 @@ def test_chain_without_else_writes_by_index(checker):
                     y[i] = x[i] + 1
         """
     )
-    *_, by_mask, by_index = _proposal(source).candidates
-    assert checker.check(by_mask.kernel).outcome is Outcome.REJECTED
+    candidates = _proposal(source).candidates
+    # the mask forms are not offered at all: the checker only now and then draws a `y` whose
+    # missing rows the conditions all skip
+    assert candidates and all("nonzero()" in c.kernel.new for c in candidates)
     result = rewrite(source.encode(), [ElementwiseBranch], checker)
     assert result.source.decode().endswith(
         "    # big\n"
@@ -197,7 +199,7 @@ def test_chain_without_else_writes_by_index(checker):
         "    y[y_mask1_2.nonzero().squeeze(1)] = (x * 0.5)[y_mask1_2].to(y.dtype)\n"
         "    y[y_mask2.nonzero().squeeze(1)] = y_value2[y_mask2].to(y.dtype)\n"
     )
-    assert by_index.kernel.new in result.source.decode().replace("\n    ", "\n")
+    assert candidates[-1].kernel.new in result.source.decode().replace("\n    ", "\n")
 
 
 def test_masked_sum_falls_back_to_the_accumulator_dtype(checker):

@@ -221,6 +221,12 @@ class Lifter:
     why: str = ""
     #: after a guard, the rows (of the loop's samples) that reach the statements being lifted
     row_filter: cst.BaseExpression | None = None
+    #: the names read at the loop's rows before a guard filtered them: each has as many rows as
+    #: the loop runs, or the loop raised on it
+    read_unguarded: set[str] = field(default_factory=set)
+    #: whether the function shows ``name`` has as many rows as the loop runs (made with the
+    #: count as its first size): a guarded read of it is safe
+    sized_by_count: Callable[[str], bool] = lambda name: False
     #: the array library the loop works on: how the constructs a lift adds are spelled
     library: Library = TORCH
     #: invariant names of unknown rank the lift assumed broadcast against a sample (the ladder
@@ -425,6 +431,14 @@ class Lifter:
         """``base`` restricted to rows ``start + offset .. stop + offset`` of the loop."""
         extent = self.extent
         base_name = base.value if isinstance(base, cst.Name) else None
+        if base_name is not None:
+            if self.row_filter is None:
+                self.read_unguarded.add(base_name)
+            elif not self.covers(base_name):
+                raise CannotLift(
+                    f"`{base_name}` is read only where the guard holds: it may have fewer rows than the loop runs "
+                    "(the loop never reads the others)"
+                )
         if offset == 0 and extent.start == 0 and base_name in extent.full:
             return base if self.row_filter is None else subscript(base, [index_of(self.row_filter)])
         lower = integer(extent.start + offset) if extent.start + offset else None
@@ -439,6 +453,14 @@ class Lifter:
             upper = binary(upper, cst.Add() if offset > 0 else cst.Subtract(), integer(abs(offset)))
         rows = base if upper is None and lower is None else subscript(base, [slice_of(lower, upper)])
         return rows if self.row_filter is None else subscript(rows, [index_of(self.row_filter)])
+
+    def covers(self, name: str) -> bool:
+        """Whether ``name`` surely has a row for every sample: the loop walks or measures it, it
+        was read at the samples' rows before any guard, or it was made with the count as its
+        first size. (The checker draws the arrays a loop indexes at least as long as it runs:
+        a guarded read of a shorter one, which the loop never makes, is for the code to show.)"""
+        extent = self.extent
+        return name in extent.full or name == extent.measured or name in self.read_unguarded or self.sized_by_count(name)
 
     def index_form(self, element: cst.SubscriptElement) -> tuple[str, int] | None:
         """("index", offset) for ``i`` / ``i + c`` / ``i - c``; ("keep", 0) for ``i:i + 1``."""

@@ -740,7 +740,8 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
                     opaque_calls=options.opaque_calls, any_rank_reductions=options.any_rank_reductions,
                     any_rank_broadcast=options.any_rank_broadcast,
                     shown_array=lambda name: _shown_array(facts, name),
-                    number_list=lambda name_: facts.number_list(cst.Name(name_)))
+                    number_list=lambda name_: facts.number_list(cst.Name(name_)),
+                    sized_by_count=lambda name_: _sized_by_count(facts, name_, extent))
     for walked in facts.domain.walked:
         if lifter.depends(walked.source):
             raise CannotRewrite("the loop walks a value computed per sample", facts.loop)
@@ -787,6 +788,29 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     if once is not None and not (len(plan.statements) == 1 and isinstance(plan.statements[0], cst.If)):
         raise CannotRewrite(f"`{_short(once)}` may raise, and no guard keeps the batch from computing it where the loop runs no step", facts.loop)
     return _finish(facts, plan, lifter, imports, anchor, torch_name)
+
+
+def _sized_by_count(facts: LoopFacts, name: str, extent: Extent) -> bool:
+    """Whether ``name`` was made right before the loop with the loop's count as its first size
+    (``out = torch.zeros(b, d)`` for ``range(b)``; ``np.zeros((n, 3))``)."""
+    definition = facts.definition(name)
+    if definition is None or extent.start != 0 or extent.count is None:
+        return False
+    value = _unfilled(definition.value)
+    if not isinstance(value, cst.Call) or facts.context.qualified(value.func) not in _COUNT_SIZED:
+        return False
+    positional = [a.value for a in value.args if a.keyword is None and not a.star]
+    if not positional:
+        return False
+    first = positional[0]
+    if isinstance(first, (cst.Tuple, cst.List)) and first.elements:
+        first = first.elements[0].value
+    return first.deep_equals(extent.count)
+
+
+#: allocators whose first size is their first positional argument (or its first element)
+_COUNT_SIZED = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.full", "numpy.zeros", "numpy.ones",
+                          "numpy.empty", "numpy.full", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor"})
 
 
 def _run_only_if_the_loop_runs(plan: "_Plan", facts: LoopFacts, extent: Extent) -> None:
@@ -1231,6 +1255,11 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
         number = _number_literal(step.value)
         if axis or step.operator is not None or not (lifted.batched or number):
             raise CannotRewrite(f"`{_short(target)}`: a guarded store of this form is not lifted", step.statement)
+        if step.target is not None and not lifter.covers(step.target):
+            raise CannotRewrite(
+                f"`{step.target}` is written only where the guard holds: it may have fewer rows than the loop runs "
+                "(the loop never writes the others)", step.statement,
+            )
         # only the rows the guard lets through are written (the value has those rows only)
         if m.matches(batched_target, m.Subscript(value=m.Name(), slice=[m.SubscriptElement(m.Slice(lower=None, upper=None, step=None))])):
             batched_target = batched_target.value  # type: ignore[attr-defined]  # `t[:][keep]` is `t[keep]`

@@ -1,4 +1,6 @@
 # range(0, n) spelling with an in-place mask: the write must stay inside the first n elements.
+# `x` may have fewer than n elements (the loop writes only where `keep` is false): the mask form
+# `x[:n][mask] = 0.0` raises there, filling at the selected positions does not.
 # bench: clear_head(x=float32[n], keep=bool[n], n=int[n])
 import torch
 
