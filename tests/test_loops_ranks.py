@@ -343,8 +343,8 @@ def test_dims_taken_counts_one_per_element_where_certain(subscript: str, taken: 
     ("between", "pinned"),
     [("images = loader.load()", True), ("images = loader.load(mean)", False), ("alias = mean; images = loader.load()", False),
      ("moved = mean.to(dev); images = loader.load(moved)", False), ("total = mean.sum() + helper()", True),
-     ("box = [mean]; images = loader.load()", False)],
-    ids=["unreached", "handed", "second-name", "to-may-be-itself", "new-object", "in-a-list"],
+     ("box = [mean]; images = loader.load()", False), ("same = mean.add_(0); images = loader.load(same)", False)],
+    ids=["unreached", "handed", "second-name", "to-may-be-itself", "new-object", "in-a-list", "in-place-returns-itself"],
 )
 def test_an_array_the_function_made_keeps_its_rank_past_calls_that_cannot_reach_it(between: str, pinned: bool) -> None:
     # `mean = torch.zeros(3)` is the function's own: a call torchfix cannot see into reaches it

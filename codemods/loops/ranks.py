@@ -476,32 +476,6 @@ _PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "round", "min"
                             "isinstance", "print", "str", "repr", "type", "enumerate", "zip", "sorted", "reversed"})
 
 
-#: what a read of an array's shape is spelled with: it hands the callee a number, not the array
-_SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device"})
-_SHAPE_READING_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement"})
-
-
-def _names_in(node: cst.CSTNode) -> set[str]:
-    """The names ``node`` may hand over as objects: all it mentions but the arrays whose shape it
-    reads only (``x.size(0)``, ``x.shape[1]``, ``x.ndim``)."""
-    found: set[str] = set()
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Attribute) and current.attr.value in _SHAPE_ATTRIBUTES and isinstance(current.value, cst.Name):
-            continue
-        if (
-            isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and isinstance(current.func.value, cst.Name)
-            and current.func.attr.value in _SHAPE_READING_METHODS
-        ):
-            stack.extend(a.value for a in current.args)
-            continue
-        if isinstance(current, cst.Name):
-            found.add(current.value)
-        stack.extend(child_nodes(current))
-    return found
-
-
 def _unpacked_shape(small: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
     """``("x", ["h", "w"])`` for ``h, w = x.shape`` or ``h, w = x.size()`` (names only, no star)."""
     if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Tuple, cst.List))):
@@ -605,7 +579,10 @@ def _escapes(name: str, node: cst.CSTNode) -> bool:
         if isinstance(current, cst.Name) and current.value == name:
             if isinstance(parent, cst.Subscript) and parent.value is current:
                 continue
-            if isinstance(parent, cst.Attribute) and parent.value is current and parent.attr.value not in _MAY_BE_SELF:
+            if (
+                isinstance(parent, cst.Attribute) and parent.value is current and parent.attr.value not in _MAY_BE_SELF
+                and not parent.attr.value.endswith("_")  # (an in-place method returns its receiver)
+            ):
                 continue
             if isinstance(parent, cst.Attribute) and parent.attr is current:
                 continue
