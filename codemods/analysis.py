@@ -1080,24 +1080,11 @@ def rebound_elsewhere(scope: cst.CSTNode) -> frozenset[str]:
     ``nonlocal`` (its own ``global`` / ``nonlocal`` are its own bindings)."""
     wanted = cst.Global if isinstance(scope, cst.Module) else cst.Nonlocal
     found: set[str] = set()
-    stack: list[cst.CSTNode] = [scope]
+    stack: list[tuple[cst.CSTNode, bool]] = [(scope, False)]  # (node, inside a scope nested in `scope`)
     while stack:
-        node = stack.pop()
-        if isinstance(node, wanted) and node is not scope:
-            if isinstance(scope, cst.Module) or not _declared_by(scope, node):
-                found |= {item.name.value for item in node.names}
-        stack.extend(child_nodes(node))
+        node, nested = stack.pop()
+        if nested and isinstance(node, wanted):
+            found |= {item.name.value for item in node.names}
+        inner = nested or (node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+        stack.extend((child, inner) for child in child_nodes(node))
     return frozenset(found)
-
-
-def _declared_by(function: cst.CSTNode, statement: cst.CSTNode) -> bool:
-    """Whether ``statement`` (a ``nonlocal``) stands in ``function``'s own body, not a nested def."""
-    stack: list[cst.CSTNode] = [getattr(function, "body", function)]
-    while stack:
-        node = stack.pop()
-        if node is statement:
-            return True
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        stack.extend(child_nodes(node))
-    return False

@@ -140,3 +140,18 @@ def loop_domain(loop: cst.For | cst.CompFor, sizes: SizeResolver | None = None) 
     if walked is None:
         return None
     return Domain(None, tuple(walked))
+
+
+def shape_owner(value: cst.BaseExpression) -> tuple[str, bool] | None:
+    """``(x, False)`` for ``x.shape`` / ``x.size()``; ``(x, True)`` for ``x.shape[:k]``."""
+    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name("shape"))):
+        return value.value.value, False  # type: ignore[attr-defined]
+    if m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[])):
+        return value.func.value.value, False  # type: ignore[attr-defined]
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice):
+        piece = value.slice[0].slice
+        if piece.lower is None and piece.step is None and piece.upper is not None and int_literal(piece.upper) is not None:
+            inner = shape_owner(value.value)
+            if inner is not None:
+                return inner[0], True
+    return None

@@ -23,7 +23,7 @@ from torchfix.codemods.analysis import (
     BOUND_TARGET, annotated_scalar, child_nodes, comprehension_variables, escaping_control_flow, parameter_names,
     rebound_elsewhere, target_names,
 )
-from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of
+from torchfix.codemods.loops.domain import Domain, Measure, loop_domain, measure_of, shape_owner
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, bare_code, int_literal, is_number, name_nodes, names_used, python_number, same_code
 
@@ -207,7 +207,7 @@ def _shape_facts(function: cst.FunctionDef) -> ShapeFacts:
             if measured is not None and counts.get(target.value) == 1 and target.value not in parameters:
                 facts.measures[target.value] = measured
         elif isinstance(target, (cst.Tuple, cst.List)):
-            owner = _shape_owner(value)
+            owner = shape_owner(value)
             if owner is None:
                 continue
             source, _ = owner
@@ -291,21 +291,6 @@ def _nodes_and_binding_counts(body: cst.CSTNode) -> tuple[list[cst.CSTNode], dic
 
 def _COMPREHENSION_TARGET(node: cst.CompFor) -> cst.BaseExpression:
     return node.target
-
-
-def _shape_owner(value: cst.BaseExpression) -> tuple[str, bool] | None:
-    """``(x, False)`` for ``x.shape`` / ``x.size()``; ``(x, True)`` for ``x.shape[:k]``."""
-    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name("shape"))):
-        return value.value.value, False  # type: ignore[attr-defined]
-    if m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[])):
-        return value.func.value.value, False  # type: ignore[attr-defined]
-    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice):
-        piece = value.slice[0].slice
-        if piece.lower is None and piece.step is None and piece.upper is not None and int_literal(piece.upper) is not None:
-            inner = _shape_owner(value.value)
-            if inner is not None:
-                return inner[0], True
-    return None
 
 
 # ----------------------------------------------------------------------------- definitions

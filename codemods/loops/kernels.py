@@ -32,7 +32,6 @@ from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
 
-_BUILTINS = BUILTINS
 #: builtins a replayed statement may call
 _PURE_BUILTINS = frozenset({"len", "range", "int", "float", "bool", "abs", "min", "max", "round", "tuple", "list", "sum"})
 #: tensor attributes a replayed statement may read
@@ -207,7 +206,7 @@ def _refuse_shared(facts: LoopFacts, names: Collection[str], written: Collection
     The checker draws inputs as independent values, so a write through one that the other reads
     would be invisible to it. Where nothing is written, sharing changes no value read."""
     context = facts.context
-    ignored = set(context.bindings) | _BUILTINS | set(facts.shapes.numbers) | set(facts.shapes.measures)
+    ignored = set(context.bindings) | BUILTINS | set(facts.shapes.numbers) | set(facts.shapes.measures)
     candidates = sorted(n for n in names if n not in ignored)
     if len(candidates) < 2 or not set(candidates) & set(written):
         return
@@ -537,7 +536,7 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
         leaf = qualified.rsplit(".", 1)[-1] if qualified else (func.attr.value if isinstance(func, cst.Attribute) else "")
         if qualified is not None and qualified.split(".", 1)[0] not in _KNOWN_LIBRARIES:
             leaf = ""  # `from helpers import copy`: the module's own `copy` may return its argument
-        if isinstance(func, cst.Name) and qualified is None and func.value in _BUILTINS and func.value not in shadowed_builtins(context):
+        if isinstance(func, cst.Name) and qualified is None and func.value in BUILTINS and func.value not in shadowed_builtins(context):
             leaf = func.value  # `range(n)`, `len(x)`: the builtin, which nothing in the module rebinds
         if row is None and method:
             row = callees.method(leaf)
@@ -615,7 +614,7 @@ def free_names(statements: Iterable[cst.CSTNode], module_names: set[str], shadow
     ``input`` a variable). Compound statements are followed in order: a temporary a loop body
     binds before reading it is not free, an accumulator it reads before rebinding it
     (``loss = loss + ...``, ``if n > 0: loss += ...``) is -- its start comes from before."""
-    builtin_names = _BUILTINS - set(shadowed)
+    builtin_names = BUILTINS - set(shadowed)
     bound: set[str] = set()
     free: dict[str, None] = {}
 
@@ -675,7 +674,7 @@ def _shadowed_builtins(scope: cst.CSTNode) -> frozenset[str]:
     bound = assigned_names(scope)
     if isinstance(scope, cst.FunctionDef):
         bound |= parameter_names(scope)
-    return frozenset(bound) & _BUILTINS
+    return frozenset(bound) & BUILTINS
 
 
 def _reads(statement: cst.CSTNode) -> list[str]:
@@ -769,8 +768,7 @@ def input_specs(
             specs.append(InputSpec(input_name, Kind.OPAQUE))
             continue
         if input_name in counts:
-            found = facts.entry_evidence(input_name)
-            if input_name not in held_counts or (found.kinds and set(found.kinds) <= {Kind.INT, Kind.BOOL}):
+            if input_name not in held_counts or _int_only(facts.entry_evidence(input_name).kinds):
                 specs.append(InputSpec(input_name, Kind.INT, count=True))
             else:
                 # `range(window_size)` takes whatever holds an integer: a Python int, a NumPy
@@ -813,6 +811,11 @@ def input_specs(
             # the function's code makes it a bool array (`m = a.eq(b)`): drawn so
             specs[-1] = replace(specs[-1], dtypes=("bool",))
     return tuple(specs)
+
+
+def _int_only(kinds: Sequence[Kind]) -> bool:
+    """Whether the evidence allows a Python int (or bool) only: an annotated ``int``."""
+    return bool(kinds) and set(kinds) <= {Kind.INT, Kind.BOOL}
 
 
 #: what a loop count may be held in, where nothing annotates it an int (``range`` takes any)

@@ -10,7 +10,6 @@ body may call. Positions are resolved only when a proposal needs a line.
 from __future__ import annotations
 
 import builtins
-
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TypeVar
 
@@ -228,23 +227,18 @@ class ModuleContext:
             if isinstance(statement, cst.FunctionDef):
                 info.methods[statement.name.value] = statement
         counts: dict[str, int] = {}
-        for method_name, method in info.methods.items():
-            for assigned, value, statement in _self_assignments(method):
-                if method_name == "__init__":
-                    counts[assigned] = counts.get(assigned, 0) + 1
-                    constructor = self.qualified(value.func) if isinstance(value, cst.Call) else None
-                    info.attributes[assigned] = Attribute(
-                        assigned, constructor, value if isinstance(value, cst.Call) else None, statement
-                    )
-                else:
-                    info.reassigned.add(assigned)
+        init = info.methods.get("__init__")
+        for assigned, value, statement in _self_assignments(init) if init is not None else ():
+            counts[assigned] = counts.get(assigned, 0) + 1
+            constructor = self.qualified(value.func) if isinstance(value, cst.Call) else None
+            info.attributes[assigned] = Attribute(assigned, constructor, value if isinstance(value, cst.Call) else None, statement)
         for assigned, count in counts.items():
             if count > 1:
                 info.reassigned.add(assigned)
-        # `self.act = nn.Softmax(dim=0)` in a subclass's `__init__`, `model.act = ...` anywhere:
-        # the attribute may hold another value than this class builds (any other class, any
-        # object: the module does not say which objects are this class's)
-        init = info.methods.get("__init__")
+        # assigned outside `__init__`: in another method, a subclass's `__init__`
+        # (`self.act = nn.Softmax(dim=0)`), `model.act = ...` anywhere -- the attribute may hold
+        # another value than this class builds (the module does not say which objects are this
+        # class's)
         for node, attribute in self._attribute_writes():
             if attribute is None:
                 # `setattr(obj, name, v)` with a computed name, `obj.__dict__`: any attribute

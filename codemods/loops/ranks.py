@@ -33,6 +33,7 @@ import libcst.matchers as m
 from torchfix.codemods.analysis import BOUND_TARGET, all_nodes, assigned_names, child_nodes, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
+from torchfix.codemods.loops.domain import shape_owner
 from torchfix.codemods.loops.module import BUILTINS, shadowed_builtins
 from torchfix.codemods.loops.nodes import int_literal
 from torchfix.equivalence import policy
@@ -483,14 +484,10 @@ def _unpacked_shape(small: cst.BaseSmallStatement) -> tuple[str, list[str]] | No
     elements = small.targets[0].target.elements
     if not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in elements):
         return None
-    value = small.value
-    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name("shape"))):
-        owner = value.value.value  # type: ignore[attr-defined]
-    elif m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[])):
-        owner = value.func.value.value  # type: ignore[attr-defined]
-    else:
-        return None
-    return owner, [e.value.value for e in elements]  # type: ignore[attr-defined]
+    owner = shape_owner(small.value)
+    if owner is None or owner[1]:
+        return None  # (`h, w = x.shape[:2]` leaves the rank open)
+    return owner[0], [e.value.value for e in elements]  # type: ignore[attr-defined]
 
 
 def _mentioned(node: cst.CSTNode) -> set[str]:
