@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable, Mapping
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -33,6 +33,8 @@ from torchfix.codemods.analysis import (
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.ranks import ranks_at
 from torchfix.codemods.syntax import SyntaxIndex, is_range_call, simple_loop, single_statement
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -263,7 +265,17 @@ class ElementwiseBranch(Rule):
         )
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
-        return loop_proposals(wrapper, self._match, self._propose)
+        module: list[ModuleContext] = []
+
+        def lengths(loop: cst.For) -> Mapping[str, int]:
+            # (the module's loop model, built only where a loop matched)
+            if not module:
+                module.append(ModuleContext.of(wrapper))
+            context = module[0]
+            function = context.enclosing_function(loop)
+            return {} if function is None else ranks_at(loop, function, context).lengths
+
+        return loop_proposals(wrapper, self._match, lambda mt, ctx: self._propose(mt, ctx, lengths))
 
     # ------------------------------------------------------------------ matching
 
@@ -444,7 +456,7 @@ class ElementwiseBranch(Rule):
                 return None
         return None
 
-    def _propose(self, mt: _Match, ctx: RuleContext) -> Proposal | None:
+    def _propose(self, mt: _Match, ctx: RuleContext, lengths: Callable[[cst.For], Mapping[str, int]]) -> Proposal | None:
         what = "a conditional sum" if mt.kind == "accumulate" else f"`{mt.target}`"
         message = f"{what} is computed one element at a time with an `if`: one tensor expression does it"
         scope = enclosing_scope(mt.loop, ctx.parents)
@@ -474,17 +486,15 @@ class ElementwiseBranch(Rule):
                 init = self._number_init(mt, ctx)
             else:
                 return None
-        forms = self._forms(mt)
-        if self._may_be_shorter(mt):
-            guarded = set().union(*(self._element_reads(v, index) or set() for v in mt.values if v is not None))
-            tested = set().union(*(self._element_reads(c, index, allow_none=True) or set() for c in mt.conditions))
-            shorter = sorted(guarded - tested - {mt.shape.owner})
-            if shorter:
-                return self._skip(
-                    mt, ctx, message,
-                    f"`{shorter[0]}` is read only where a condition holds: it may have fewer elements than the loop "
-                    "runs (the loop never reads the others), which a batched read of every element raises on",
-                )
+        covered = self._covered(mt, lengths(mt.loop))
+        shorter = sorted(self._skippable_reads(mt) - covered)
+        if shorter:
+            return self._skip(
+                mt, ctx, message,
+                f"`{shorter[0]}` is read only where a condition holds: it may have fewer elements than the loop "
+                "runs (the loop never reads the others), which a batched read of every element raises on",
+            )
+        forms = self._forms(mt, may_be_shorter=mt.kind == "assign" and mt.target not in covered)
         extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]
         candidates = [self._candidate(mt, form, extent, init, ctx) for form in forms for extent in extents]
         candidates = [c for c in candidates if c is not None]
@@ -492,7 +502,7 @@ class ElementwiseBranch(Rule):
             return None
         return ctx.proposal(CODE, mt.loop, message, tuple(candidates))
 
-    def _forms(self, mt: _Match) -> list[str]:
+    def _forms(self, mt: _Match, may_be_shorter: bool) -> list[str]:
         if mt.kind == "accumulate":
             value = mt.values[0]
             # the fallback casts each element into the accumulator's dtype first, as `total += v[i]` does
@@ -517,23 +527,51 @@ class ElementwiseBranch(Rule):
             # no else: the loop indexes the target only where a branch runs, so a target shorter
             # than the loop is fine as long as nothing past its end is selected
             forms.append("branches_index")
-        if self._may_be_shorter(mt):
+        if may_be_shorter:
             # `scores[:b][mask] = ...` raises where `scores` has fewer rows than the mask, and the
             # loop never indexed those rows: only the forms that index the selected rows hold
             # (the checker rarely draws a guard false on exactly the rows past the target's end)
             forms = [f for f in forms if f in ("index_fill", "branches_index")] or ["branches_index"]
         return forms
 
-    def _may_be_shorter(self, mt: _Match) -> bool:
-        """Whether the loop may run past the target's last row without raising: it writes the
-        target only in the branches (no ``else``), the loop's length is another tensor's, and no
-        condition reads the target at the index."""
-        if mt.kind != "assign" or mt.values[-1] is not None:
-            return False
-        if mt.shape.owner == mt.target and mt.shape.extent is None:
-            return False
+    def _always_read(self, mt: _Match) -> set[str]:
+        """The arrays the loop reads at every step: in the first test, but the right side of an
+        ``and`` / ``or``."""
         index = mt.shape.index or ""
-        return not any(mt.target in (self._element_reads(c, index, allow_none=True) or set()) for c in mt.conditions)
+        found: set[str] = set()
+        pending: list[cst.BaseExpression] = [mt.conditions[0]]
+        while pending:
+            test = pending.pop()
+            if isinstance(test, cst.BooleanOperation):
+                pending.append(test.left)
+            else:
+                found |= self._element_reads(test, index, allow_none=True) or set()
+        return found
+
+    def _skippable_reads(self, mt: _Match) -> set[str]:
+        """The arrays the loop reads at some steps only: in a later test, a branch's value, or
+        the right side of an ``and`` / ``or``."""
+        index = mt.shape.index or ""
+        parts: list[cst.BaseExpression] = [*mt.conditions[1:], *(v for v in mt.values if v is not None)]
+        pending: list[cst.BaseExpression] = [mt.conditions[0]]
+        while pending:
+            test = pending.pop()
+            if isinstance(test, cst.BooleanOperation):
+                pending.append(test.left)
+                parts.append(test.right)
+        return set().union(*(self._element_reads(p, index, allow_none=True) or set() for p in parts))
+
+    def _covered(self, mt: _Match, lengths: Mapping[str, int]) -> set[str]:
+        """The arrays shown to have an element for every step: what the loop measures, what it
+        reads at every step (or it raised), the target where every branch writes it, and any
+        array the code shows has as many rows as one of those."""
+        shown = self._always_read(mt)
+        if mt.shape.extent is None and mt.shape.owner is not None:
+            shown.add(mt.shape.owner)
+        if mt.kind == "assign" and mt.values[-1] is not None:
+            shown.add(mt.target)
+        tokens = {lengths[n] for n in shown if n in lengths}
+        return shown | {n for n, token in lengths.items() if token in tokens}
 
     def _clamp_bounds(self, mt: _Match) -> tuple[str | None, str | None, str] | None:
         """(lower, upper, X) for ``if X[i] > hi: T[i] = hi elif X[i] < lo: T[i] = lo else: T[i] = X[i]``."""

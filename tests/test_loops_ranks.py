@@ -359,3 +359,94 @@ def test_an_array_the_function_made_keeps_its_rank_past_calls_that_cannot_reach_
             return mean
         """)
     assert (shapes.ranks.get("mean") == 1) is pinned
+
+
+def _same_rows(shapes, a: str, b: str) -> bool:  # type: ignore[no-untyped-def]
+    return a in shapes.lengths and shapes.lengths.get(a) == shapes.lengths.get(b)
+
+
+def test_columns_and_copies_of_one_array_have_its_rows() -> None:
+    shapes = _shapes("""
+        import torch
+        import numpy as np
+        def f(pairs, scores, out):
+            target = pairs[:, 0].clone()
+            ids = pairs[:, 1]
+            keep = torch.zeros_like(ids)
+            flat = np.asarray(scores[:, None]).astype(np.float32)
+            cols = pairs[:, [0, 1]]
+            other = scores
+            for k in range(target.size(0)):
+                out[k] = target[k] + ids[k] + keep[k] + flat[k] + cols[k, 0]
+            return out
+        """)
+    for name in ("target", "ids", "keep", "cols"):
+        assert _same_rows(shapes, name, "pairs")
+    assert _same_rows(shapes, "flat", "scores") and not _same_rows(shapes, "flat", "pairs")
+    # (a second name, like a `.copy()`, may be of a dict: a store into it adds a key)
+    assert not _same_rows(shapes, "other", "scores")
+    assert "out" not in shapes.lengths
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["pairs[1:, 0]", "pairs[0]", "pairs[:, idx, :, idy]", "pairs.view(-1)", "pairs.sum(0)", "pairs.t()",
+     "pairs * weights", "pairs[::2]", "torch.cat([pairs, pairs])", "np.repeat(pairs, 2)", "pairs.T",
+     "(pairs := pairs[:, 0])", "pairs.copy()", "pairs"],
+)
+def test_what_may_have_other_rows_has_no_length_fact(value: str) -> None:
+    shapes = _shapes(f"""
+        import torch
+        import numpy as np
+        def f(pairs, weights, idx, idy, out):
+            ids = {value}
+            for k in range(len(out)):
+                out[k] = ids[k]
+            return out
+        """)
+    assert not _same_rows(shapes, "ids", "pairs")
+
+
+@pytest.mark.parametrize(
+    "between",
+    ["labels.append(3)", "n = labels.pop()", "alias = labels\n            alias += [1]", "del labels[0]",
+     "labels[2:] = []", "box = [labels]\n            box[0].extend([1])", "grow(labels)", "self.step()",
+     "ids = labels[:2]", "labels = labels[:2]", "with keep(labels):\n                pass"],
+)
+def test_anything_that_may_resize_a_container_forgets_its_length(between: str) -> None:
+    shapes = _shapes(f"""
+        import torch
+        def f(self, labels, out):
+            ids = labels[:]
+            {between}
+            for k in range(len(out)):
+                out[k] = ids[k] + labels[k]
+            return out
+        """)
+    assert not _same_rows(shapes, "ids", "labels")
+
+
+def test_a_length_fact_holds_past_code_that_cannot_resize() -> None:
+    shapes = _shapes("""
+        import torch
+        def f(pairs, w, out):
+            ids = pairs[:, 1]
+            scale = torch.sqrt(w).sum() + len(ids)
+            pairs[0, 0] = 1
+            ids += 1
+            for k in range(len(out)):
+                out[k] = pairs[k, 0] + ids[k] * scale
+            return out
+        """)
+    assert not _same_rows(shapes, "ids", "pairs")  # (`ids += 1` extends a list in place)
+    shapes = _shapes("""
+        import torch
+        def f(pairs, w, out):
+            ids = pairs[:, 1]
+            scale = torch.sqrt(w).sum() + len(ids)
+            pairs[0, 0] = 1
+            for k in range(len(out)):
+                out[k] = pairs[k, 0] + ids[k] * scale
+            return out
+        """)
+    assert _same_rows(shapes, "ids", "pairs")

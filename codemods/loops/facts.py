@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -99,6 +99,9 @@ class ShapeFacts:
     numbers: set[str] = field(default_factory=set)
     #: array names whose dtype the code shows is bool (``m = a.eq(b)``), where a loop reads them
     bools: frozenset[str] = frozenset()
+    #: names -> a token, where the code shows names of one token have as many rows at the loop
+    #: (``ids = pairs[:, 1]``; ``codemods.loops.ranks``)
+    lengths: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -936,10 +939,10 @@ def _with_flow_ranks(shapes: ShapeFacts, statement: cst.CSTNode, function: cst.F
         return shapes
     from torchfix.codemods.loops.ranks import ranks_at
 
-    flow, bools = ranks_at(statement, function, context, frozenset(shapes.numbers) | frozenset(shapes.measures))
-    if not flow:
+    flow = ranks_at(statement, function, context, frozenset(shapes.numbers) | frozenset(shapes.measures))
+    if not flow.ranks and not flow.lengths:
         return shapes
-    return replace(shapes, ranks={**flow, **shapes.ranks}, bools=bools)
+    return replace(shapes, ranks={**flow.ranks, **shapes.ranks}, bools=flow.bools, lengths=flow.lengths)
 
 
 def _enclosing_variables(loop: cst.CSTNode, context: ModuleContext) -> list[str]:

@@ -20,8 +20,9 @@ against a sample (no more dimensions than one sample), and that assumption is re
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Callable, ClassVar, Iterable, Mapping, Sequence
+from typing import Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -227,6 +228,12 @@ class Lifter:
     #: whether the function shows ``name`` has as many rows as the loop runs (made with the
     #: count as its first size): a guarded read of it is safe
     sized_by_count: Callable[[str], bool] = lambda name: False
+    #: names -> a token: names of one token have as many rows (``ShapeFacts.lengths``)
+    lengths: Mapping[str, int] = field(default_factory=dict)
+    #: how many enclosing parts of the expression being lifted the loop may skip for a sample
+    #: (the right side of ``and`` / ``or``, a branch of ``a if c else b``): what they read must
+    #: have a row for every sample, as the batched form reads every row
+    conditional: int = 0
     #: the array library the loop works on: how the constructs a lift adds are spelled
     library: Library = TORCH
     #: invariant names of unknown rank the lift assumed broadcast against a sample (the ladder
@@ -432,11 +439,12 @@ class Lifter:
         extent = self.extent
         base_name = base.value if isinstance(base, cst.Name) else None
         if base_name is not None:
-            if self.row_filter is None:
+            if self.row_filter is None and not self.conditional:
                 self.read_unguarded.add(base_name)
             elif not self.covers(base_name):
+                where = "the guard holds" if self.conditional == 0 else "a condition holds"
                 raise CannotLift(
-                    f"`{base_name}` is read only where the guard holds: it may have fewer rows than the loop runs "
+                    f"`{base_name}` is read only where {where}: it may have fewer rows than the loop runs "
                     "(the loop never reads the others)"
                 )
         if offset == 0 and extent.start == 0 and base_name in extent.full:
@@ -460,7 +468,24 @@ class Lifter:
         first size. (The checker draws the arrays a loop indexes at least as long as it runs:
         a guarded read of a shorter one, which the loop never makes, is for the code to show.)"""
         extent = self.extent
-        return name in extent.full or name == extent.measured or name in self.read_unguarded or self.sized_by_count(name)
+
+        def shown(candidate: str) -> bool:
+            return (candidate in extent.full or candidate == extent.measured or candidate in self.read_unguarded
+                    or self.sized_by_count(candidate))
+
+        if shown(name):
+            return True
+        token = self.lengths.get(name)
+        return token is not None and any(shown(other) for other, same in self.lengths.items() if same == token and other != name)
+
+    @contextmanager
+    def skippable(self) -> Iterator[None]:
+        """Lift a part of the expression the loop evaluates for some samples only."""
+        self.conditional += 1
+        try:
+            yield
+        finally:
+            self.conditional -= 1
 
     def index_form(self, element: cst.SubscriptElement) -> tuple[str, int] | None:
         """("index", offset) for ``i`` / ``i + c`` / ``i - c``; ("keep", 0) for ``i:i + 1``."""
@@ -876,7 +901,12 @@ class Lifter:
             # division by zero (a warning; an error under np.seterr) that the loop never made
             guard = _DivisorGuard(node.test, self.depends, self.spell("numpy.ones_like"), self.spell("numpy.zeros_like"))
             node = node.with_changes(body=guard.kept(node.body, taken=True), orelse=guard.kept(node.orelse, taken=False))
-        test, body, orelse = self._lift(node.test), self._lift(node.body), self._lift(node.orelse)
+        test = self._lift(node.test)
+        if test.batched:
+            with self.skippable():
+                body, orelse = self._lift(node.body), self._lift(node.orelse)
+        else:
+            body, orelse = self._lift(node.body), self._lift(node.orelse)
         if not test.batched:
             # the same branch for every sample: the test is asked once, for both batched branches
             if not (body.batched and orelse.batched) or (body.scalar, body.keepdim, body.kind) != (orelse.scalar, orelse.keepdim, orelse.kind):

@@ -25,7 +25,7 @@ What it follows, and why that is exact:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -105,6 +105,19 @@ class _Ranks:
         self.private: set[str] = set()
         self.bound_in: Callable[[cst.CSTNode], set[str]] = _bound_in
         self.mentioned: Callable[[cst.CSTNode], set[str]] = _mentioned
+        #: names -> a token: names with one token surely have as many rows (``ids = pairs[:, 1]``,
+        #: ``target = pairs[:, 0].clone()``): one was made from the other's rows since either
+        #: was bound, and nothing that could resize either in place ran since
+        self.lengths: dict[str, int] = {}
+        self._tokens = 0
+
+    def token(self, name: str) -> int:
+        """The length token of ``name``'s current value (a new one if it has none)."""
+        found = self.lengths.get(name)
+        if found is None:
+            self._tokens += 1
+            found = self.lengths[name] = self._tokens
+        return found
 
     def is_bool(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is evidently a bool array (of an evident rank): a comparison, a
@@ -371,13 +384,27 @@ def _one_number(size: cst.BaseExpression, numbers: frozenset[str]) -> bool:
 # ----------------------------------------------------------------------------- the flow
 
 
+class Flow(NamedTuple):
+    """What the function's code shows right before a statement (:func:`ranks_at`)."""
+
+    #: array names -> the rank the code pins
+    ranks: dict[str, int]
+    #: which of those arrays are evidently bool
+    bools: frozenset[str]
+    #: names -> a token; two names with one token have as many rows (:attr:`_Ranks.lengths`)
+    lengths: dict[str, int]
+
+
+_NOTHING = Flow({}, frozenset(), {})
+
+
 def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "ModuleContext",
-             numbers: frozenset[str] = frozenset()) -> tuple[dict[str, int], frozenset[str]]:
+             numbers: frozenset[str] = frozenset()) -> Flow:
     """The ranks of the arrays the function's code pins right before ``statement`` (a statement
-    of ``function``, nested in any blocks), names ``statement`` itself binds excluded; and which
-    of those arrays are evidently bool."""
+    of ``function``, nested in any blocks), names ``statement`` itself binds excluded; which
+    of those arrays are evidently bool; and which names surely have as many rows."""
     if context.once("rank-changing code", function, lambda: _unfollowable(function)):
-        return {}, frozenset()
+        return _NOTHING
     parents = context.parents
     path: list[cst.CSTNode] = []
     current: cst.CSTNode | None = statement
@@ -385,7 +412,7 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
         path.append(current)
         current = parents.get(current)
     if current is None:
-        return {}, frozenset()
+        return _NOTHING
     path.reverse()
     ranks: dict[str, int] = {}
     flow = _Ranks(ranks, context.qualified, numbers)
@@ -401,11 +428,11 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
                     break
                 _follow(earlier, flow)
         elif not _enter(parent, child, flow):
-            return {}, frozenset()
+            return _NOTHING
     # what the statement itself runs before its loop: a `for`'s header, or a whole simple
     # statement (`_, out = add_axis(x), torch.stack([... x[i] ...])`)
     _disturb(flow, statement.iter if isinstance(statement, cst.For) else statement, flow.bound_in(statement))
-    return ranks, frozenset(flow.bools)
+    return Flow(ranks, frozenset(flow.bools), flow.lengths)
 
 
 def _enter(parent: cst.CSTNode, child: cst.CSTNode, flow: "_Ranks") -> bool:
@@ -449,8 +476,12 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 found = flow.of(small.value)
                 is_bool = found is not None and found[1] and flow.is_bool(small.value)
                 target = small.targets[0].target.value
+                rows_of = _rows_source(small.value, flow.qualified)
+                token = flow.token(rows_of) if rows_of is not None else None
                 # a walrus in the value binds too (`k = (x := x.view(2, -1)).size(1)`)
                 _forget(flow, {target} | assigned_names(small.value))
+                if token is not None and not assigned_names(small.value):
+                    flow.lengths[target] = token
                 flow.private -= {target} | assigned_names(small.value)
                 if found is not None and found[1] and not assigned_names(small.value):
                     flow.ranks[target] = found[0]
@@ -466,8 +497,14 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 if owner not in targets:
                     flow.ranks[owner] = len(targets)
             else:
-                _forget(flow, _mentioned(small))
-                flow.private -= _mentioned(small)
+                mentioned = _mentioned(small)
+                # a store into items (`pairs[0, 0] = 1`, `hist[k] += 1`) keeps every length
+                # (`_disturb` saw to a store into a slice of a list)
+                keep = {} if not _stores_items(small) else {
+                    n: t for n, t in flow.lengths.items() if n not in assigned_names(small)}
+                _forget(flow, mentioned)
+                flow.lengths.update(keep)
+                flow.private -= mentioned
         return
     _disturb(flow, statement, flow.mentioned(statement))
 
@@ -475,6 +512,13 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
 #: builtins that change none of their arguments
 _PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "round", "min", "max", "range", "tuple", "list", "sum",
                             "isinstance", "print", "str", "repr", "type", "enumerate", "zip", "sorted", "reversed"})
+
+
+def _stores_items(small: cst.BaseSmallStatement) -> bool:
+    """Whether ``small`` only stores into items: ``a[k] = v``, ``a[k, 0] += v``."""
+    if isinstance(small, cst.Assign):
+        return all(type(t.target) is cst.Subscript for t in small.targets)
+    return isinstance(small, cst.AugAssign) and type(small.target) is cst.Subscript
 
 
 def _unpacked_shape(small: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
@@ -550,7 +594,12 @@ def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> None:
     change the array through it.)"""
     flow.private -= {n for n in flow.private if _escapes(n, node)}
     if flow.calls_unknown(node):
-        _forget(flow, set(flow.ranks) - flow.private)
+        _forget(flow, (set(flow.ranks) | set(flow.lengths)) - flow.private)
+    if flow.lengths and _may_resize(node):
+        # a list grows or shrinks in place through any name for it (`ids = labels` first, or
+        # `box = [labels]`): no length is known past it but those of arrays no one else holds
+        for other in set(flow.lengths) - flow.private:
+            del flow.lengths[other]
     _forget(flow, bound)
     flow.private -= bound
 
@@ -592,6 +641,88 @@ def _forget(flow: "_Ranks", names: set[str]) -> None:
     for bound in names:
         flow.ranks.pop(bound, None)
         flow.bools.discard(bound)
+        flow.lengths.pop(bound, None)
+
+
+#: methods the callee table knows that change how many items a container holds
+_RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
+                               "discard", "popitem", "resize", "resize_", "set_", "appendleft", "extendleft", "popleft"})
+
+
+def _may_resize(node: cst.CSTNode) -> bool:
+    """Whether ``node`` may change how many items a container holds in place: a resizing method
+    (``labels.pop()``), an augmented assignment (``ids += [k]``), a ``del``, or a store into one
+    slice (``ids[2:] = []``). (An array changes its rows in place only by what stops the flow.)"""
+    for inner in all_nodes(node):
+        kind = type(inner)
+        if kind is cst.Call:
+            func = inner.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute and func.attr.value in _RESIZING_METHODS:
+                return True
+        elif kind is cst.Del:
+            return True
+        elif kind is cst.AugAssign or kind is cst.AssignTarget:
+            target = inner.target  # type: ignore[attr-defined]
+            if type(target) is not cst.Subscript:
+                if kind is cst.AugAssign:
+                    return True  # `ids += [k]` extends a list
+            elif len(target.slice) == 1 and type(target.slice[0].slice) is cst.Slice:
+                return True
+    return False
+
+
+#: calls whose result has the rows of their one array argument
+_SAME_ROWS_CALLS = _LIKE | {"torch.as_tensor", "torch.tensor", "numpy.asarray", "numpy.array", "numpy.copy",
+                            "torch.clone"}
+
+
+def _rows_source(value: cst.BaseExpression, qualified: Callable[[cst.CSTNode], str | None]) -> str | None:
+    """The name whose rows ``value`` has, one for one: ``pairs[:, 1]``, ``pairs[:, 0].clone()``,
+    ``x.float().to(device)``, ``torch.zeros_like(x)``, ``x[:]``; else None. Not a second name for
+    the same object, nor ``.copy()``: a dict has those too, and a store into a dict adds a key,
+    where a store into an item keeps every other length."""
+    derived = False
+    while True:
+        if isinstance(value, cst.Name):
+            return value.value if derived else None
+        derived = True
+        if isinstance(value, cst.Attribute) and value.attr.value in _SAME_SHAPE_ATTRIBUTES:
+            value = value.value
+        elif (
+            isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _SAME_SHAPE_METHODS and value.func.attr.value != "copy"
+        ):
+            value = value.func.value
+        elif isinstance(value, cst.Call) and qualified(value.func) in _SAME_ROWS_CALLS:
+            positional = [a for a in value.args if a.keyword is None]
+            if len(positional) != 1 or positional[0].star:
+                return None
+            value = positional[0].value
+        elif isinstance(value, cst.Subscript) and _keeps_rows(value):
+            value = value.value
+        else:
+            return None
+
+
+def _keeps_rows(node: cst.Subscript) -> bool:
+    """Whether ``a[:, ...]`` keeps ``a``'s rows: a whole first slice, then at most one index
+    that may be an array (two may move the indexed dimensions first, as NumPy does where a
+    slice separates them)."""
+    first = node.slice[0].slice
+    if not (isinstance(first, cst.Slice) and first.lower is None and first.upper is None and first.step is None):
+        return False
+    arrays = 0
+    for element in node.slice[1:]:
+        piece = element.slice
+        if isinstance(piece, cst.Slice):
+            continue
+        value = piece.value
+        if isinstance(value, (cst.Integer, cst.Ellipsis)) or (isinstance(value, cst.Name) and value.value == "None"):
+            continue
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer):
+            continue
+        arrays += 1
+    return arrays <= 1
 
 
 def _unfollowable(function: cst.FunctionDef) -> bool:

@@ -741,7 +741,8 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
                     any_rank_broadcast=options.any_rank_broadcast,
                     shown_array=lambda name: _shown_array(facts, name),
                     number_list=lambda name_: facts.number_list(cst.Name(name_)),
-                    sized_by_count=lambda name_: _sized_by_count(facts, name_, extent))
+                    sized_by_count=lambda name_: _sized_by_count(facts, name_, extent),
+                    lengths=facts.shapes.lengths)
     for walked in facts.domain.walked:
         if lifter.depends(walked.source):
             raise CannotRewrite("the loop walks a value computed per sample", facts.loop)
@@ -1137,11 +1138,14 @@ def _mask_of(condition: cst.BaseExpression, lifter: Lifter, statement: cst.CSTNo
     """A per-sample test as a boolean mask over the samples, and whether it depends on the
     sample. ``a and b`` / ``a or b`` / ``not a`` become ``&`` / ``|`` / ``~`` of their operands'
     masks: a test only asks for truth, which is what those give. Both sides of ``and`` are
-    computed for every sample where the loop may have skipped the right one: where that raises,
-    the checker refutes it."""
+    computed for every sample where the loop may have skipped the right one: an array the right
+    side reads must be shown to have a row for every sample (:meth:`Lifter.covers`); any other
+    way that raises, the checker refutes."""
     if isinstance(condition, cst.BooleanOperation):
         left, left_batched = _mask_of(condition.left, lifter, statement)
-        right, right_batched = _mask_of(condition.right, lifter, statement)
+        with lifter.skippable():
+            # (`a and b` asks `b` only where `a` holds: what `b` reads may be shorter)
+            right, right_batched = _mask_of(condition.right, lifter, statement)
         operator = cst.BitAnd() if isinstance(condition.operator, cst.And) else cst.BitOr()
         return binary(receiver(left), operator, receiver(right)), left_batched or right_batched
     if isinstance(condition, cst.UnaryOperation) and isinstance(condition.operator, cst.Not):
@@ -2419,6 +2423,14 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     taken = set(names_used(facts.loop)) | set(context.bindings)
     index = facts.domain.index
     body_reads = [result.value, *(s.value for s in facts.steps if s.kind is StepKind.TEMP)]
+    skippable = {id(node) for expression in body_reads for node in _skippable_subscripts(expression, index)}  # type: ignore[arg-type]
+    read_always = {
+        node.value.value for expression in body_reads for node in _subscripts_at_index(expression, index)  # type: ignore[attr-defined,arg-type]
+        if id(node) not in skippable
+    }
+    rows: dict[str, cst.BaseExpression] = {}
+    for base in sorted(read_always):  # (first: what they read shows which rows the others have)
+        rows[base] = lifter._slice_rows(name(base))  # noqa: SLF001 - the rows the loop reads
     for expression in body_reads:
         assert expression is not None
         for node in _subscripts_at_index(expression, index):
@@ -2431,7 +2443,14 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
             taken.add(parameter)
             parameters[base] = parameter
             lifter.walked_dims.setdefault(base, 0)
-            arguments.append(lifter._slice_rows(name(base)))  # noqa: SLF001 - the rows the loop reads
+            if base not in rows:
+                # read only by a branch the loop may skip: torch.vmap maps every row of it
+                with lifter.skippable():
+                    try:
+                        rows[base] = lifter._slice_rows(name(base))  # noqa: SLF001
+                    except CannotLift as exc:
+                        raise CannotRewrite(str(exc), facts.loop) from exc
+            arguments.append(rows[base])
     mapped_names = [parameters[b] for b in parameters]
     for walked in facts.domain.walked:
         mapped_names.append(walked.element)
@@ -2580,6 +2599,21 @@ def _one_number_per_sample(value: cst.BaseExpression, facts: LoopFacts) -> bool:
     if row.batching is callees.Batching.ELEMENTWISE and method_call and not positional:
         return _one_number_per_sample(value.func.value, facts)  # type: ignore[attr-defined]  # `.float()` of one number
     return False
+
+
+def _skippable_subscripts(expression: cst.CSTNode, index: str | None) -> list[cst.Subscript]:
+    """The ``x[i, ...]`` reads of ``expression`` that Python may skip for a sample: in a branch
+    of ``a if c else b`` or the right side of ``and`` / ``or``."""
+    found = []
+    stack = [expression]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.IfExp):
+            found += _subscripts_at_index(node.body, index) + _subscripts_at_index(node.orelse, index)
+        elif isinstance(node, cst.BooleanOperation):
+            found += _subscripts_at_index(node.right, index)
+        stack.extend(node.children)
+    return found
 
 
 def _subscripts_at_index(expression: cst.CSTNode, index: str | None) -> list[cst.Subscript]:

@@ -1,5 +1,6 @@
-# Clamping to per-element bounds read from tensors: one mask assignment per branch of the elif chain.
-# bench: box(x=float32[n], lo=float32[n], hi=float32[n], y=float32[n])
+# Trap: `lo[i]` is read only where `x[i] <= hi[i]`, so `lo` may have fewer elements than `y`
+# (every element past its end above `hi`): the loop runs, and any batched form reads all of `lo`
+# and raises. Nothing shows `lo` is as long as the loop, so it must stay a loop.
 import torch
 
 

@@ -1,0 +1,17 @@
+# Clamping to per-element bounds that are two columns of one table: `lo` has the rows `hi` has,
+# and the first test reads `hi[i]` at every step, so `lo` is as long as the loop too.
+# bench: box(x=float32[n], bounds=float32[n,2], y=float32[n])
+import torch
+
+
+def box(x: torch.Tensor, bounds: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    lo = bounds[:, 0]
+    hi = bounds[:, 1]
+    for i in range(len(y)):
+        if x[i] > hi[i]:
+            y[i] = hi[i]
+        elif x[i] < lo[i]:
+            y[i] = lo[i]
+        else:
+            y[i] = x[i]
+    return y
