@@ -302,7 +302,9 @@ class LoopOverBatch(Rule):
         named = index.named_comprehensions
         for found in index.calls:
             func = found.func
-            if isinstance(func, ast.Attribute) and func.attr in _COMPREHENSION_CONSUMERS and found.args:
+            # (`from torch import cat` calls it by its bare name)
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if called in _COMPREHENSION_CONSUMERS and found.args:
                 if isinstance(found.args[0], (ast.ListComp, ast.GeneratorExp)):
                     return True
             if isinstance(func, ast.Attribute) and func.attr in _NAMED_LIST_CONSUMERS and found.args:

@@ -1,0 +1,7 @@
+# Trap: the fills are made float32 whatever the parts are: the result's dtype is not the parts'.
+import torch
+
+
+def float_ids(parts):
+    ids = torch.cat([torch.full_like(p, i, dtype=torch.float32) for i, p in enumerate(parts)])
+    return ids
