@@ -861,6 +861,48 @@ _SOURCE_FIRST: dict[str, tuple[str, ...]] = {
 }
 
 
+def skippable_parts(expression: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The parts of ``expression`` Python may skip when it evaluates ``expression``: the right
+    side of ``and`` / ``or``, the comparisons of a chain after the first (``0 < a < b`` asks
+    ``b`` only where ``0 < a``), the branches of ``a if c else b``, the body of a comprehension
+    or a lambda -- at any depth (``not (a and b)``, ``f(a or b)``). Each part comes whole (what
+    is under it is skippable too)."""
+    skippable: list[cst.BaseExpression] = []
+    pending: list[cst.CSTNode] = [expression]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.BooleanOperation):
+            pending.append(node.left)
+            skippable.append(node.right)
+        elif isinstance(node, cst.Comparison) and len(node.comparisons) > 1:
+            pending += [node.left, node.comparisons[0].comparator]
+            skippable += [later.comparator for later in node.comparisons[1:]]
+        elif isinstance(node, cst.IfExp):
+            pending.append(node.test)
+            skippable += [node.body, node.orelse]
+        elif isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            skippable.append(node)
+        else:
+            pending += child_nodes(node)
+    return skippable
+
+
+def without_skippable_parts(expression: cst.BaseExpression) -> cst.BaseExpression:
+    """``expression`` with every part :func:`skippable_parts` finds replaced by ``None``: what
+    is left, Python evaluates whenever it evaluates ``expression``."""
+    ids = {id(node) for node in skippable_parts(expression)}
+    if not ids:
+        return expression
+
+    class _Cut(cst.CSTTransformer):
+        def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
+            return cst.Name("None") if id(original) in ids else updated
+
+    cut = expression.visit(_Cut())
+    assert isinstance(cut, cst.BaseExpression)
+    return cut
+
+
 def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The children of ``node`` in source order, read from its dataclass fields: what LibCST's
     ``node.children`` gives, an order of magnitude faster (that property runs a visitor)."""

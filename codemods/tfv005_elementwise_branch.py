@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.metadata import MetadataWrapper
 
 from torchfix.codemods.analysis import (
@@ -29,8 +30,10 @@ from torchfix.codemods.analysis import (
     name_nodes,
     names_used,
     sole_small_statement,
+    skippable_parts,
     sole_statement,
     statement_code,
+    without_skippable_parts,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.loops.module import ModuleContext
@@ -487,7 +490,7 @@ class ElementwiseBranch(Rule):
             else:
                 return None
         covered = self._covered(mt, lengths(mt.loop))
-        shorter = sorted(self._skippable_reads(mt) - covered)
+        shorter = sorted(self._split_reads(mt)[1] - covered)
         if shorter:
             return self._skip(
                 mt, ctx, message,
@@ -534,39 +537,36 @@ class ElementwiseBranch(Rule):
             forms = [f for f in forms if f in ("index_fill", "branches_index")] or ["branches_index"]
         return forms
 
-    def _always_read(self, mt: _Match) -> set[str]:
-        """The arrays the loop reads at every step: in the first test, but the right side of an
-        ``and`` / ``or``."""
+    def _split_reads(self, mt: _Match) -> tuple[set[str], set[str]]:
+        """The arrays the loop reads at every step (in the first test, where Python surely
+        evaluates it, or in every branch's value), and those it reads at some steps only (in a
+        later test, a value, a part of a test Python may skip: :func:`skippable_parts`)."""
         index = mt.shape.index or ""
-        found: set[str] = set()
-        pending: list[cst.BaseExpression] = [mt.conditions[0]]
-        while pending:
-            test = pending.pop()
-            if isinstance(test, cst.BooleanOperation):
-                pending.append(test.left)
-            else:
-                found |= self._element_reads(test, index, allow_none=True) or set()
-        return found
 
-    def _skippable_reads(self, mt: _Match) -> set[str]:
-        """The arrays the loop reads at some steps only: in a later test, a branch's value, or
-        the right side of an ``and`` / ``or``."""
-        index = mt.shape.index or ""
-        parts: list[cst.BaseExpression] = [*mt.conditions[1:], *(v for v in mt.values if v is not None)]
-        pending: list[cst.BaseExpression] = [mt.conditions[0]]
-        while pending:
-            test = pending.pop()
-            if isinstance(test, cst.BooleanOperation):
-                pending.append(test.left)
-                parts.append(test.right)
-        return set().union(*(self._element_reads(p, index, allow_none=True) or set() for p in parts))
+        def reads(nodes: Iterable[cst.BaseExpression]) -> set[str]:
+            return set().union(*(self._element_reads(node, index, allow_none=True) or set() for node in nodes))
+
+        first = mt.conditions[0]
+        always = reads([without_skippable_parts(first)])
+        values = [v for v in mt.values if v is not None]
+        if mt.values[-1] is not None and values:
+            # read by every branch: read at every step, whichever branch runs
+            always |= set.intersection(*(reads([without_skippable_parts(v)]) for v in values))
+        sometimes = reads([*skippable_parts(first), *mt.conditions[1:], *values])
+        return always, sometimes - always
+
+    @staticmethod
+    def _counts_elements(mt: _Match) -> bool:
+        """Whether the loop's extent is ``x.numel()``: every element of ``x``, not its rows."""
+        iter_args = mt.loop.iter.args  # type: ignore[attr-defined]
+        return bool(iter_args) and m.matches(iter_args[-1].value, m.Call(func=m.Attribute(attr=m.Name("numel"))))
 
     def _covered(self, mt: _Match, lengths: Mapping[str, int]) -> set[str]:
         """The arrays shown to have an element for every step: what the loop measures, what it
         reads at every step (or it raised), the target where every branch writes it, and any
         array the code shows has as many rows as one of those."""
-        shown = self._always_read(mt)
-        if mt.shape.extent is None and mt.shape.owner is not None:
+        shown = self._split_reads(mt)[0]
+        if mt.shape.extent is None and mt.shape.owner is not None and not self._counts_elements(mt):
             shown.add(mt.shape.owner)
         if mt.kind == "assign" and mt.values[-1] is not None:
             shown.add(mt.target)

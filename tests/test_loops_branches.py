@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rewrite_helper import loop_candidates
+from torchfix.codemods.analysis import skippable_parts, without_skippable_parts
 from torchfix.codemods.loops.facts import branch_as_expressions
 from torchfix.codemods.loops.nodes import code_of
 from torchfix.equivalence.kernel import InputSpec, Kind
@@ -352,3 +353,24 @@ def test_a_kept_divisor_keeps_its_dtype_and_a_loop_invariant_one_stays_as_writte
     assert old.error is None and new.error is None
     assert old.outputs["out"].dtype == new.outputs["out"].dtype == np.float16
     assert old.outputs["out"].tobytes() == new.outputs["out"].tobytes()
+
+
+@pytest.mark.parametrize(
+    ("expression", "skippable"),
+    [
+        ("a[i] > 0 and b[i] < 0", ["b[i] < 0"]),
+        ("not (a[i] > 0 or b[i] < 0)", ["b[i] < 0"]),
+        ("0 < a[i] < b[i] <= c[i]", ["b[i]", "c[i]"]),
+        ("b[i] if a[i] > 0 else c[i]", ["b[i]", "c[i]"]),
+        ("f(a[i], b[i] and c[i])", ["c[i]"]),
+        ("a[i] + b[i]", []),
+        ("any(v > 0 for v in a)", ["v > 0 for v in a"]),
+    ],
+)
+def test_the_parts_python_may_skip_are_found_at_any_depth(expression: str, skippable: list[str]) -> None:
+    parsed = cst.parse_expression(expression)
+    found = sorted(cst.Module(body=[]).code_for_node(part) for part in skippable_parts(parsed))
+    assert found == sorted(skippable)
+    # what is left is evaluated whenever the expression is
+    left = cst.Module(body=[]).code_for_node(without_skippable_parts(parsed))
+    assert all(part not in left for part in skippable)

@@ -392,7 +392,8 @@ def test_columns_and_copies_of_one_array_have_its_rows() -> None:
     "value",
     ["pairs[1:, 0]", "pairs[0]", "pairs[:, idx, :, idy]", "pairs.view(-1)", "pairs.sum(0)", "pairs.t()",
      "pairs * weights", "pairs[::2]", "torch.cat([pairs, pairs])", "np.repeat(pairs, 2)", "pairs.T",
-     "(pairs := pairs[:, 0])", "pairs.copy()", "pairs"],
+     "(pairs := pairs[:, 0])", "pairs.copy()", "pairs", "pairs[:, 0, :, idx]", "pairs[:, 0, None, idx]",
+     "np.ones_like(pairs, shape=2)", "np.array(pairs, ndmin=2)", "torch.clone(weights)"],
 )
 def test_what_may_have_other_rows_has_no_length_fact(value: str) -> None:
     shapes = _shapes(f"""
@@ -411,7 +412,8 @@ def test_what_may_have_other_rows_has_no_length_fact(value: str) -> None:
     "between",
     ["labels.append(3)", "n = labels.pop()", "alias = labels\n            alias += [1]", "del labels[0]",
      "labels[2:] = []", "box = [labels]\n            box[0].extend([1])", "grow(labels)", "self.step()",
-     "ids = labels[:2]", "labels = labels[:2]", "with keep(labels):\n                pass"],
+     "ids = labels[:2]", "labels = labels[:2]", "with keep(labels):\n                pass",
+     "alias = labels\n            alias.t_()", "labels.transpose_(0, 1)"],
 )
 def test_anything_that_may_resize_a_container_forgets_its_length(between: str) -> None:
     shapes = _shapes(f"""
@@ -450,3 +452,36 @@ def test_a_length_fact_holds_past_code_that_cannot_resize() -> None:
             return out
         """)
     assert _same_rows(shapes, "ids", "pairs")
+
+
+def test_clones_of_two_arrays_are_not_of_one_length() -> None:
+    shapes = _shapes("""
+        import torch
+        def f(x, y, out):
+            a = torch.clone(x)
+            z = torch.clone(y)
+            for i in range(len(out)):
+                out[i] = a[i] + z[i]
+            return out
+        """)
+    assert _same_rows(shapes, "a", "x") and _same_rows(shapes, "z", "y") and not _same_rows(shapes, "a", "z")
+
+
+@pytest.mark.parametrize(
+    ("between", "kept"),
+    [("", True), ("x = x[:2]", False), ("n = 3", False), ("x.resize_(2)", False), ("alias = x\n            alias.t_()", False),
+     ("y = model(x)", True), ("print(x.shape)", True), ("x.mul_(2)", True), ("x = x.view(n, -1)", True),
+     ("x = x.float()[:, 0]", True), ("x = x.view(-1, n)", False), ("x = x.view(2, n)", False)],
+)
+def test_a_size_measures_its_array_only_until_either_is_bound_again_or_resized(between: str, kept: bool) -> None:
+    # (a call torchfix cannot see into that resizes its argument in place is the documented limit)
+    shapes = _shapes(f"""
+        import torch
+        def f(x, model, out):
+            n = len(x)
+            {between}
+            for i in range(n):
+                out[i] = x[i] * 2
+            return out
+        """)
+    assert ("n" in shapes.measures) is kept

@@ -918,9 +918,11 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     """The facts of ``loop``; None when it does not iterate a domain the model knows."""
     function = context.enclosing_function(loop)
     shapes = shape_facts(function, context)
-    domain = loop_domain(loop, shapes.measures.get)
-    if domain is None or not isinstance(loop.body, cst.IndentedBlock):
+    if not isinstance(loop.body, cst.IndentedBlock) or loop_domain(loop, shapes.measures.get) is None:
         return None
+    shapes = _with_flow_ranks(shapes, loop, function, context)
+    domain = loop_domain(loop, shapes.measures.get)
+    assert domain is not None
     loop_vars = set(domain.variables)
     steps = _body_steps(loop.body.body, loop_vars)
     per_sample = _per_sample(steps, loop_vars)
@@ -928,7 +930,6 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     blockers += _enclosing_variables(loop, context)
     scope = function if function is not None else context.module
     read_outside = ReadOutside(loop, scope, context)
-    shapes = _with_flow_ranks(shapes, loop, function, context)
     return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
 
 
@@ -940,9 +941,10 @@ def _with_flow_ranks(shapes: ShapeFacts, statement: cst.CSTNode, function: cst.F
     from torchfix.codemods.loops.ranks import ranks_at
 
     flow = ranks_at(statement, function, context, frozenset(shapes.numbers) | frozenset(shapes.measures))
-    if not flow.ranks and not flow.lengths:
-        return shapes
-    return replace(shapes, ranks={**flow.ranks, **shapes.ranks}, bools=flow.bools, lengths=flow.lengths)
+    # a size measures its array at the loop only where neither was bound again since, nor the
+    # array resized in place (`n = len(x); x = x[:2]`: `range(n)` no longer walks all of `x`)
+    measures = {size: measured for size, measured in shapes.measures.items() if flow.measures.get(size) == measured[0]}
+    return replace(shapes, ranks={**flow.ranks, **shapes.ranks}, bools=flow.bools, lengths=flow.lengths, measures=measures)
 
 
 def _enclosing_variables(loop: cst.CSTNode, context: ModuleContext) -> list[str]:
@@ -1015,10 +1017,12 @@ def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context:
         return None
     function = context.enclosing_function(comprehension)
     shapes = shape_facts(function, context)
-    domain = loop_domain(clause, shapes.measures.get)
     statement = context.statement_of(comprehension)
-    if domain is None or statement is None:
+    if statement is None or loop_domain(clause, shapes.measures.get) is None:
         return None
+    shapes = _with_flow_ranks(shapes, statement, function, context)
+    domain = loop_domain(clause, shapes.measures.get)
+    assert domain is not None
     blockers = _effects(comprehension.elt, context)
     blockers += _enclosing_variables(comprehension, context)
     if inside_handler(comprehension, context):
@@ -1027,7 +1031,6 @@ def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context:
         blockers.append("the element binds names or yields")
     filters = tuple(Step(StepKind.GUARD, statement, condition=f.test, keeps=True) for f in clause.ifs)  # type: ignore[arg-type]
     step = Step(StepKind.APPEND, statement, None, None, comprehension.elt)  # type: ignore[arg-type]
-    shapes = _with_flow_ranks(shapes, statement, function, context)
     return LoopFacts(comprehension, context, domain, function, (*filters, step), frozenset(domain.variables), tuple(blockers),
                      shapes, frozenset(), statement)
 

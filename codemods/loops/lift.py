@@ -222,9 +222,10 @@ class Lifter:
     why: str = ""
     #: after a guard, the rows (of the loop's samples) that reach the statements being lifted
     row_filter: cst.BaseExpression | None = None
-    #: the names read at the loop's rows before a guard filtered them: each has as many rows as
-    #: the loop runs, or the loop raised on it
-    read_unguarded: set[str] = field(default_factory=set)
+    #: the names read at the loop's rows (shifted by an offset: ``x[i + 1]``) before a guard
+    #: filtered them, at every sample, and the largest such offset: each has that many rows
+    #: past the loop's last, or the loop raised on it
+    read_unguarded: dict[str, int] = field(default_factory=dict)
     #: whether the function shows ``name`` has as many rows as the loop runs (made with the
     #: count as its first size): a guarded read of it is safe
     sized_by_count: Callable[[str], bool] = lambda name: False
@@ -234,6 +235,10 @@ class Lifter:
     #: (the right side of ``and`` / ``or``, a branch of ``a if c else b``): what they read must
     #: have a row for every sample, as the batched form reads every row
     conditional: int = 0
+    #: how many enclosing parts the loop may skip for every sample at once (a branch of ``a if
+    #: flag else b`` on a loop-invariant ``flag``): the batched form skips them too, and what they
+    #: read shows nothing about the rows of what other parts read
+    unobserved: int = 0
     #: the array library the loop works on: how the constructs a lift adds are spelled
     library: Library = TORCH
     #: invariant names of unknown rank the lift assumed broadcast against a sample (the ladder
@@ -440,8 +445,9 @@ class Lifter:
         base_name = base.value if isinstance(base, cst.Name) else None
         if base_name is not None:
             if self.row_filter is None and not self.conditional:
-                self.read_unguarded.add(base_name)
-            elif not self.covers(base_name):
+                if not self.unobserved:
+                    self.read_unguarded[base_name] = max(offset, self.read_unguarded.get(base_name, offset))
+            elif not self.covers(base_name, offset):
                 where = "the guard holds" if self.conditional == 0 else "a condition holds"
                 raise CannotLift(
                     f"`{base_name}` is read only where {where}: it may have fewer rows than the loop runs "
@@ -462,21 +468,23 @@ class Lifter:
         rows = base if upper is None and lower is None else subscript(base, [slice_of(lower, upper)])
         return rows if self.row_filter is None else subscript(rows, [index_of(self.row_filter)])
 
-    def covers(self, name: str) -> bool:
-        """Whether ``name`` surely has a row for every sample: the loop walks or measures it, it
-        was read at the samples' rows before any guard, or it was made with the count as its
-        first size. (The checker draws the arrays a loop indexes at least as long as it runs:
-        a guarded read of a shorter one, which the loop never makes, is for the code to show.)"""
+    def covers(self, name: str, offset: int = 0) -> bool:
+        """Whether ``name`` surely has a row for every sample, shifted by ``offset`` (``x[i + 1]``):
+        the loop walks or measures it, it was read at the samples' rows (shifted as far) before
+        any guard, it was made with the count as its first size, or it has the rows of one of
+        those. (The checker draws the arrays a loop indexes at least as long as it runs: a
+        guarded read of a shorter one, which the loop never makes, is for the code to show.)"""
         extent = self.extent
 
-        def shown(candidate: str) -> bool:
-            return (candidate in extent.full or candidate == extent.measured or candidate in self.read_unguarded
-                    or self.sized_by_count(candidate))
+        def rows_past_the_last(candidate: str) -> int | None:
+            shown = [self.read_unguarded[candidate]] if candidate in self.read_unguarded else []
+            if candidate in extent.full or candidate == extent.measured or self.sized_by_count(candidate):
+                shown.append(0)
+            return max(shown) if shown else None
 
-        if shown(name):
-            return True
         token = self.lengths.get(name)
-        return token is not None and any(shown(other) for other, same in self.lengths.items() if same == token and other != name)
+        peers = [name, *(other for other, same in self.lengths.items() if token is not None and same == token and other != name)]
+        return any((found := rows_past_the_last(peer)) is not None and found >= offset for peer in peers)
 
     @contextmanager
     def skippable(self) -> Iterator[None]:
@@ -906,7 +914,11 @@ class Lifter:
             with self.skippable():
                 body, orelse = self._lift(node.body), self._lift(node.orelse)
         else:
-            body, orelse = self._lift(node.body), self._lift(node.orelse)
+            self.unobserved += 1
+            try:
+                body, orelse = self._lift(node.body), self._lift(node.orelse)
+            finally:
+                self.unobserved -= 1
         if not test.batched:
             # the same branch for every sample: the test is asked once, for both batched branches
             if not (body.batched and orelse.batched) or (body.scalar, body.keepdim, body.kind) != (orelse.scalar, orelse.keepdim, orelse.kind):

@@ -33,7 +33,7 @@ import libcst.matchers as m
 from torchfix.codemods.analysis import BOUND_TARGET, all_nodes, assigned_names, child_nodes, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
-from torchfix.codemods.loops.domain import shape_owner
+from torchfix.codemods.loops.domain import measure_of, shape_owner
 from torchfix.codemods.loops.module import BUILTINS, shadowed_builtins
 from torchfix.codemods.loops.nodes import int_literal
 from torchfix.equivalence import policy
@@ -103,13 +103,17 @@ class _Ranks:
         #: given since -- no call, no container, no second name: a call torchfix cannot see into
         #: cannot reach them
         self.private: set[str] = set()
-        self.bound_in: Callable[[cst.CSTNode], set[str]] = _bound_in
+        self.bound_in: Callable[[cst.CSTNode], set[str]] = bound_in
         self.mentioned: Callable[[cst.CSTNode], set[str]] = _mentioned
         #: names -> a token: names with one token surely have as many rows (``ids = pairs[:, 1]``,
         #: ``target = pairs[:, 0].clone()``): one was made from the other's rows since either
         #: was bound, and nothing that could resize either in place ran since
         self.lengths: dict[str, int] = {}
         self._tokens = 0
+        #: sizes and the arrays they measure (``n = x.size(0)``; ``h, w = x.shape``), until
+        #: either name is bound again or an array is resized in place (a call torchfix cannot
+        #: see into that resizes its argument in place is the documented limit)
+        self.measured: dict[str, str] = {}
 
     def token(self, name: str) -> int:
         """The length token of ``name``'s current value (a new one if it has none)."""
@@ -393,9 +397,12 @@ class Flow(NamedTuple):
     bools: frozenset[str]
     #: names -> a token; two names with one token have as many rows (:attr:`_Ranks.lengths`)
     lengths: dict[str, int]
+    #: the sizes that still measure their array at the statement (``n = len(x)`` with no
+    #: rebinding of either, nor an in-place resize since): size name -> array name
+    measures: dict[str, str]
 
 
-_NOTHING = Flow({}, frozenset(), {})
+_NOTHING = Flow({}, frozenset(), {}, {})
 
 
 def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "ModuleContext",
@@ -418,7 +425,7 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
     flow = _Ranks(ranks, context.qualified, numbers)
     flow.shadowed = shadowed_builtins(context)
     # what a statement binds or mentions is asked again for every loop after it: once each
-    flow.bound_in = lambda node: context.once("names bound", node, lambda: _bound_in(node))
+    flow.bound_in = lambda node: context.once("names bound", node, lambda: bound_in(node))
     flow.mentioned = lambda node: context.once("names written", node, lambda: _mentioned(node))
     for parent, child in zip([function, *path], path):
         if isinstance(parent, (cst.IndentedBlock, cst.Module)):
@@ -432,7 +439,8 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
     # what the statement itself runs before its loop: a `for`'s header, or a whole simple
     # statement (`_, out = add_axis(x), torch.stack([... x[i] ...])`)
     _disturb(flow, statement.iter if isinstance(statement, cst.For) else statement, flow.bound_in(statement))
-    return Flow(ranks, frozenset(flow.bools), flow.lengths)
+    _unmeasure(flow, flow.bound_in(statement))  # (a body that binds `x` reads another `x`)
+    return Flow(ranks, frozenset(flow.bools), flow.lengths, flow.measured)
 
 
 def _enter(parent: cst.CSTNode, child: cst.CSTNode, flow: "_Ranks") -> bool:
@@ -471,8 +479,10 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
         for small in statement.body:
             # `loss = criterion(out, target)` may run `target.unsqueeze_(1)`, and a helper reaches
             # arrays through `self`, a global, a list as well as through its arguments
+            measured_before = dict(flow.measured)
             _disturb(flow, small, set())
             if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                _keep_measures(flow, measured_before, small)
                 found = flow.of(small.value)
                 is_bool = found is not None and found[1] and flow.is_bool(small.value)
                 target = small.targets[0].target.value
@@ -482,6 +492,9 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 _forget(flow, {target} | assigned_names(small.value))
                 if token is not None and not assigned_names(small.value):
                     flow.lengths[target] = token
+                measured = measure_of(small.value)
+                if measured is not None and not assigned_names(small.value):
+                    flow.measured[target] = measured[0]
                 flow.private -= {target} | assigned_names(small.value)
                 if found is not None and found[1] and not assigned_names(small.value):
                     flow.ranks[target] = found[0]
@@ -494,6 +507,7 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 owner, targets = unpacked
                 _forget(flow, set(targets))
                 flow.private -= set(targets)
+                flow.measured.update((size, owner) for size in targets if size != owner)
                 if owner not in targets:
                     flow.ranks[owner] = len(targets)
             else:
@@ -512,6 +526,36 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
 #: builtins that change none of their arguments
 _PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "round", "min", "max", "range", "tuple", "list", "sum",
                             "isinstance", "print", "str", "repr", "type", "enumerate", "zip", "sorted", "reversed"})
+
+
+def _keep_measures(flow: _Ranks, before: dict[str, str], small: cst.Assign) -> None:
+    """Keep the sizes of the array ``small`` binds again where its new value has as many rows:
+    ``x = x.float()``, ``x = x[:, 0]``, or ``x = x.view(n, -1)`` with ``n`` measuring it."""
+    target = small.targets[0].target.value  # type: ignore[attr-defined]
+    if assigned_names(small.value) or _may_resize(small):
+        return
+    same_rows = _rows_source(small.value, flow.qualified) == target
+    for size, owner in before.items():
+        if owner != target or size == target or size in flow.measured:
+            continue
+        if same_rows or _viewed_with_rows(small.value, target, size):
+            flow.measured[size] = target
+
+
+def _viewed_with_rows(value: cst.BaseExpression, array: str, size: str) -> bool:
+    """Whether ``value`` is ``array.view(size, ...)`` / ``array.reshape((size, ...))``."""
+    if not (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _VIEWS
+        and isinstance(value.func.value, cst.Name) and value.func.value.value == array and value.args
+        and value.args[0].keyword is None and not value.args[0].star
+    ):
+        return False
+    first = value.args[0].value
+    if isinstance(first, (cst.Tuple, cst.List)):
+        if not first.elements or not isinstance(first.elements[0], cst.Element):
+            return False
+        first = first.elements[0].value
+    return isinstance(first, cst.Name) and first.value == size
 
 
 def _stores_items(small: cst.BaseSmallStatement) -> bool:
@@ -546,7 +590,7 @@ def _mentioned(node: cst.CSTNode) -> set[str]:
     return found
 
 
-def _bound_in(node: cst.CSTNode) -> set[str]:
+def bound_in(node: cst.CSTNode) -> set[str]:
     """Every name a binding inside ``node`` may write: assignments, loop and ``with`` targets,
     walrus (as :func:`assigned_names`), and ``match`` captures, ``except ... as``, imports,
     nested ``def`` / ``class`` names, ``del`` targets, and the variables of comprehensions and
@@ -595,13 +639,24 @@ def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> None:
     flow.private -= {n for n in flow.private if _escapes(n, node)}
     if flow.calls_unknown(node):
         _forget(flow, (set(flow.ranks) | set(flow.lengths)) - flow.private)
-    if flow.lengths and _may_resize(node):
+    resizes = (flow.lengths or flow.measured) and _may_resize(node)
+    if resizes:
         # a list grows or shrinks in place through any name for it (`ids = labels` first, or
         # `box = [labels]`): no length is known past it but those of arrays no one else holds
         for other in set(flow.lengths) - flow.private:
             del flow.lengths[other]
+        flow.measured.clear()
+    if flow.measured:
+        _unmeasure(flow, flow.bound_in(node))
     _forget(flow, bound)
     flow.private -= bound
+
+
+def _unmeasure(flow: "_Ranks", rebound: set[str]) -> None:
+    """Forget the sizes of arrays bound again, and the sizes bound again."""
+    for size, owner in list(flow.measured.items()):
+        if size in rebound or owner in rebound:
+            del flow.measured[size]
 
 
 #: methods whose result may be their receiver itself (`y = x.to(device)` may be `x`)
@@ -646,7 +701,10 @@ def _forget(flow: "_Ranks", names: set[str]) -> None:
 
 #: methods the callee table knows that change how many items a container holds
 _RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
-                               "discard", "popitem", "resize", "resize_", "set_", "appendleft", "extendleft", "popleft"})
+                               "discard", "popitem", "resize", "resize_", "set_", "appendleft", "extendleft", "popleft",
+                               # an array's rows change in place by a transposition or a new view of it
+                               "t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_", "as_strided_",
+                               "resize_as_"})
 
 
 def _may_resize(node: cst.CSTNode) -> bool:
@@ -671,6 +729,9 @@ def _may_resize(node: cst.CSTNode) -> bool:
     return False
 
 
+#: keywords of those calls that leave the shape alone
+_SHAPE_KEEPING_KEYWORDS = frozenset({"dtype", "device", "requires_grad", "pin_memory", "memory_format", "layout",
+                                     "order", "copy", "subok"})
 #: calls whose result has the rows of their one array argument
 _SAME_ROWS_CALLS = _LIKE | {"torch.as_tensor", "torch.tensor", "numpy.asarray", "numpy.array", "numpy.copy",
                             "torch.clone"}
@@ -686,16 +747,19 @@ def _rows_source(value: cst.BaseExpression, qualified: Callable[[cst.CSTNode], s
         if isinstance(value, cst.Name):
             return value.value if derived else None
         derived = True
-        if isinstance(value, cst.Attribute) and value.attr.value in _SAME_SHAPE_ATTRIBUTES:
+        if isinstance(value, cst.Attribute) and value.attr.value in _SAME_SHAPE_ATTRIBUTES and qualified(value) is None:
             value = value.value
         elif (
             isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
             and value.func.attr.value in _SAME_SHAPE_METHODS and value.func.attr.value != "copy"
+            and qualified(value.func) is None  # (`torch.clone(y)` is a function of `y`, not a method of `torch`)
         ):
             value = value.func.value
         elif isinstance(value, cst.Call) and qualified(value.func) in _SAME_ROWS_CALLS:
             positional = [a for a in value.args if a.keyword is None]
-            if len(positional) != 1 or positional[0].star:
+            keywords = {a.keyword.value for a in value.args if a.keyword is not None}
+            # (`np.ones_like(x, shape=2)`, `np.array(x, ndmin=2)` make other shapes)
+            if len(positional) != 1 or positional[0].star or not keywords <= _SHAPE_KEEPING_KEYWORDS:
                 return None
             value = positional[0].value
         elif isinstance(value, cst.Subscript) and _keeps_rows(value):
@@ -711,18 +775,21 @@ def _keeps_rows(node: cst.Subscript) -> bool:
     first = node.slice[0].slice
     if not (isinstance(first, cst.Slice) and first.lower is None and first.upper is None and first.step is None):
         return False
-    arrays = 0
+    arrays = integers = 0
     for element in node.slice[1:]:
         piece = element.slice
         if isinstance(piece, cst.Slice):
             continue
         value = piece.value
-        if isinstance(value, (cst.Integer, cst.Ellipsis)) or (isinstance(value, cst.Name) and value.value == "None"):
+        if isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None"):
             continue
-        if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer):
+        if isinstance(value, cst.Integer) or (isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer)):
+            integers += 1
             continue
         arrays += 1
-    return arrays <= 1
+    # (beside an array, NumPy indexes with an integer as with an array: `t[:, 0, :, idx]` puts
+    # the two indexed dimensions first)
+    return arrays == 0 or (arrays == 1 and integers == 0)
 
 
 def _unfollowable(function: cst.FunctionDef) -> bool:

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import child_nodes, target_names, within
+from torchfix.codemods.analysis import child_nodes, skippable_parts, target_names, within
 from torchfix.codemods.base import Edit
 from torchfix.codemods.evidence import MATH_INTS
 from torchfix.codemods.loops import callees
@@ -27,6 +27,7 @@ from torchfix.codemods.loops.helpers import helpers_called, kernel_text
 from torchfix.codemods.loops.kernels import FILLS, UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.ranks import bound_in
 from torchfix.codemods.loops.lift import COMPARISON_METHODS, COMPARISONS, FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
 from torchfix.codemods.loops.nodes import (
     assign,
@@ -795,8 +796,15 @@ def _sized_by_count(facts: LoopFacts, name: str, extent: Extent) -> bool:
     """Whether ``name`` was made right before the loop with the loop's count as its first size
     (``out = torch.zeros(b, d)`` for ``range(b)``; ``np.zeros((n, 3))``)."""
     definition = facts.definition(name)
-    if definition is None or extent.start != 0 or extent.count is None:
+    if definition is None or extent.start != 0 or extent.count is None or not definition.same_block:
         return False
+    # the count means what it meant at the allocation, and the array is the one allocated: no
+    # line between rebinds a name of the count or so much as mentions the array (`z.resize_(2)`,
+    # `grow(z)`), nor does the loop's header
+    count_names = names_used(extent.count)
+    for between in (*definition.between, facts.loop.iter if isinstance(facts.loop, cst.For) else facts.loop):
+        if name in names_used(between) or count_names & bound_in(between):
+            return False
     value = _unfilled(definition.value)
     if not isinstance(value, cst.Call) or facts.context.qualified(value.func) not in _COUNT_SIZED:
         return False
@@ -1259,7 +1267,8 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
         number = _number_literal(step.value)
         if axis or step.operator is not None or not (lifted.batched or number):
             raise CannotRewrite(f"`{_short(target)}`: a guarded store of this form is not lifted", step.statement)
-        if step.target is not None and not lifter.covers(step.target):
+        shifts = [form[1] for form in (lifter.index_form(e) for e in target.slice if lifter.depends(e)) if form is not None]
+        if step.target is not None and not lifter.covers(step.target, max(shifts, default=0)):
             raise CannotRewrite(
                 f"`{step.target}` is written only where the guard holds: it may have fewer rows than the loop runs "
                 "(the loop never writes the others)", step.statement,
@@ -2602,18 +2611,10 @@ def _one_number_per_sample(value: cst.BaseExpression, facts: LoopFacts) -> bool:
 
 
 def _skippable_subscripts(expression: cst.CSTNode, index: str | None) -> list[cst.Subscript]:
-    """The ``x[i, ...]`` reads of ``expression`` that Python may skip for a sample: in a branch
-    of ``a if c else b`` or the right side of ``and`` / ``or``."""
-    found = []
-    stack = [expression]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.IfExp):
-            found += _subscripts_at_index(node.body, index) + _subscripts_at_index(node.orelse, index)
-        elif isinstance(node, cst.BooleanOperation):
-            found += _subscripts_at_index(node.right, index)
-        stack.extend(node.children)
-    return found
+    """The ``x[i, ...]`` reads of ``expression`` that Python may skip for a sample (in a part
+    :func:`skippable_parts` finds: a branch of ``a if c else b``, the right side of ``and``)."""
+    assert isinstance(expression, cst.BaseExpression)
+    return [read for part in skippable_parts(expression) for read in _subscripts_at_index(part, index)]
 
 
 def _subscripts_at_index(expression: cst.CSTNode, index: str | None) -> list[cst.Subscript]:
