@@ -25,7 +25,7 @@ What it follows, and why that is exact:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Container, NamedTuple, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -114,6 +114,9 @@ class _Ranks:
         #: either name is bound again or an array is resized in place (a call torchfix cannot
         #: see into that resizes its argument in place is the documented limit)
         self.measured: dict[str, str] = {}
+        #: names that hold an array (a store into one keeps its shape): kept until the name is
+        #: bound again, where a rank is forgotten at any mention
+        self.arrays: set[str] = set()
 
     def token(self, name: str) -> int:
         """The length token of ``name``'s current value (a new one if it has none)."""
@@ -496,7 +499,9 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 if measured is not None and not assigned_names(small.value):
                     flow.measured[target] = measured[0]
                 flow.private -= {target} | assigned_names(small.value)
+                flow.arrays.discard(target)
                 if found is not None and found[1] and not assigned_names(small.value):
+                    flow.arrays.add(target)
                     flow.ranks[target] = found[0]
                     if is_bool:
                         flow.bools.add(target)
@@ -511,14 +516,12 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 if owner not in targets:
                     flow.ranks[owner] = len(targets)
             else:
-                mentioned = _mentioned(small)
-                # a store into items (`pairs[0, 0] = 1`, `hist[k] += 1`) keeps every length
-                # (`_disturb` saw to a store into a slice of a list)
-                keep = {} if not _stores_items(small) else {
-                    n: t for n, t in flow.lengths.items() if n not in assigned_names(small)}
-                _forget(flow, mentioned)
-                flow.lengths.update(keep)
-                flow.private -= mentioned
+                # a store into items (`pairs[0, 0] = 1`, `hist[k] += 1`) changes no rank nor
+                # length (`_disturb` saw to calls, to what the value gives away, and to a store
+                # into a slice of a list); only a walrus in it binds
+                gone = assigned_names(small) if _stores_items(small) else _mentioned(small)
+                _forget(flow, gone)
+                flow.private -= gone
         return
     _disturb(flow, statement, flow.mentioned(statement))
 
@@ -532,7 +535,7 @@ def _keep_measures(flow: _Ranks, before: dict[str, str], small: cst.Assign) -> N
     """Keep the sizes of the array ``small`` binds again where its new value has as many rows:
     ``x = x.float()``, ``x = x[:, 0]``, or ``x = x.view(n, -1)`` with ``n`` measuring it."""
     target = small.targets[0].target.value  # type: ignore[attr-defined]
-    if assigned_names(small.value) or _may_resize(small):
+    if assigned_names(small.value) or _may_resize(small, flow.arrays):
         return
     same_rows = _rows_source(small.value, flow.qualified) == target
     for size, owner in before.items():
@@ -639,15 +642,17 @@ def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> None:
     flow.private -= {n for n in flow.private if _escapes(n, node)}
     if flow.calls_unknown(node):
         _forget(flow, (set(flow.ranks) | set(flow.lengths)) - flow.private)
-    resizes = (flow.lengths or flow.measured) and _may_resize(node)
+    resizes = (flow.lengths or flow.measured) and _may_resize(node, flow.arrays)
     if resizes:
         # a list grows or shrinks in place through any name for it (`ids = labels` first, or
         # `box = [labels]`): no length is known past it but those of arrays no one else holds
         for other in set(flow.lengths) - flow.private:
             del flow.lengths[other]
         flow.measured.clear()
-    if flow.measured:
-        _unmeasure(flow, flow.bound_in(node))
+    if flow.measured or flow.arrays:
+        rebound = flow.bound_in(node)
+        _unmeasure(flow, rebound)
+        flow.arrays -= rebound
     _forget(flow, bound)
     flow.private -= bound
 
@@ -707,10 +712,11 @@ _RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "c
                                "resize_as_"})
 
 
-def _may_resize(node: cst.CSTNode) -> bool:
+def _may_resize(node: cst.CSTNode, arrays: Container[str] = ()) -> bool:
     """Whether ``node`` may change how many items a container holds in place: a resizing method
     (``labels.pop()``), an augmented assignment (``ids += [k]``), a ``del``, or a store into one
-    slice (``ids[2:] = []``). (An array changes its rows in place only by what stops the flow.)"""
+    slice (``ids[2:] = []``) -- but the last two into ``arrays`` (names that hold arrays: a store
+    into one keeps its shape, or raises)."""
     for inner in all_nodes(node):
         kind = type(inner)
         if kind is cst.Call:
@@ -721,6 +727,9 @@ def _may_resize(node: cst.CSTNode) -> bool:
             return True
         elif kind is cst.AugAssign or kind is cst.AssignTarget:
             target = inner.target  # type: ignore[attr-defined]
+            base = target.value if type(target) is cst.Subscript else target
+            if type(base) is cst.Name and base.value in arrays:
+                continue
             if type(target) is not cst.Subscript:
                 if kind is cst.AugAssign:
                     return True  # `ids += [k]` extends a list
