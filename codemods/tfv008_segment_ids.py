@@ -16,6 +16,7 @@ from torchfix.codemods.analysis import (
     comments_in,
     enclosing_scope,
     name_nodes,
+    names_used,
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
@@ -39,10 +40,20 @@ class _Fills:
     comprehension: cst.CompFor
     #: the sequence ``enumerate`` walks (a name: the checker builds it)
     sequence: str
-    #: the name each item's part is bound to (``src``)
-    part: str
-    #: how many names an item unpacks into (``(src, _)``: 2), or 0 where it is the part itself
+    #: what each fill is shaped like (``src``, ``b[:, :1]``), and whether it reads the position
+    source: cst.BaseExpression
+    reads_index: bool
+    #: how many names an item unpacks into (``(src, _)``: 2), or 0 where it is one name
     width: int
+    #: the fills' ``dtype=``, where given (then every fill has it, whatever the parts')
+    dtype: cst.BaseExpression | None = None
+
+
+def _dotted(node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is a name or a chain of attributes of one (``torch.float32``)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def _names(target: cst.BaseExpression) -> list[str] | None:
@@ -93,9 +104,15 @@ class SegmentIds(Rule):
     `repeat_interleave` from waiting on a GPU for the total length. The parts are walked once,
     as the comprehension walked them: a generator works the same.
 
+    The fills may be shaped like any expression of the item (`torch.full_like(b[:, :1], i)`:
+    one column per box); the parts are then that expression of each item, evaluated once each
+    as before. With `dtype=` the ids are cast into it instead.
+
     ## When it stays silent
-    - The fill is not the position itself (`i + 1`, `-1`), `full_like` is given a dtype or a
-      device, or `enumerate` starts elsewhere.
+    - The fill is not the position itself (`i + 1`, `-1`), `full_like` is given a device (the
+      parts may then sit on several devices, which the `cat` of them refuses), or `enumerate`
+      starts elsewhere.
+    - The fills are not shaped like the item (`torch.full_like(template, i)`).
     - The concatenation is along another dimension, or writes into `out=`.
     - The comprehension filters (`if`), nests, or the sequence is not a plain name.
     - The result is not bound to a name by a statement of its own.
@@ -219,29 +236,33 @@ class SegmentIds(Rule):
             return None
         index = first_name.value
         if isinstance(item, cst.Name):
-            part, width, names = item.value, 0, [index, item.value]
+            width, names = 0, [index, item.value]
         else:
             inner = _names(item)
             if inner is None or not inner:
                 return None
-            part, width, names = "", len(inner), [index, *inner]
+            width, names = len(inner), [index, *inner]
+        if names.count(index) != 1 or sequence in names:
+            return None
         element = comprehension.elt
         if not (isinstance(element, cst.Call) and self._is(element.func, "torch.full_like", context)):
             return None
-        args = element.args
-        if len(args) != 2 or args[0].keyword is not None or any(a.star for a in args):
+        positional = [a for a in element.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in element.args if a.keyword is not None}
+        if any(a.star for a in element.args) or not positional or len(positional) > 2:
             return None
-        if args[1].keyword is not None and args[1].keyword.value != "fill_value":
-            return None
-        source, fill = args[0].value, args[1].value
-        if not (isinstance(source, cst.Name) and isinstance(fill, cst.Name) and fill.value == index):
-            return None
-        if width:
-            part = source.value
-        if source.value != part or names.count(part) != 1 or names.count(index) != 1:
-            return None  # (`i, (p, p)`: the last one wins; `_` may repeat)
-        if sequence in names:
-            return None
+        source = positional[0].value
+        fill = positional[1].value if len(positional) == 2 else keywords.pop("fill_value", None)
+        if not (isinstance(fill, cst.Name) and fill.value == index):
+            return None  # (`i + 1`, `-1`: not the position)
+        dtype = keywords.pop("dtype", None)
+        if keywords:
+            return None  # (`device=`: the parts may then sit on several devices, which `cat` refuses)
+        if dtype is not None and (not _dotted(dtype) or names_used(dtype) & set(names)):
+            return None  # (evaluated once after the parts, not once per part)
+        read = names_used(source)
+        if not read & set(names[1:]) or names_used(source) & {sequence}:
+            return None  # (a fill shaped like something else than the item)
         statement = self._statement(call, context)
         if statement is None:
             return None
@@ -250,7 +271,7 @@ class SegmentIds(Rule):
         target = assign.targets[0].target.value  # type: ignore[attr-defined]
         if target == sequence:
             return None  # (`indices = torch.cat(...)`: the new lines read it after the first binds it)
-        return _Fills(statement, target, call, loop, sequence, part, width)
+        return _Fills(statement, target, call, loop, sequence, source, index in read, width, dtype)
 
     @staticmethod
     def _is(func: cst.BaseExpression, qualified: str, context: ModuleContext) -> bool:
@@ -286,16 +307,22 @@ class SegmentIds(Rule):
         taken = {n.value for n in name_nodes(scope)} | ctx.module_names
         parts = next(n for n in (f"{fills.target}_parts", *(f"{fills.target}_parts{k}" for k in range(1, 100))) if n not in taken)
         target = fills.target
-        item = cst.Module(body=[]).code_for_node(fills.comprehension.target.elements[1].value)  # type: ignore[attr-defined]
-        walked = fills.sequence if not fills.width else f"[{fills.part} for {item.strip('()')} in {fills.sequence}]"
-        listed = f"list({walked})" if not fills.width else walked
+        code = cst.Module(body=[]).code_for_node
+        source = code(fills.source)
+        if fills.reads_index:
+            # the parts as the comprehension walked them, position and all
+            listed = f"[{source} for {code(fills.comprehension.target)} in {code(fills.comprehension.iter)}]"
+        else:
+            item = code(fills.comprehension.target.elements[1].value)  # type: ignore[attr-defined]
+            listed = f"list({fills.sequence})" if item == source else f"[{source} for {item.strip('()')} in {fills.sequence}]"
+        dtype = code(fills.dtype) if fills.dtype is not None else f"{target}.dtype"
         lines = [
             f"{parts} = {listed}",
             f"{target} = {torch}.cat({parts})",
             (
                 f"{target} = {torch}.arange(len({parts}), device={target}.device).repeat_interleave("
                 f"{torch}.tensor([len(part) for part in {parts}], device={target}.device), output_size=len({target}))"
-                f".view(-1, *[1] * ({target}.dim() - 1)).expand_as({target}).to({target}.dtype, copy=True)"
+                f".view(-1, *[1] * ({target}.dim() - 1)).expand_as({target}).to({dtype}, copy=True)"
             ),
         ]
         config = ctx.module.config_for_parsing

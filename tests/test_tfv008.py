@@ -90,7 +90,8 @@ def test_segment_ids_that_look_right_are_refuted(checker, wrong: str):
         "ids = torch.cat([torch.full_like(p, i) for i, p in enumerate(parts)], 1)",
         "ids = torch.cat([torch.full_like(p, i) for i, p in enumerate(parts)], out=buffer)",
         "ids = torch.cat([torch.full_like(p, i) for i, p in enumerate(self.parts)])",
-        "ids = torch.cat([torch.full_like(p, i) for i, (p, p) in enumerate(parts)])",
+        "ids = torch.cat([torch.full_like(buffer, i) for i, p in enumerate(parts)])",
+        "ids = torch.cat([torch.full_like(p, i, dtype=p.dtype) for i, p in enumerate(parts)])",
         "ids = torch.cat([torch.full_like(p, i) for i, *p in enumerate(parts)])",
         "ids = torch.cat([torch.full_like(p, i) for i, p in enumerate(parts) for q in p])",
         "ids = torch.cat([torch.full_like(p, i, device='cpu') for i, p in enumerate(parts)])",
@@ -110,3 +111,15 @@ def test_a_shadowed_enumerate_or_torch_is_left_alone():
         "import torch\n\ndef f(parts):\n    torch = other\n    ids = torch.cat([torch.full_like(p, i) for i, p in enumerate(parts)])\n",
     ):
         assert propose(SegmentIds, source) == []
+
+
+def test_fills_shaped_by_an_expression_of_the_item_and_its_position_are_verified(checker):
+    kernel = _kernel("""
+        import torch
+
+        def tails(parts):
+            ids = torch.cat([torch.full_like(p[i:], i) for i, p in enumerate(parts)])
+            return ids
+        """)
+    assert "ids_parts = [p[i:] for i, p in enumerate(parts)]" in kernel.new
+    assert checker.check(kernel).outcome is Outcome.VERIFIED

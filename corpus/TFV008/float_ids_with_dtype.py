@@ -1,4 +1,4 @@
-# Trap: the fills are made float32 whatever the parts are: the result's dtype is not the parts'.
+# The fills are made float32 whatever the parts are: the ids come out float32, cast once.
 import torch
 
 
