@@ -94,8 +94,7 @@ class SegmentIds(Rule):
     batch_idx_parts = [src for src, _ in indices]
     batch_idx = torch.cat(batch_idx_parts)
     batch_idx = torch.arange(len(batch_idx_parts), device=batch_idx.device).repeat_interleave(
-        torch.tensor([len(part) for part in batch_idx_parts], device=batch_idx.device),
-        output_size=len(batch_idx),
+        torch.tensor([len(part) for part in batch_idx_parts], device=batch_idx.device), output_size=len(batch_idx),
     ).view(-1, *[1] * (batch_idx.dim() - 1)).expand_as(batch_idx).to(batch_idx.dtype, copy=True)
     ```
     The concatenation of the parts themselves gives the result's shape, dtype (promoted as `cat`
@@ -137,7 +136,9 @@ class SegmentIds(Rule):
             def batch_index(indices):
                 batch_idx_parts = [src for src, _ in indices]
                 batch_idx = torch.cat(batch_idx_parts)
-                batch_idx = torch.arange(len(batch_idx_parts), device=batch_idx.device).repeat_interleave(torch.tensor([len(part) for part in batch_idx_parts], device=batch_idx.device), output_size=len(batch_idx)).view(-1, *[1] * (batch_idx.dim() - 1)).expand_as(batch_idx).to(batch_idx.dtype, copy=True)
+                batch_idx = torch.arange(len(batch_idx_parts), device=batch_idx.device).repeat_interleave(
+                    torch.tensor([len(part) for part in batch_idx_parts], device=batch_idx.device), output_size=len(batch_idx),
+                ).view(-1, *[1] * (batch_idx.dim() - 1)).expand_as(batch_idx).to(batch_idx.dtype, copy=True)
                 return batch_idx
             """,
             id="detr-batch-index",
@@ -156,7 +157,9 @@ class SegmentIds(Rule):
             def segment_ids(parts):
                 ids_parts = list(parts)
                 ids = torch.cat(ids_parts)
-                ids = torch.arange(len(ids_parts), device=ids.device).repeat_interleave(torch.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids)).view(-1, *[1] * (ids.dim() - 1)).expand_as(ids).to(ids.dtype, copy=True)
+                ids = torch.arange(len(ids_parts), device=ids.device).repeat_interleave(
+                    torch.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids),
+                ).view(-1, *[1] * (ids.dim() - 1)).expand_as(ids).to(ids.dtype, copy=True)
                 return ids
             """,
             id="list-of-parts",
@@ -319,14 +322,15 @@ class SegmentIds(Rule):
         lines = [
             f"{parts} = {listed}",
             f"{target} = {torch}.cat({parts})",
-            (
-                f"{target} = {torch}.arange(len({parts}), device={target}.device).repeat_interleave("
-                f"{torch}.tensor([len(part) for part in {parts}], device={target}.device), output_size=len({target}))"
-                f".view(-1, *[1] * ({target}.dim() - 1)).expand_as({target}).to({dtype}, copy=True)"
-            ),
         ]
         config = ctx.module.config_for_parsing
-        statements = [cst.parse_statement(line + "\n", config=config) for line in lines]
+        newline, indent = config.default_newline, config.default_indent
+        lines.append(
+            f"{target} = {torch}.arange(len({parts}), device={target}.device).repeat_interleave({newline}"
+            f"{indent}{torch}.tensor([len(part) for part in {parts}], device={target}.device), output_size=len({target}),{newline}"
+            f").view(-1, *[1] * ({target}.dim() - 1)).expand_as({target}).to({dtype}, copy=True)"
+        )
+        statements = [cst.parse_statement(line + newline, config=config) for line in lines]
         leading = list(fills.statement.leading_lines) + comments_in(fills.statement.with_changes(leading_lines=()))
         statements[0] = statements[0].with_changes(leading_lines=leading)
         # the checker builds the sequence from its parts: each item is the part itself, or a tuple

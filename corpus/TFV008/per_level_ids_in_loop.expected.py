@@ -7,6 +7,8 @@ def image_index_per_level(anchors_per_level):
     for level in anchors_per_level:
         ids_parts = list(level)
         ids = torch.cat(ids_parts)
-        ids = torch.arange(len(ids_parts), device=ids.device).repeat_interleave(torch.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids)).view(-1, *[1] * (ids.dim() - 1)).expand_as(ids).to(ids.dtype, copy=True)
+        ids = torch.arange(len(ids_parts), device=ids.device).repeat_interleave(
+            torch.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids),
+        ).view(-1, *[1] * (ids.dim() - 1)).expand_as(ids).to(ids.dtype, copy=True)
         found.append(ids)
     return found

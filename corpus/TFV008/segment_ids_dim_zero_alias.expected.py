@@ -6,5 +6,7 @@ import torch as th
 def segment_ids(blocks):
     ids_parts = list(blocks)
     ids = th.cat(ids_parts)
-    ids = th.arange(len(ids_parts), device=ids.device).repeat_interleave(th.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids)).view(-1, *[1] * (ids.dim() - 1)).expand_as(ids).to(ids.dtype, copy=True)
+    ids = th.arange(len(ids_parts), device=ids.device).repeat_interleave(
+        th.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids),
+    ).view(-1, *[1] * (ids.dim() - 1)).expand_as(ids).to(ids.dtype, copy=True)
     return ids

@@ -7,6 +7,8 @@ class Matcher:
         # permute targets following indices
         batch_idx_parts = [tgt for _, tgt in indices]
         batch_idx = torch.cat(batch_idx_parts)
-        batch_idx = torch.arange(len(batch_idx_parts), device=batch_idx.device).repeat_interleave(torch.tensor([len(part) for part in batch_idx_parts], device=batch_idx.device), output_size=len(batch_idx)).view(-1, *[1] * (batch_idx.dim() - 1)).expand_as(batch_idx).to(batch_idx.dtype, copy=True)
+        batch_idx = torch.arange(len(batch_idx_parts), device=batch_idx.device).repeat_interleave(
+            torch.tensor([len(part) for part in batch_idx_parts], device=batch_idx.device), output_size=len(batch_idx),
+        ).view(-1, *[1] * (batch_idx.dim() - 1)).expand_as(batch_idx).to(batch_idx.dtype, copy=True)
         tgt_idx = torch.cat([tgt for (_, tgt) in indices])
         return batch_idx, tgt_idx
