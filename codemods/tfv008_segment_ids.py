@@ -114,12 +114,19 @@ class SegmentIds(Rule):
     - The fills are not shaped like the item (`torch.full_like(template, i)`).
     - The concatenation is along another dimension, or writes into `out=`.
     - The comprehension filters (`if`), nests, or the sequence is not a plain name.
-    - The result is not bound to a name by a statement of its own.
+    - The result is not bound to a name by a statement of its own in a function's body.
+    - `len` or `torch` is bound by the module's code (a local `len = ...` would be read before
+      it is set).
 
     ## Limits
-    Parts of mixed dtypes: the checker draws the parts of one list with one dtype. Where a list
-    mixes bool parts with integer ones (or float16 parts with float32 ones), `full_like` rounds
-    the position into the narrower dtype first (`True` for 2) and the rewrite does not.
+    - Parts of mixed dtypes: the checker draws the parts of one list with one dtype. Where a
+      list mixes bool parts with integer ones (or float16 parts with float32 ones), `full_like`
+      rounds the position into the narrower dtype first (`True` for 2) and the rewrite does not.
+    - The parts are read after the whole sequence is walked: a generator that yields one buffer
+      and resizes it in place between items (which the comprehension read at once) gives other
+      parts. Like TFV003's pieces, each part is taken to be its own tensor.
+    - Quantized parts: `.to(dtype)` of the ids into a quantized dtype raises where `full_like`
+      fills one; the checker draws no quantized tensors.
     """
     examples = (
         Example(
@@ -155,7 +162,7 @@ class SegmentIds(Rule):
             import torch
 
             def segment_ids(parts):
-                ids_parts = list(parts)
+                ids_parts = [p for p in parts]
                 ids = torch.cat(ids_parts)
                 ids = torch.arange(len(ids_parts), device=ids.device).repeat_interleave(
                     torch.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids),
@@ -267,7 +274,7 @@ class SegmentIds(Rule):
         if not read & set(names[1:]) or names_used(source) & {sequence}:
             return None  # (a fill shaped like something else than the item)
         statement = self._statement(call, context)
-        if statement is None:
+        if statement is None or "len" in shadowed_builtins(context) or not self._in_a_function(statement, context):
             return None
         assign = statement.body[0]
         assert isinstance(assign, cst.Assign)
@@ -278,13 +285,26 @@ class SegmentIds(Rule):
 
     @staticmethod
     def _is(func: cst.BaseExpression, qualified: str, context: ModuleContext) -> bool:
-        """Whether ``func`` is ``qualified`` here, through a name the module never assigns."""
+        """Whether ``func`` is ``qualified`` here, through a name the module never assigns, and
+        where ``torch`` -- which the new lines call -- names the module everywhere or nowhere."""
         if context.qualified(func) != qualified:
             return False
         root = func
         while isinstance(root, cst.Attribute):
             root = root.value
-        return isinstance(root, cst.Name) and root.value not in assigned_names(context.module)
+        rebound = assigned_names(context.module) | {p.name.value for p in context.nodes.of_type(cst.Param)}  # type: ignore[attr-defined]
+        return isinstance(root, cst.Name) and root.value not in rebound and "torch" not in rebound
+
+    @staticmethod
+    def _in_a_function(statement: cst.SimpleStatementLine, context: ModuleContext) -> bool:
+        """Whether ``statement`` runs in a function's body (a class body or the module would
+        keep the parts list as an attribute or a global; an ``Enum`` as a member)."""
+        current = context.parents.get(statement)
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            if isinstance(current, (cst.ClassDef, cst.Module)):
+                return False
+            current = context.parents.get(current)
+        return current is not None
 
     @staticmethod
     def _statement(call: cst.Call, context: ModuleContext) -> cst.SimpleStatementLine | None:
@@ -316,8 +336,9 @@ class SegmentIds(Rule):
             # the parts as the comprehension walked them, position and all
             listed = f"[{source} for {code(fills.comprehension.target)} in {code(fills.comprehension.iter)}]"
         else:
+            # (a comprehension, not `list(...)`: that asks an iterable for its length first)
             item = code(fills.comprehension.target.elements[1].value)  # type: ignore[attr-defined]
-            listed = f"list({fills.sequence})" if item == source else f"[{source} for {item.strip('()')} in {fills.sequence}]"
+            listed = f"[{source} for {item.strip('()')} in {fills.sequence}]"
         dtype = code(fills.dtype) if fills.dtype is not None else f"{target}.dtype"
         lines = [
             f"{parts} = {listed}",

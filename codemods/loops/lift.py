@@ -712,8 +712,9 @@ class Lifter:
             if rest and isinstance(rows, cst.Subscript) and rows.value is base and len(rows.slice) == 1:
                 batched = subscript(base, [rows.slice[0], *rest])  # `x[:n, j]`, not `x[:n][:, j]`
         else:
-            if self.row_filter is not None:
-                raise CannotLift(f"`{short(node)}`: a guarded read along a later dimension")
+            if self.row_filter is not None or self.conditional:
+                # (only an array's rows are ever shown to cover the loop)
+                raise CannotLift(f"`{short(node)}`: a guarded or conditional read along a later dimension")
             batched = subscript(base, [*before, self.rows_element(offset, base if position == 0 else None), *node.slice[position + 1 :]])
         base_rank = self.rank_of(base_name) if base_name is not None else None
         sample_rank = None if base_rank is None else _rank_after(base_rank - 1, [e for k, e in enumerate(node.slice) if k != position])

@@ -117,6 +117,9 @@ class _Ranks:
         #: names that hold an array (a store into one keeps its shape): kept until the name is
         #: bound again, where a rank is forgotten at any mention
         self.arrays: set[str] = set()
+        #: names a function or lambda nested in this one mentions: a call torchfix cannot see
+        #: into may be that closure, and reach them
+        self.closed_over: set[str] = set()
 
     def token(self, name: str) -> int:
         """The length token of ``name``'s current value (a new one if it has none)."""
@@ -413,7 +416,7 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
     """The ranks of the arrays the function's code pins right before ``statement`` (a statement
     of ``function``, nested in any blocks), names ``statement`` itself binds excluded; which
     of those arrays are evidently bool; and which names surely have as many rows."""
-    if context.once("rank-changing code", function, lambda: _unfollowable(function)):
+    if not followable(function, context):
         return _NOTHING
     parents = context.parents
     path: list[cst.CSTNode] = []
@@ -430,6 +433,7 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
     # what a statement binds or mentions is asked again for every loop after it: once each
     flow.bound_in = lambda node: context.once("names bound", node, lambda: bound_in(node))
     flow.mentioned = lambda node: context.once("names written", node, lambda: _mentioned(node))
+    flow.closed_over = context.once("names closures mention", function, lambda: _closed_over(function))
     for parent, child in zip([function, *path], path):
         if isinstance(parent, (cst.IndentedBlock, cst.Module)):
             # `child` is a statement of the block: the statements before it ran first
@@ -641,7 +645,13 @@ def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> None:
     change the array through it.)"""
     flow.private -= {n for n in flow.private if _escapes(n, node)}
     if flow.calls_unknown(node):
-        _forget(flow, (set(flow.ranks) | set(flow.lengths)) - flow.private)
+        _forget(flow, set(flow.ranks) - flow.private)
+        # (a closure the function defines reaches a private array too, and may transpose it in
+        # place, which keeps its rank and changes its rows)
+        flow.lengths.clear()
+        for size, owner in list(flow.measured.items()):
+            if owner in flow.closed_over or size in flow.closed_over:
+                del flow.measured[size]
     resizes = (flow.lengths or flow.measured) and _may_resize(node, flow.arrays)
     if resizes:
         # a list grows or shrinks in place through any name for it (`ids = labels` first, or
@@ -799,6 +809,25 @@ def _keeps_rows(node: cst.Subscript) -> bool:
     # (beside an array, NumPy indexes with an integer as with an array: `t[:, 0, :, idx]` puts
     # the two indexed dimensions first)
     return arrays == 0 or (arrays == 1 and integers == 0)
+
+
+def _closed_over(function: cst.FunctionDef) -> set[str]:
+    """Every name written in a function or lambda nested in ``function``."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.FunctionDef or type(node) is cst.Lambda:
+            found |= _mentioned(node)
+            continue
+        stack.extend(child_nodes(node))
+    return found
+
+
+def followable(function: cst.FunctionDef, context: "ModuleContext") -> bool:
+    """Whether nothing in ``function`` -- nested functions included -- changes a rank or rebinds
+    a name behind the flow (:func:`_unfollowable`); asked once per function."""
+    return not context.once("rank-changing code", function, lambda: _unfollowable(function))
 
 
 def _unfollowable(function: cst.FunctionDef) -> bool:

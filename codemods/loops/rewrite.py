@@ -27,7 +27,7 @@ from torchfix.codemods.loops.helpers import helpers_called, kernel_text
 from torchfix.codemods.loops.kernels import FILLS, UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.ranks import bound_in
+from torchfix.codemods.loops.ranks import bound_in, followable
 from torchfix.codemods.loops.lift import COMPARISON_METHODS, COMPARISONS, FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
 from torchfix.codemods.loops.nodes import (
     assign,
@@ -798,6 +798,8 @@ def _sized_by_count(facts: LoopFacts, name: str, extent: Extent) -> bool:
     definition = facts.definition(name)
     if definition is None or extent.start != 0 or extent.count is None or not definition.same_block:
         return False
+    if facts.function is not None and not followable(facts.function, facts.context):
+        return False  # (a nested function may resize the array or rebind the count: `nonlocal n`)
     # the count means what it meant at the allocation, and the array is the one allocated: no
     # line between rebinds a name of the count or so much as mentions the array (`z.resize_(2)`,
     # `grow(z)`), nor does the loop's header
@@ -1267,7 +1269,11 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
         number = _number_literal(step.value)
         if axis or step.operator is not None or not (lifted.batched or number):
             raise CannotRewrite(f"`{_short(target)}`: a guarded store of this form is not lifted", step.statement)
-        shifts = [form[1] for form in (lifter.index_form(e) for e in target.slice if lifter.depends(e)) if form is not None]
+        walked = [(k, lifter.index_form(e)) for k, e in enumerate(target.slice) if lifter.depends(e)]
+        if any(k != 0 for k, _ in walked):
+            # (only an array's rows are ever shown to cover the loop)
+            raise CannotRewrite(f"`{_short(target)}`: a guarded store along a later dimension", step.statement)
+        shifts = [form[1] for _, form in walked if form is not None]
         if step.target is not None and not lifter.covers(step.target, max(shifts, default=0)):
             raise CannotRewrite(
                 f"`{step.target}` is written only where the guard holds: it may have fewer rows than the loop runs "

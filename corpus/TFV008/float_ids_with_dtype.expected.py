@@ -3,7 +3,7 @@ import torch
 
 
 def float_ids(parts):
-    ids_parts = list(parts)
+    ids_parts = [p for p in parts]
     ids = torch.cat(ids_parts)
     ids = torch.arange(len(ids_parts), device=ids.device).repeat_interleave(
         torch.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids),

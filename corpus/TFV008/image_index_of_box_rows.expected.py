@@ -4,7 +4,7 @@ import torch
 
 
 def image_index_of_boxes(boxes_per_image):
-    index_parts = list(boxes_per_image)
+    index_parts = [boxes for boxes in boxes_per_image]
     index = torch.cat(index_parts)
     index = torch.arange(len(index_parts), device=index.device).repeat_interleave(
         torch.tensor([len(part) for part in index_parts], device=index.device), output_size=len(index),

@@ -5,7 +5,7 @@ import torch
 def image_index_per_level(anchors_per_level):
     found = []
     for level in anchors_per_level:
-        ids_parts = list(level)
+        ids_parts = [a for a in level]
         ids = torch.cat(ids_parts)
         ids = torch.arange(len(ids_parts), device=ids.device).repeat_interleave(
             torch.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids),

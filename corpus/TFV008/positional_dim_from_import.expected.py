@@ -4,7 +4,7 @@ import torch
 
 
 def image_ids(boxes_per_image):
-    ids_parts = list(boxes_per_image)
+    ids_parts = [boxes for boxes in boxes_per_image]
     ids = torch.cat(ids_parts)
     ids = torch.arange(len(ids_parts), device=ids.device).repeat_interleave(
         torch.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids),

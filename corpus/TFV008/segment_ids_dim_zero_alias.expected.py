@@ -4,7 +4,7 @@ import torch as th
 
 
 def segment_ids(blocks):
-    ids_parts = list(blocks)
+    ids_parts = [block for block in blocks]
     ids = th.cat(ids_parts)
     ids = th.arange(len(ids_parts), device=ids.device).repeat_interleave(
         th.tensor([len(part) for part in ids_parts], device=ids.device), output_size=len(ids),
