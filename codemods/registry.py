@@ -10,11 +10,10 @@ from torchfix.codemods.tfv004_item_accumulator import ItemAccumulator
 from torchfix.codemods.tfv005_elementwise_branch import ElementwiseBranch
 from torchfix.codemods.tfv006_index_accumulation import IndexAccumulation
 from torchfix.codemods.tfv007_running_scan import RunningScan
-from torchfix.codemods.tfv008_segment_ids import SegmentIds
 
 ALL_RULES: list[type[Rule]] = sorted(
     [LoopOverBatch, ComprehensionOverTensor, CatInLoop, ItemAccumulator, ElementwiseBranch, IndexAccumulation,
-     RunningScan, SegmentIds], key=lambda r: r.code,
+     RunningScan], key=lambda r: r.code,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 
