@@ -1729,16 +1729,16 @@ def test_a_guard_run_only_when_some_sample_passes_is_also_run_only_when_the_loop
     code = _lifted("""
         import torch
         def f(scores: torch.Tensor, ys: torch.Tensor, eos):
-            for i in range(ys.size(0)):
+            for i in range(scores.size(0)):
                 if ys[i] == eos:
                     scores[i] = -1e20
             return scores
         """, Options(hypotheses=(("ys", 1),), guard_any=True, guard_empty=True))
     assert textwrap.dedent("""\
-        if ys.size(0) > 0:
-            keep = ys == eos
+        if scores.size(0) > 0:
+            keep = ys[:scores.size(0)] == eos
             if keep.any():
-                scores[:ys.size(0)][keep] = -1e20
+                scores[keep] = -1e20
         """) in textwrap.dedent(code.split("def f(scores: torch.Tensor, ys: torch.Tensor, eos):\n", 1)[1])
 
 

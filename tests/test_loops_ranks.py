@@ -446,12 +446,37 @@ def test_a_length_fact_holds_past_code_that_cannot_resize() -> None:
         def f(pairs, w, out):
             ids = pairs[:, 1]
             scale = torch.sqrt(w).sum() + len(ids)
-            pairs[0, 0] = 1
+            hits = torch.zeros(3)
+            hits[0] = 1
             for k in range(len(out)):
-                out[k] = pairs[k, 0] + ids[k] * scale
+                out[k] = pairs[k, 0] + ids[k] * scale + hits[k]
             return out
         """)
     assert _same_rows(shapes, "ids", "pairs")
+    # a store into what may be a dict (`log`, a parameter) runs a `__setitem__` given `ids`
+    shapes = _shapes("""
+        import torch
+        def f(pairs, log, out):
+            ids = pairs[:, 1]
+            log["ids"] = ids
+            for k in range(len(out)):
+                out[k] = pairs[k, 0] + ids[k]
+            return out
+        """)
+    assert not _same_rows(shapes, "ids", "pairs")
+
+
+def test_a_store_into_what_may_not_be_an_array_forgets_the_rank_it_hands_over() -> None:
+    shapes = _shapes("""
+        import torch
+        def f(x, log, out):
+            x = x.view(-1).float()
+            log["x"] = x
+            for i in range(len(out)):
+                out[i] = x[i] * 2
+            return out
+        """)
+    assert "x" not in shapes.ranks
 
 
 def test_clones_of_two_arrays_are_not_of_one_length() -> None:

@@ -443,6 +443,9 @@ class Lifter:
         """``base`` restricted to rows ``start + offset .. stop + offset`` of the loop."""
         extent = self.extent
         base_name = base.value if isinstance(base, cst.Name) else None
+        if base_name is None and (self.row_filter is not None or self.conditional):
+            # (`x.float()[i]`, `x.T[i, 0]`, `x[0][i]`: nothing shows how many rows that has)
+            raise CannotLift(f"`{short(base)}` is read only where a condition holds, and is not an array by name")
         if base_name is not None:
             if self.row_filter is None and not self.conditional:
                 if not self.unobserved:
@@ -522,11 +525,14 @@ class Lifter:
     def rows_element(self, offset: int, base: cst.BaseExpression | None = None) -> cst.SubscriptElement:
         """The subscript element selecting the loop's rows of ``base`` (``:n``, ``1:n + 1``,
         ``:`` when the loop covers all of them), before any guard's filter."""
+        # (a store's position, or a later dimension: no evidence of the array's rows)
         saved, self.row_filter = self.row_filter, None
+        self.unobserved += 1
         try:
             rows = self._slice_rows(base if isinstance(base, cst.Name) else name("_"), offset)
         finally:
             self.row_filter = saved
+            self.unobserved -= 1
         return rows.slice[0] if isinstance(rows, cst.Subscript) else full_slice()
 
     def _subscript(self, node: cst.Subscript) -> Lifted:

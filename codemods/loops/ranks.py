@@ -433,7 +433,7 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
     # what a statement binds or mentions is asked again for every loop after it: once each
     flow.bound_in = lambda node: context.once("names bound", node, lambda: bound_in(node))
     flow.mentioned = lambda node: context.once("names written", node, lambda: _mentioned(node))
-    flow.closed_over = context.once("names closures mention", function, lambda: _closed_over(function))
+    flow.closed_over = closed_over(function, context)
     for parent, child in zip([function, *path], path):
         if isinstance(parent, (cst.IndentedBlock, cst.Module)):
             # `child` is a statement of the block: the statements before it ran first
@@ -520,10 +520,11 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 if owner not in targets:
                     flow.ranks[owner] = len(targets)
             else:
-                # a store into items (`pairs[0, 0] = 1`, `hist[k] += 1`) changes no rank nor
-                # length (`_disturb` saw to calls, to what the value gives away, and to a store
-                # into a slice of a list); only a walrus in it binds
-                gone = assigned_names(small) if _stores_items(small) else _mentioned(small)
+                # a store into items of an array (`pairs[0, 0] = 1`, `hist[k] += 1`) changes no
+                # rank nor length (`_disturb` saw to calls, to what the value gives away); only a
+                # walrus in it binds. A store into anything else runs its `__setitem__`, given
+                # the value (`log["x"] = x`): every name the line mentions is forgotten
+                gone = assigned_names(small) if _stores_items(small, flow.arrays) else _mentioned(small)
                 _forget(flow, gone)
                 flow.private -= gone
         return
@@ -565,11 +566,14 @@ def _viewed_with_rows(value: cst.BaseExpression, array: str, size: str) -> bool:
     return isinstance(first, cst.Name) and first.value == size
 
 
-def _stores_items(small: cst.BaseSmallStatement) -> bool:
-    """Whether ``small`` only stores into items: ``a[k] = v``, ``a[k, 0] += v``."""
-    if isinstance(small, cst.Assign):
-        return all(type(t.target) is cst.Subscript for t in small.targets)
-    return isinstance(small, cst.AugAssign) and type(small.target) is cst.Subscript
+def _stores_items(small: cst.BaseSmallStatement, arrays: Container[str]) -> bool:
+    """Whether ``small`` only stores into items (``a[k] = v``, ``a[k, 0] += v``) of ``arrays``."""
+    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else (
+        [small.target] if isinstance(small, cst.AugAssign) else [])
+    return bool(targets) and all(
+        type(t) is cst.Subscript and type(t.value) is cst.Name and t.value.value in arrays  # type: ignore[attr-defined]
+        for t in targets
+    )
 
 
 def _unpacked_shape(small: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
@@ -811,14 +815,20 @@ def _keeps_rows(node: cst.Subscript) -> bool:
     return arrays == 0 or (arrays == 1 and integers == 0)
 
 
+def closed_over(function: cst.FunctionDef, context: "ModuleContext") -> set[str]:
+    """Every name written in a function, lambda or generator expression nested in ``function``
+    (code that may run later, when something calls it); asked once per function."""
+    return context.once("names closures mention", function, lambda: _closed_over(function))
+
+
 def _closed_over(function: cst.FunctionDef) -> set[str]:
-    """Every name written in a function or lambda nested in ``function``."""
+    """Every name written in a function, lambda or generator expression nested in ``function``."""
     found: set[str] = set()
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
-        if type(node) is cst.FunctionDef or type(node) is cst.Lambda:
-            found |= _mentioned(node)
+        if type(node) is cst.FunctionDef or type(node) is cst.Lambda or type(node) is cst.GeneratorExp:
+            found |= _mentioned(node)  # (a generator's body runs when it is next asked, later)
             continue
         stack.extend(child_nodes(node))
     return found

@@ -27,7 +27,7 @@ from torchfix.codemods.loops.helpers import helpers_called, kernel_text
 from torchfix.codemods.loops.kernels import FILLS, UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.ranks import bound_in, followable
+from torchfix.codemods.loops.ranks import bound_in, closed_over, followable
 from torchfix.codemods.loops.lift import COMPARISON_METHODS, COMPARISONS, FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
 from torchfix.codemods.loops.nodes import (
     assign,
@@ -798,8 +798,10 @@ def _sized_by_count(facts: LoopFacts, name: str, extent: Extent) -> bool:
     definition = facts.definition(name)
     if definition is None or extent.start != 0 or extent.count is None or not definition.same_block:
         return False
-    if facts.function is not None and not followable(facts.function, facts.context):
-        return False  # (a nested function may resize the array or rebind the count: `nonlocal n`)
+    if facts.function is not None and (
+        not followable(facts.function, facts.context) or name in closed_over(facts.function, facts.context)
+    ):
+        return False  # (a nested function may resize the array -- `z.t_()` -- or rebind the count: `nonlocal n`)
     # the count means what it meant at the allocation, and the array is the one allocated: no
     # line between rebinds a name of the count or so much as mentions the array (`z.resize_(2)`,
     # `grow(z)`), nor does the loop's header

@@ -1,0 +1,12 @@
+# Trap: `out` is written only where `w[i] != 7.5`, and is a parameter: it may have fewer rows
+# than `w` (the loop never writes the others), and a batched store writes every row.
+import torch
+
+
+def fill(out: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    w = w.view(-1).float()
+    n = len(w)
+    for i in range(n):
+        if w[i] != 7.5:
+            out[i] = 1.0
+    return out
