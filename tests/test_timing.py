@@ -110,7 +110,9 @@ def test_the_speed_class_is_the_deciding_device_against_the_band() -> None:
     from torchfix.equivalence.kernel import SpeedClass
 
     assert _timed(0.3, 0.45).speed_class() is SpeedClass.CLEARLY_SLOWER
-    assert _timed(0.4, 0.8).speed_class() is SpeedClass.IN_BAND, "clearly slower at every size, or not"
+    assert _timed(0.4, 0.8).speed_class() is SpeedClass.IN_BAND, "clearly slower at the largest size, or not"
+    # the smallest size is the noisiest: a ratio moving about the edge there moves nothing
+    assert {_timed(small, 0.23).speed_class() for small in (0.40, 0.51, 0.67)} == {SpeedClass.CLEARLY_SLOWER}
     assert _timed(0.97, 1.03).speed_class() is SpeedClass.IN_BAND
     assert _timed(2.0, 30.0).speed_class() is SpeedClass.CLEARLY_FASTER
     assert _timed(1.9, 30.0).speed_class() is SpeedClass.IN_BAND
