@@ -183,6 +183,12 @@ class ElementwiseBranch(Rule):
       same tensor (or add to one accumulator); a branch that prints, logs, draws random numbers,
       writes another index (`y[i + 1]`) or reads another element (`y[i - 1]`: a recurrence).
     - A condition does not depend on the element (`if flag:`).
+    - An array is read only where a condition holds -- in an `elif` test, a branch's value, the
+      right side of `and` / `or`, a later comparison of a chain (`0 < x[i] < z[i]`) -- and nothing
+      shows it has an element for every step (the loop measures it, reads it in the first test
+      or in every branch, or it has the rows of such an array: `lo = bounds[:, 0]` beside
+      `hi = bounds[:, 1]`). It may be shorter than the loop, which never reads the rest, where a
+      batched form reads all of it and raises.
     - The loop can leave early (`break`, `return`) or its index is used after the loop.
     - Nothing shows that an indexed name is a tensor (it could be a list or a numpy array);
       annotate it `x: torch.Tensor`.
