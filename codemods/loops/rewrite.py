@@ -27,8 +27,8 @@ from torchfix.codemods.loops.helpers import helpers_called, kernel_text
 from torchfix.codemods.loops.kernels import FILLS, UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.ranks import bound_in, closed_over, followable
 from torchfix.codemods.loops.lift import COMPARISON_METHODS, COMPARISONS, FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
+from torchfix.codemods.loops.ranks import bound_in, closed_over, followable
 from torchfix.codemods.loops.nodes import (
     assign,
     attribute,
@@ -47,7 +47,6 @@ from torchfix.codemods.loops.nodes import (
     python_number,
     receiver,
     names_used,
-    slice_of,
     subscript,
 )
 from torchfix.equivalence.kernel import Kernel, Kind
@@ -957,7 +956,6 @@ def _lift_step(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, opt
 
 
 def _finish(facts: LoopFacts, plan: "_Plan", lifter: Lifter, imports: set[str], anchor: cst.CSTNode | None, torch_name: str) -> LoopRewrite:
-    context = facts.context
     _shared_definitions(plan)
     # the rewritten loop: its comments go with the first new statement
     statements = plan.statements
