@@ -37,7 +37,7 @@ from torchfix.codemods.analysis import (
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.ranks import ranks_at
+from torchfix.codemods.loops.ranks import ranks_at, same_rows
 from torchfix.codemods.syntax import SyntaxIndex, is_range_call, simple_loop, single_statement
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -274,13 +274,9 @@ class ElementwiseBranch(Rule):
         )
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
-        module: list[ModuleContext] = []
-
         def lengths(loop: cst.For) -> Mapping[str, int]:
-            # (the module's loop model, built only where a loop matched)
-            if not module:
-                module.append(ModuleContext.of(wrapper))
-            context = module[0]
+            # (the module's loop model, built where a loop matched: once per module, and shared)
+            context = ModuleContext.of(wrapper)
             function = context.enclosing_function(loop)
             return {} if function is None else ranks_at(loop, function, context).lengths
 
@@ -495,8 +491,9 @@ class ElementwiseBranch(Rule):
                 init = self._number_init(mt, ctx)
             else:
                 return None
-        covered = self._covered(mt, lengths(mt.loop))
-        shorter = sorted(self._split_reads(mt)[1] - covered)
+        always, sometimes = self._split_reads(mt)
+        covered = self._covered(mt, always, lengths(mt.loop))
+        shorter = sorted(sometimes - covered)
         if shorter:
             return self._skip(
                 mt, ctx, message,
@@ -567,17 +564,16 @@ class ElementwiseBranch(Rule):
         iter_args = mt.loop.iter.args  # type: ignore[attr-defined]
         return bool(iter_args) and m.matches(iter_args[-1].value, m.Call(func=m.Attribute(attr=m.Name("numel"))))
 
-    def _covered(self, mt: _Match, lengths: Mapping[str, int]) -> set[str]:
+    def _covered(self, mt: _Match, always: set[str], lengths: Mapping[str, int]) -> set[str]:
         """The arrays shown to have an element for every step: what the loop measures, what it
-        reads at every step (or it raised), the target where every branch writes it, and any
-        array the code shows has as many rows as one of those."""
-        shown = self._split_reads(mt)[0]
+        reads at every step (``always``; or it raised), the target where every branch writes it,
+        and any array the code shows has as many rows as one of those."""
+        shown = set(always)
         if mt.shape.extent is None and mt.shape.owner is not None and not self._counts_elements(mt):
             shown.add(mt.shape.owner)
         if mt.kind == "assign" and mt.values[-1] is not None:
             shown.add(mt.target)
-        tokens = {lengths[n] for n in shown if n in lengths}
-        return shown | {n for n, token in lengths.items() if token in tokens}
+        return same_rows(shown, lengths)
 
     def _clamp_bounds(self, mt: _Match) -> tuple[str | None, str | None, str] | None:
         """(lower, upper, X) for ``if X[i] > hi: T[i] = hi elif X[i] < lo: T[i] = lo else: T[i] = X[i]``."""

@@ -497,6 +497,7 @@ def test_clones_of_two_arrays_are_not_of_one_length() -> None:
     [("", True), ("x = x[:2]", False), ("n = 3", False), ("x.resize_(2)", False), ("alias = x\n            alias.t_()", False),
      ("y = model(x)", True), ("print(x.shape)", True), ("x.mul_(2)", True), ("x = x.view(n, -1)", True),
      ("x = x.float()[:, 0]", True), ("x = x.view(-1, n)", False), ("x = x.view(2, n)", False),
+     ("x = x[:, pick(x)]", False),  # (`pick` may transpose `x` in place before the index reads it)
      ("hits = torch.zeros(5)\n            hits[1:] = 1\n            hits += 1", True), ("ids = list(x)\n            ids[1:] = []", False)],
 )
 def test_a_size_measures_its_array_only_until_either_is_bound_again_or_resized(between: str, kept: bool) -> None:

@@ -52,7 +52,7 @@ from torchfix.codemods.loops.nodes import (
     slice_of,
     subscript,
 )
-from torchfix.codemods.loops.ranks import rank_of
+from torchfix.codemods.loops.ranks import rank_of, same_rows
 
 _ELEMENTWISE_OPERATORS = (
     cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
@@ -485,9 +485,7 @@ class Lifter:
                 shown.append(0)
             return max(shown) if shown else None
 
-        token = self.lengths.get(name)
-        peers = [name, *(other for other, same in self.lengths.items() if token is not None and same == token and other != name)]
-        return any((found := rows_past_the_last(peer)) is not None and found >= offset for peer in peers)
+        return any((found := rows_past_the_last(peer)) is not None and found >= offset for peer in same_rows({name}, self.lengths))
 
     @contextmanager
     def skippable(self) -> Iterator[None]:
@@ -497,6 +495,15 @@ class Lifter:
             yield
         finally:
             self.conditional -= 1
+
+    @contextmanager
+    def unobservable(self) -> Iterator[None]:
+        """Lift a part whose reads show nothing of the arrays' rows (:attr:`unobserved`)."""
+        self.unobserved += 1
+        try:
+            yield
+        finally:
+            self.unobserved -= 1
 
     def index_form(self, element: cst.SubscriptElement) -> tuple[str, int] | None:
         """("index", offset) for ``i`` / ``i + c`` / ``i - c``; ("keep", 0) for ``i:i + 1``."""
@@ -527,12 +534,11 @@ class Lifter:
         ``:`` when the loop covers all of them), before any guard's filter."""
         # (a store's position, or a later dimension: no evidence of the array's rows)
         saved, self.row_filter = self.row_filter, None
-        self.unobserved += 1
         try:
-            rows = self._slice_rows(base if isinstance(base, cst.Name) else name("_"), offset)
+            with self.unobservable():
+                rows = self._slice_rows(base if isinstance(base, cst.Name) else name("_"), offset)
         finally:
             self.row_filter = saved
-            self.unobserved -= 1
         return rows.slice[0] if isinstance(rows, cst.Subscript) else full_slice()
 
     def _subscript(self, node: cst.Subscript) -> Lifted:
@@ -921,11 +927,8 @@ class Lifter:
             with self.skippable():
                 body, orelse = self._lift(node.body), self._lift(node.orelse)
         else:
-            self.unobserved += 1
-            try:
+            with self.unobservable():
                 body, orelse = self._lift(node.body), self._lift(node.orelse)
-            finally:
-                self.unobserved -= 1
         if not test.batched:
             # the same branch for every sample: the test is asked once, for both batched branches
             if not (body.batched and orelse.batched) or (body.scalar, body.keepdim, body.kind) != (orelse.scalar, orelse.keepdim, orelse.kind):

@@ -25,7 +25,7 @@ What it follows, and why that is exact:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Container, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Container, Mapping, NamedTuple, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -487,24 +487,29 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
             # `loss = criterion(out, target)` may run `target.unsqueeze_(1)`, and a helper reaches
             # arrays through `self`, a global, a list as well as through its arguments
             measured_before = dict(flow.measured)
-            _disturb(flow, small, set())
+            disturbed = _disturb(flow, small, set())
             if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                _keep_measures(flow, measured_before, small)
+                target = small.targets[0].target.value
+                # a walrus in the value binds too (`k = (x := x.view(2, -1)).size(1)`): then no
+                # fact of the value is kept for the target
+                walrus = assigned_names(small.value)
+                rows_of = _rows_source(small.value, flow.qualified) if not walrus else None
+                if not walrus and not disturbed:
+                    _keep_measures(flow, measured_before, small, rows_of)
                 found = flow.of(small.value)
                 is_bool = found is not None and found[1] and flow.is_bool(small.value)
-                target = small.targets[0].target.value
-                rows_of = _rows_source(small.value, flow.qualified)
                 token = flow.token(rows_of) if rows_of is not None else None
-                # a walrus in the value binds too (`k = (x := x.view(2, -1)).size(1)`)
-                _forget(flow, {target} | assigned_names(small.value))
-                if token is not None and not assigned_names(small.value):
+                _forget(flow, {target} | walrus)
+                flow.private -= {target} | walrus
+                flow.arrays.discard(target)
+                if walrus:
+                    continue
+                if token is not None:
                     flow.lengths[target] = token
                 measured = measure_of(small.value)
-                if measured is not None and not assigned_names(small.value):
+                if measured is not None:
                     flow.measured[target] = measured[0]
-                flow.private -= {target} | assigned_names(small.value)
-                flow.arrays.discard(target)
-                if found is not None and found[1] and not assigned_names(small.value):
+                if found is not None and found[1]:
                     flow.arrays.add(target)
                     flow.ranks[target] = found[0]
                     if is_bool:
@@ -536,17 +541,16 @@ _PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "round", "min"
                             "isinstance", "print", "str", "repr", "type", "enumerate", "zip", "sorted", "reversed"})
 
 
-def _keep_measures(flow: _Ranks, before: dict[str, str], small: cst.Assign) -> None:
-    """Keep the sizes of the array ``small`` binds again where its new value has as many rows:
-    ``x = x.float()``, ``x = x[:, 0]``, or ``x = x.view(n, -1)`` with ``n`` measuring it."""
+def _keep_measures(flow: _Ranks, before: dict[str, str], small: cst.Assign, rows_of: str | None) -> None:
+    """Keep the sizes of the array ``small`` binds again where its new value has as many rows
+    (``rows_of``, its :func:`_rows_source`, is the array itself): ``x = x.float()``, ``x = x[:, 0]``,
+    or ``x = x.view(n, -1)`` with ``n`` measuring it. Only for a line that neither calls what
+    torchfix cannot see into nor resizes anything (:func:`_disturb`)."""
     target = small.targets[0].target.value  # type: ignore[attr-defined]
-    if assigned_names(small.value) or _may_resize(small, flow.arrays):
-        return
-    same_rows = _rows_source(small.value, flow.qualified) == target
     for size, owner in before.items():
         if owner != target or size == target or size in flow.measured:
             continue
-        if same_rows or _viewed_with_rows(small.value, target, size):
+        if rows_of == target or _viewed_with_rows(small.value, target, size):
             flow.measured[size] = target
 
 
@@ -641,14 +645,16 @@ _MENTIONING_BINDERS: dict[type, Callable[[Any], cst.CSTNode]] = {
 }
 
 
-def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> None:
+def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> bool:
     """Forget what ``node`` binds (``bound``), and every rank a call in it that torchfix cannot
     see into may reach: all but the arrays still private to the function (see
     :attr:`_Ranks.private`). (A second name for an array -- ``y = x``, ``box = [x]`` -- makes it
     no longer private; only such a call or an in-place rank change, which stops the flow, could
-    change the array through it.)"""
+    change the array through it.) Whether ``node`` made such a call or may resize a container
+    in place: then nothing but what is left may be kept."""
     flow.private -= {n for n in flow.private if _escapes(n, node)}
-    if flow.calls_unknown(node):
+    unknown = flow.calls_unknown(node)
+    if unknown:
         _forget(flow, set(flow.ranks) - flow.private)
         # (a closure the function defines reaches a private array too, and may transpose it in
         # place, which keeps its rank and changes its rows)
@@ -669,6 +675,7 @@ def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> None:
         flow.arrays -= rebound
     _forget(flow, bound)
     flow.private -= bound
+    return unknown or bool(resizes)
 
 
 def _unmeasure(flow: "_Ranks", rebound: set[str]) -> None:
@@ -726,7 +733,7 @@ _RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "c
                                "resize_as_"})
 
 
-def _may_resize(node: cst.CSTNode, arrays: Container[str] = ()) -> bool:
+def _may_resize(node: cst.CSTNode, arrays: Container[str]) -> bool:
     """Whether ``node`` may change how many items a container holds in place: a resizing method
     (``labels.pop()``), an augmented assignment (``ids += [k]``), a ``del``, or a store into one
     slice (``ids[2:] = []``) -- but the last two into ``arrays`` (names that hold arrays: a store
@@ -813,6 +820,13 @@ def _keeps_rows(node: cst.Subscript) -> bool:
     # (beside an array, NumPy indexes with an integer as with an array: `t[:, 0, :, idx]` puts
     # the two indexed dimensions first)
     return arrays == 0 or (arrays == 1 and integers == 0)
+
+
+def same_rows(names: Collection[str], lengths: Mapping[str, int]) -> set[str]:
+    """``names`` and every name the length tokens (:attr:`Flow.lengths`) show has the rows of one
+    of them."""
+    tokens = {lengths[n] for n in names if n in lengths}
+    return set(names) | {n for n, token in lengths.items() if token in tokens}
 
 
 def closed_over(function: cst.FunctionDef, context: "ModuleContext") -> set[str]:
