@@ -110,6 +110,22 @@ def test_a_parameter_rebound_at_the_top_is_pinned_at_the_loop() -> None:
     assert "out" not in shapes.ranks  # an input whose rank nothing pins
 
 
+def test_an_annotated_binding_binds_as_a_plain_one() -> None:
+    """A local's annotation is never evaluated: `out: Tensor = zeros(n, 3)` is `out = zeros(n, 3)`
+    to the flow, and forgets nothing else it mentions."""
+    shapes = _shapes("""
+        from torch import Tensor, zeros
+        def f(y: Tensor) -> Tensor:
+            y = y.view(-1)
+            out: Tensor = zeros(len(y), 3)
+            late: Tensor
+            for i in range(len(y)):
+                out[i] = y[i]
+            return out
+        """)
+    assert shapes.ranks["y"] == 1 and shapes.ranks["out"] == 2
+
+
 @pytest.mark.parametrize(
     "handing",
     ["scores = self_generator(target)", "scores = self.criterion(out, [target])", "n = target.resize_as(out)",

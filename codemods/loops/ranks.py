@@ -488,6 +488,10 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
             # arrays through `self`, a global, a list as well as through its arguments
             measured_before = dict(flow.measured)
             disturbed = _disturb(flow, small, set())
+            if isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+                # `out: Tensor = zeros(n, 3)`: a local's annotation is never evaluated, so the
+                # line binds as `out = zeros(n, 3)` does
+                small = cst.Assign(targets=[cst.AssignTarget(small.target)], value=small.value)
             if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                 target = small.targets[0].target.value
                 # a walrus in the value binds too (`k = (x := x.view(2, -1)).size(1)`): then no
