@@ -36,6 +36,7 @@ from torchfix.codemods.analysis import (
     without_skippable_parts,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.loops.facts import pinned_ranks
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.ranks import ranks_at, same_rows
 from torchfix.codemods.syntax import SyntaxIndex, is_range_call, simple_loop, single_statement
@@ -156,8 +157,11 @@ class ElementwiseBranch(Rule):
     integer or float mask becomes `mask.bool()` (indexing with a 0/1 integer tensor would gather
     rows 0 and 1 instead); comparisons with NaN are false in both forms. A masked sum is
     `v[mask].sum()`, never `(v * mask).sum()`, which turns `inf * 0` into NaN.
-    The check takes tensors indexed by the loop variable as vectors (one element per step); a
-    mask assignment (`x[mask.bool()] = 0`) is also checked against targets of any rank.
+    The check draws a tensor indexed by the loop variable at the rank the function pins
+    (`x = x.view(-1)`, `y = torch.zeros(n)`, `n, = x.shape`), else as a vector and as a matrix:
+    `if x[i] > 0` runs on a column `x` of shape (n, 1) too, where the batched mask has the wrong
+    shape, so without a pin the rewrite is rejected with that counterexample. A mask assignment
+    (`x[mask.bool()] = 0`) is also checked against targets of any rank.
 
     Where the tensors may be integers, `torch.where` is not faithful (see below) and the rewrite
     falls back to one boolean-mask assignment per branch. The condition and the branch values are
@@ -208,6 +212,8 @@ class ElementwiseBranch(Rule):
             import torch
 
             def leaky(x: torch.Tensor, y: torch.Tensor, a: float) -> torch.Tensor:
+                x = x.view(-1)
+                y = y.view(-1)
                 for i in range(len(x)):
                     if x[i] > 0:
                         y[i] = x[i]
@@ -221,6 +227,8 @@ class ElementwiseBranch(Rule):
             import torch
 
             def leaky(x: torch.Tensor, y: torch.Tensor, a: float) -> torch.Tensor:
+                x = x.view(-1)
+                y = y.view(-1)
                 y_mask = x > 0
                 y_else = a * x
                 y[:len(x)][y_mask] = x[y_mask].to(y.dtype)
@@ -280,7 +288,10 @@ class ElementwiseBranch(Rule):
             function = context.enclosing_function(loop)
             return {} if function is None else ranks_at(loop, function, context).lengths
 
-        return loop_proposals(wrapper, self._match, lambda mt, ctx: self._propose(mt, ctx, lengths))
+        def ranks(loop: cst.For) -> Mapping[str, int]:
+            return pinned_ranks(loop, ModuleContext.of(wrapper))
+
+        return loop_proposals(wrapper, self._match, lambda mt, ctx: self._propose(mt, ctx, lengths, ranks))
 
     # ------------------------------------------------------------------ matching
 
@@ -461,7 +472,8 @@ class ElementwiseBranch(Rule):
                 return None
         return None
 
-    def _propose(self, mt: _Match, ctx: RuleContext, lengths: Callable[[cst.For], Mapping[str, int]]) -> Proposal | None:
+    def _propose(self, mt: _Match, ctx: RuleContext, lengths: Callable[[cst.For], Mapping[str, int]],
+                 ranks: Callable[[cst.For], Mapping[str, int]]) -> Proposal | None:
         what = "a conditional sum" if mt.kind == "accumulate" else f"`{mt.target}`"
         message = f"{what} is computed one element at a time with an `if`: one tensor expression does it"
         scope = enclosing_scope(mt.loop, ctx.parents)
@@ -502,7 +514,8 @@ class ElementwiseBranch(Rule):
             )
         forms = self._forms(mt, may_be_shorter=mt.kind == "assign" and mt.target not in covered)
         extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]
-        candidates = [self._candidate(mt, form, extent, init, ctx) for form in forms for extent in extents]
+        pinned = ranks(mt.loop)
+        candidates = [self._candidate(mt, form, extent, init, ctx, pinned) for form in forms for extent in extents]
         candidates = [c for c in candidates if c is not None]
         if not candidates:
             return None
@@ -617,7 +630,8 @@ class ElementwiseBranch(Rule):
     # ------------------------------------------------------------------ building
 
     def _candidate(
-        self, mt: _Match, form: str, extent: str, init: cst.SimpleStatementLine | None, ctx: RuleContext
+        self, mt: _Match, form: str, extent: str, init: cst.SimpleStatementLine | None, ctx: RuleContext,
+        ranks: Mapping[str, int],
     ) -> Candidate | None:
         torch = ctx.torch
         shape = mt.shape
@@ -737,7 +751,8 @@ class ElementwiseBranch(Rule):
         outputs: tuple[str, ...] = ()
         note = (
             f"the loop, verbatim; `{target}` is compared after the run (it is written in place); tensors "
-            "indexed by the loop variable are taken as vectors (one element per step)"
+            "indexed by the loop variable at the rank the function pins, else as vectors and as columns "
+            "(one element per step, or one row)"
         )
         if mt.kind == "accumulate":
             outputs = (target,)
@@ -745,7 +760,7 @@ class ElementwiseBranch(Rule):
         kernel = Kernel(
             old=init_code + statement_code(ctx.module, mt.loop),
             new=init_code + "".join(statement_code(ctx.module, stmt) for stmt in new_stmts),
-            inputs=self._inputs(mt, init, form, ctx),
+            inputs=self._inputs(mt, init, form, ctx, ranks),
             outputs=outputs,
             modules=ctx.kernel_modules(),
             reorders_float_reduction=form == "masked_sum",
@@ -824,7 +839,8 @@ class ElementwiseBranch(Rule):
         return lines
 
     def _inputs(
-        self, mt: _Match, init: cst.SimpleStatementLine | None, form: str, ctx: RuleContext
+        self, mt: _Match, init: cst.SimpleStatementLine | None, form: str, ctx: RuleContext,
+        ranks: Mapping[str, int],
     ) -> tuple[InputSpec, ...]:
         index = mt.shape.index
         used = names_used(mt.loop.iter) | names_used(mt.branch) | (names_used(init) if init is not None else set())
@@ -839,10 +855,15 @@ class ElementwiseBranch(Rule):
         for name in free:
             if name in tensors:
                 # element-wise: a tensor indexed by the loop variable holds one element per step
-                # (a mask assignment writes whole rows of a target of any rank); conditions used
-                # bare (`if mask[i]:`) draw bool, integer and float masks alike
+                # where the function pins it 1-D; else it may as well be a column (`scores` of
+                # shape (n, 1): `if scores[i] > t` tests its one element) or rows of a target, and
+                # the checker draws those too (a mask assignment writes whole rows of a target of
+                # any rank); conditions used bare (`if mask[i]:`) draw bool, integer and float masks
                 whole_rows = form in ("mask", "index_fill") and name == mt.target and name not in mt.reads
-                specs.append(InputSpec(name, Kind.TENSOR) if whole_rows else InputSpec(name, Kind.TENSOR, ranks=(1,)))
+                if whole_rows:
+                    specs.append(InputSpec(name, Kind.TENSOR))
+                else:
+                    specs.append(InputSpec(name, Kind.TENSOR, ranks=(ranks[name],) if name in ranks else (1, 2)))
             elif name == extent:
                 specs.append(InputSpec(name, Kind.INT, count=True))
             else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable, Mapping
 
 import libcst as cst
 import libcst.matchers as m
@@ -24,6 +24,8 @@ from torchfix.codemods.analysis import (
     sole_small_statement,
     statement_code,
 )
+from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.facts import pinned_ranks
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.syntax import SyntaxIndex, simple_loop, single_statement, stores_into_subscript
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
@@ -105,9 +107,11 @@ class IndexAccumulation(Rule):
     and keeps its dtype (`.to(out.dtype)` is the cast the loop's `+=` does). A loop over `range(n)`
     reads only the first `n` entries, and none when `n` is negative: hence `[:max(n, 0)]`.
 
-    The checks treat every index tensor as 1-D (`idx[i]` is one position) and, for `+= src[i]`
-    and `= src[i]`, the values as one number per step; a loop whose `idx[i]` is a whole row of
-    positions is not what this rule rewrites.
+    The rewrites hold where `idx[i]` is one position per step. The checks draw each index tensor
+    at the rank the function pins (`labels = labels.view(-1)`, `pred = logits.argmax(1)` of a
+    pinned `logits`), else at every rank: where `idx[i]` is a row of positions, the loop writes
+    each of them once per step -- a repeated one too -- and `accumulate=True` would count it
+    twice, so without a pin the rewrite is rejected with that counterexample.
 
     ## When it stays silent
     - The loop body is more than the one write, or can leave early (`break`, `continue`,
@@ -117,6 +121,7 @@ class IndexAccumulation(Rule):
     - The position is not `idx[i]`, the loop index or the loop element (`hist[idx[i] // 2]`).
     - Nothing shows that the written tensor and the index tensors are tensors (a Python list
       `hist` or `idx` has no `index_put_`): annotate them (`idx: torch.Tensor`).
+    - (rejected) Nothing pins an index tensor to one dimension.
     - `= src[i]` with a position that may repeat: which write wins is not defined for the
       vectorized assignment.
     - The loop variable is used after the loop.
@@ -127,6 +132,7 @@ class IndexAccumulation(Rule):
             import torch
 
             def histogram(labels: torch.Tensor, k: int) -> torch.Tensor:
+                labels = labels.view(-1)
                 hist = torch.zeros(k)
                 for i in range(len(labels)):
                     hist[labels[i]] += 1
@@ -136,6 +142,7 @@ class IndexAccumulation(Rule):
             import torch
 
             def histogram(labels: torch.Tensor, k: int) -> torch.Tensor:
+                labels = labels.view(-1)
                 hist = torch.zeros(k)
                 hist.index_put_((labels,), hist.new_ones(()), accumulate=True)
                 return hist
@@ -180,7 +187,11 @@ class IndexAccumulation(Rule):
         return False
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
-        return loop_proposals(wrapper, self._match, self._propose)
+        def ranks(loop: cst.For) -> Mapping[str, int]:
+            # (the module's loop model, built where a loop matched: once per module, and shared)
+            return pinned_ranks(loop, ModuleContext.of(wrapper))
+
+        return loop_proposals(wrapper, self._match, lambda mt, ctx: self._propose(mt, ctx, ranks))
 
     # ------------------------------------------------------------------ matching
 
@@ -281,7 +292,7 @@ class IndexAccumulation(Rule):
     def _skip(self, mt: _Match, ctx: RuleContext, message: str, reason: str) -> Proposal:
         return ctx.proposal(CODE, mt.loop, message, skip_reason=reason)
 
-    def _propose(self, mt: _Match, ctx: RuleContext) -> Proposal | None:
+    def _propose(self, mt: _Match, ctx: RuleContext, ranks: Callable[[cst.For], Mapping[str, int]]) -> Proposal | None:
         loop = mt.loop
         kind = "one-hot assignment" if mt.op == "=" else (
             "weighted scatter" if mt.value[0] == "gather" else "counting loop")
@@ -300,7 +311,7 @@ class IndexAccumulation(Rule):
         candidates: list[Candidate] = []
         for form in self._forms(mt):
             for extent in extents:
-                candidates.append(self._candidate(mt, form, extent, ctx))
+                candidates.append(self._candidate(mt, form, extent, ctx, ranks(loop)))
         return ctx.proposal(CODE, loop, message, tuple(candidates))
 
     def _forms(self, mt: _Match) -> list[str]:
@@ -318,7 +329,7 @@ class IndexAccumulation(Rule):
         forms.append("index_put")
         return forms
 
-    def _candidate(self, mt: _Match, form: str, extent: str, ctx: RuleContext) -> Candidate:
+    def _candidate(self, mt: _Match, form: str, extent: str, ctx: RuleContext, ranks: Mapping[str, int]) -> Candidate:
         torch = ctx.torch
         shape = mt.shape
         target = mt.target
@@ -376,19 +387,29 @@ class IndexAccumulation(Rule):
         kernel = Kernel(
             old=statement_code(ctx.module, mt.loop),
             new=statement_code(ctx.module, new_stmt),
-            inputs=self._inputs(mt, ctx),
+            inputs=self._inputs(mt, ctx, ranks),
             outputs=(),
             modules=ctx.kernel_modules(),
             note=(
                 f"the loop, verbatim; `{target}` is compared after the run (it is written in place); "
-                "index tensors are taken as 1-D (one position per step)"
-                + ("; values as one number per step" if mt.value[0] == "gather" else "")
+                "index tensors of every rank the code shows or allows (a row of positions per step "
+                "writes each of them once)"
             ),
         )
         imports = ctx.imports if f"{torch}." in new else ()
         return Candidate(description, (Edit(mt.loop, new_stmt),), kernel, imports)
 
-    def _inputs(self, mt: _Match, ctx: RuleContext) -> tuple[InputSpec, ...]:
+    def _inputs(self, mt: _Match, ctx: RuleContext, ranks: Mapping[str, int]) -> tuple[InputSpec, ...]:
+        """What the kernel reads. No rank is assumed: a name the function's code pins (``idx =
+        labels.view(-1)``) is drawn with that rank, any other with every rank. The rewrites are
+        faithful only where each step writes one position (or, for ``+= src[i]``, one row of
+        ``out``): with ``idx[i]`` a row of positions the loop writes each of them once -- a
+        repeated one too -- where ``accumulate=True`` counts it twice. The checker finds that
+        on the ranks the loop accepts."""
+
+        def pinned(name: str) -> tuple[int, ...]:
+            return (ranks[name],) if name in ranks else InputSpec.ranks
+
         loop_var = mt.shape.index or mt.shape.element
         used = names_used(mt.loop.iter) | names_used(mt.loop.body)
         free = sorted(n for n in used if n != loop_var and n not in BUILTIN_NAMES and n not in ctx.module_names)
@@ -398,20 +419,17 @@ class IndexAccumulation(Rule):
         specs = []
         for name in free:
             if name == mt.target:
-                if gathered is not None:
-                    specs.append(InputSpec(name, Kind.TENSOR, ranks=(len(mt.positions),)))
-                else:
-                    specs.append(InputSpec(name, Kind.TENSOR))
+                specs.append(InputSpec(name, Kind.TENSOR, ranks=pinned(name)))
             elif name in index_names:
-                specs.append(InputSpec(name, Kind.TENSOR, ranks=(1,), index=True))
+                specs.append(InputSpec(name, Kind.TENSOR, ranks=pinned(name), index=True))
             elif name == gathered:
-                specs.append(InputSpec(name, Kind.TENSOR, ranks=(1,)))
+                specs.append(InputSpec(name, Kind.TENSOR, ranks=pinned(name)))
             elif name == extent:
                 specs.append(InputSpec(name, Kind.INT, count=True))
             elif name == mt.shape.owner:
                 # only measured (`len(y)`, `y.size(0)`): what the evidence allows
                 found = ctx.evidence(enclosing_scope(mt.loop, ctx.parents)).name(name, at=mt.loop)
-                specs.append(found.spec(ranks=(1, 2, 3)))
+                specs.append(found.spec(ranks=pinned(name) if name in ranks else (1, 2, 3)))
             else:
                 # a weight, a scale: what the evidence allows (an `int`/`float`/`bool` annotation among it)
                 specs.append(ctx.evidence(enclosing_scope(mt.loop, ctx.parents)).name(name, at=mt.loop).spec())

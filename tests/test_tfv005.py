@@ -52,6 +52,8 @@ def test_rule_examples(example, checker):
 MASKED_SUM = """
 import torch
 def f(v: torch.Tensor, keep: torch.Tensor):
+    v = v.view(-1)
+    keep = keep.view(-1)
     total = torch.zeros(())
     for i in range(len(v)):
         if keep[i]:
@@ -106,6 +108,8 @@ def test_range_n_ladder_rejects_plain_slice_then_clamps(checker):
         """
         import torch
         def f(x: torch.Tensor, y: torch.Tensor, n: int):
+            x = x.view(-1)
+            y = y.view(-1)
             for i in range(n):
                 if x[i] > 0:
                     y[i] = x[i]
@@ -122,6 +126,8 @@ def test_range_n_ladder_rejects_plain_slice_then_clamps(checker):
 LEAKY = """
 import torch
 def f(x: torch.Tensor, y: torch.Tensor, a: float):
+    x = x.view(-1)
+    y = y.view(-1)
     for i in range(len(x)):
         if x[i] > 0:
             y[i] = x[i]
@@ -179,6 +185,8 @@ def test_chain_without_else_writes_by_index(checker):
         """
         import torch
         def f(x: torch.Tensor, y: torch.Tensor, y_mask1: int):
+            x = x.view(-1)
+            y = y.view(-1)
             for i in range(len(x)):
                 if x[i] > 1:  # big
                     y[i] = x[i] * 0.5

@@ -8,8 +8,9 @@ import dataclasses
 import textwrap
 
 import pytest
+import torch
 from conftest import corpus_cases
-from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, propose
+from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, propose, rewrite
 
 from torchfix.codemods.tfv006_index_accumulation import IndexAccumulation
 from torchfix.equivalence.kernel import Kind, Outcome
@@ -50,6 +51,8 @@ def test_rule_examples(example, checker):
 SCATTER = """
 import torch
 def f(idx: torch.Tensor, src: torch.Tensor):
+    idx = idx.view(-1)
+    src = src.view(-1)
     out = torch.zeros(6)
     for i in range(len(idx)):
         out[idx[i]] += src[i]
@@ -98,6 +101,7 @@ def test_bincount_refuted_by_negative_index(checker):
         """
         import torch
         def f(labels: torch.Tensor):
+            labels = labels.view(-1)
             hist = torch.zeros(5)
             for i in range(len(labels)):
                 hist[labels[i]] += 1
@@ -116,6 +120,7 @@ def test_range_n_plain_slice_refuted_then_clamped(checker):
         """
         import torch
         def f(labels: torch.Tensor, n: int):
+            labels = labels.view(-1)
             hist = torch.zeros(5)
             for i in range(n):
                 hist[labels[i]] += 1.0
@@ -158,8 +163,26 @@ def test_kernel_declares_mutated_target_as_input():
     specs = {s.name: s for s in kernel.inputs}
     # written in place: an input the checker compares after the run, not an output
     assert kernel.outputs == () and specs["out"].kind is Kind.TENSOR and not specs["out"].index
-    assert specs["idx"].index and specs["idx"].ranks == (1,)
+    assert specs["idx"].index and specs["idx"].ranks == (1,)  # `idx = idx.view(-1)` pins it
     assert "for i in range(len(idx)):\n    out[idx[i]] += src[i]\n" == kernel.old
+
+
+def test_index_tensors_of_unpinned_rank_are_drawn_at_every_rank(checker):
+    """Nothing pins `idx`: `idx[i]` may be a row of positions, which the loop writes once each per
+    step -- a repeated one too -- where `accumulate=True` counts it twice. The checker draws rows
+    and refutes every rung."""
+    source = SCATTER.replace("    idx = idx.view(-1)\n", "").replace("+= src[i]", "+= 1")
+    (proposal,) = _proposals(source)
+    assert all(2 in {s.name: s for s in c.kernel.inputs}["idx"].ranks for c in proposal.candidates)
+    result = rewrite(source.encode(), [IndexAccumulation], checker)
+    assert result.source == source.encode()
+    assert [o for _, o, _ in result.proposals] == [Outcome.REJECTED]
+    old_loop = torch.tensor([[1, 1], [0, 2]])
+    hist = torch.zeros(3)
+    for row in old_loop:
+        hist[row] += 1
+    batched = torch.zeros(3).index_put_((old_loop,), torch.ones(()), accumulate=True)
+    assert hist.tolist() == [1, 1, 1] and batched.tolist() == [1, 2, 1]
 
 
 def test_explain_has_ruff_sections():

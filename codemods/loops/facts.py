@@ -933,6 +933,16 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
 
 
+def pinned_ranks(statement: cst.CSTNode, context: ModuleContext) -> dict[str, int]:
+    """The ranks the enclosing function's code pins right before ``statement``: those a shape
+    unpacking pins (``n, d = x.shape``) and those the flow follows (``t = t.view(-1)``,
+    ``hist = torch.zeros(k)`` with ``k`` a number); none outside a function."""
+    function = context.enclosing_function(statement)
+    if function is None:
+        return {}
+    return dict(_with_flow_ranks(shape_facts(function, context), statement, function, context).ranks)
+
+
 def _with_flow_ranks(shapes: ShapeFacts, statement: cst.CSTNode, function: cst.FunctionDef | None, context: ModuleContext) -> ShapeFacts:
     """``shapes`` with the ranks the function's code pins right before ``statement``
     (``codemods.loops.ranks``); a rank a shape unpacking pins stands."""

@@ -4,5 +4,7 @@ import torch as th
 
 
 def relu_into(x: th.Tensor, y: th.Tensor) -> th.Tensor:
+    x = x.view(-1)
+    y = y.view(-1)
     y[:x.size(0)] = th.where(x > 0, x, 0)
     return y

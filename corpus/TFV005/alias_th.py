@@ -4,6 +4,8 @@ import torch as th
 
 
 def relu_into(x: th.Tensor, y: th.Tensor) -> th.Tensor:
+    x = x.view(-1)
+    y = y.view(-1)
     for i in range(x.size(0)):
         if x[i] > 0:
             y[i] = x[i]

@@ -4,6 +4,8 @@ import torch
 
 
 def band_pass(x: torch.Tensor, y: torch.Tensor, lo: float, hi: float) -> torch.Tensor:
+    x = x.view(-1)
+    y = y.view(-1)
     y_mask = (x > lo) & (x < hi)
     y[:len(x)][y_mask] = x[y_mask].to(y.dtype)
     y[:len(x)][~y_mask] = 0.0

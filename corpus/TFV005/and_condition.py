@@ -4,6 +4,8 @@ import torch
 
 
 def band_pass(x: torch.Tensor, y: torch.Tensor, lo: float, hi: float) -> torch.Tensor:
+    x = x.view(-1)
+    y = y.view(-1)
     for i in range(len(x)):
         if x[i] > lo and x[i] < hi:
             y[i] = x[i]

@@ -5,6 +5,9 @@ import torch
 
 
 def box(x: torch.Tensor, bounds: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x = x.flatten()
+    y = y.flatten()
+    bounds = bounds.view(-1, 2)
     lo = bounds[:, 0]
     hi = bounds[:, 1]
     y_mask1 = x[:len(y)] > hi[:len(y)]

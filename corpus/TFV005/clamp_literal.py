@@ -4,6 +4,8 @@ import torch
 
 
 def squash(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x = x.reshape(-1)
+    y = y.view(-1)
     for i in range(x.size(0)):
         if x[i] > 1.0:
             y[i] = 1.0

@@ -4,6 +4,8 @@ import torch
 
 
 def piecewise(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    x = x.view(-1)
+    out = out.view(-1)
     for i in range(x.shape[0]):
         if x[i] < -1:
             out[i] = -1 - x[i] * 0.5

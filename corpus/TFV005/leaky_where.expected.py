@@ -4,6 +4,8 @@ import torch
 
 
 def leaky(x: torch.Tensor, y: torch.Tensor, a: float) -> torch.Tensor:
+    x = x.flatten()
+    y = y.view(-1)
     y_mask = x > 0
     y_else = a * x
     y[:len(x)][y_mask] = x[y_mask].to(y.dtype)

@@ -4,6 +4,8 @@ import torch
 
 
 def leaky(x: torch.Tensor, y: torch.Tensor, a: float) -> torch.Tensor:
+    x = x.flatten()
+    y = y.view(-1)
     for i in range(len(x)):
         if x[i] > 0:
             y[i] = x[i]

@@ -4,5 +4,6 @@ import torch
 
 
 def drop(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    mask = mask.view(-1)
     x[mask[:len(x)].bool()] = 0
     return x

@@ -4,6 +4,7 @@ import torch
 
 
 def drop(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    mask = mask.view(-1)
     for i in range(len(x)):
         if mask[i]:
             x[i] = 0

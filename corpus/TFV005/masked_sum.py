@@ -4,6 +4,8 @@ import torch
 
 
 def kept_total(v: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    v = v.view(-1)
+    keep = keep.view(-1)
     total = torch.zeros(())
     for i in range(len(v)):
         if keep[i]:

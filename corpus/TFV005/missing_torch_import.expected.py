@@ -5,5 +5,7 @@ import torch
 
 
 def sign_into(x: Tensor, y: Tensor) -> Tensor:
+    x = x.view(-1)
+    y = y.view(-1)
     y[:len(x)] = torch.where(x < 0, -1, 1)
     return y

@@ -4,6 +4,8 @@ from torch import Tensor
 
 
 def sign_into(x: Tensor, y: Tensor) -> Tensor:
+    x = x.view(-1)
+    y = y.view(-1)
     for i in range(len(x)):
         if x[i] < 0:
             y[i] = -1

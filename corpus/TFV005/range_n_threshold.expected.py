@@ -4,5 +4,7 @@ import torch
 
 
 def threshold(x: torch.Tensor, y: torch.Tensor, n: int, t: float) -> torch.Tensor:
+    x = x.view(-1)
+    y = y.view(-1)
     y[:max(n, 0)] = torch.where(x[:max(n, 0)] >= t, 1.0, 0.0)
     return y

@@ -4,6 +4,8 @@ import torch
 
 
 def threshold(x: torch.Tensor, y: torch.Tensor, n: int, t: float) -> torch.Tensor:
+    x = x.view(-1)
+    y = y.view(-1)
     for i in range(n):
         if x[i] >= t:
             y[i] = 1.0

@@ -6,6 +6,7 @@ import torch
 
 
 def clear_head(x: torch.Tensor, keep: torch.Tensor, n: int) -> torch.Tensor:
+    keep = keep.view(-1)
     x_mask = ~keep[:max(n, 0)].bool()
     x.index_fill_(0, x_mask.nonzero().squeeze(1), 0.0)
     return x

@@ -6,6 +6,7 @@ import torch
 
 
 def clear_head(x: torch.Tensor, keep: torch.Tensor, n: int) -> torch.Tensor:
+    keep = keep.view(-1)
     for i in range(0, n):
         if not keep[i]:
             x[i] = 0.0

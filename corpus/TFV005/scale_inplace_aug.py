@@ -4,6 +4,7 @@ import torch
 
 
 def damp(x: torch.Tensor, mask: torch.Tensor, factor: float) -> torch.Tensor:
+    mask = mask.view(-1)
     for i in range(x.size(0)):
         if mask[i]:
             x[i] *= factor

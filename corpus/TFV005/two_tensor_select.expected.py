@@ -4,6 +4,9 @@ import torch
 
 
 def pick_larger(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    a = a.view(-1)
+    b = b.view(-1)
+    out = out.view(-1)
     out_mask = a >= b[:a.shape[0]]
     out[:a.shape[0]][out_mask] = a[out_mask].to(out.dtype)
     out[:a.shape[0]][~out_mask] = b[:a.shape[0]][~out_mask].to(out.dtype)

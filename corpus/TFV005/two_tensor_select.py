@@ -4,6 +4,9 @@ import torch
 
 
 def pick_larger(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    a = a.view(-1)
+    b = b.view(-1)
+    out = out.view(-1)
     for i in range(a.shape[0]):
         if a[i] >= b[i]:
             out[i] = a[i]

@@ -4,6 +4,7 @@ import torch
 
 
 def tally(idx: torch.Tensor) -> torch.Tensor:
+    idx = idx.view(-1)
     counts = torch.zeros(9)
     # count every index
     for i in range(len(idx)):

@@ -4,6 +4,8 @@ import torch
 
 
 def confusion(truth: torch.Tensor, pred: torch.Tensor) -> torch.Tensor:
+    truth = truth.view(-1)
+    pred = pred.view(-1)
     cm = torch.zeros(4, 4, dtype=torch.long)
     for i in range(truth.size(0)):
         cm[truth[i], pred[i]] += 1

@@ -4,6 +4,7 @@ import torch
 
 
 def release(freed: torch.Tensor) -> torch.Tensor:
+    freed = freed.flatten()
     load = torch.full((8,), 100, dtype=torch.long)
     load.index_put_((freed,), load.new_full((), -1), accumulate=True)
     return load

@@ -4,6 +4,7 @@ import torch
 
 
 def release(freed: torch.Tensor) -> torch.Tensor:
+    freed = freed.flatten()
     load = torch.full((8,), 100, dtype=torch.long)
     for i in range(len(freed)):
         load[freed[i]] -= 1

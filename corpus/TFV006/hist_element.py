@@ -4,6 +4,7 @@ import torch
 
 
 def visits(idx: torch.Tensor, k: int) -> torch.Tensor:
+    idx = idx.view(-1)
     hist = torch.zeros(k)
     for j in idx:
         hist[j] += 1

@@ -4,6 +4,7 @@ import torch
 
 
 def class_histogram(labels: torch.Tensor, k: int) -> torch.Tensor:
+    labels = labels.view(-1)
     hist = torch.zeros(k, dtype=torch.long)
     for i in range(len(labels)):
         hist[labels[i]] += 1

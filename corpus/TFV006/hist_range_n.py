@@ -4,6 +4,7 @@ import torch
 
 
 def head_histogram(labels: torch.Tensor, n: int) -> torch.Tensor:
+    labels = labels.view(-1)
     hist = torch.zeros(10)
     for i in range(n):
         hist[labels[i]] += 1

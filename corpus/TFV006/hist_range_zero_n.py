@@ -4,6 +4,7 @@ import torch
 
 
 def prefix_counts(codes: torch.Tensor, n: int) -> torch.Tensor:
+    codes = codes.reshape(-1)
     counts = torch.zeros(12, dtype=torch.long)
     for i in range(0, n):
         counts[codes[i]] += 1

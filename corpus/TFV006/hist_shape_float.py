@@ -4,6 +4,7 @@ import torch
 
 
 def bin_counts(bins: torch.Tensor, k: int) -> torch.Tensor:
+    bins = bins.view(-1)
     counts = torch.zeros(k)
     for i in range(bins.shape[0]):
         counts[bins[i]] += 1.0

@@ -4,6 +4,7 @@ import torch
 
 
 def votes(voters: torch.Tensor, weight: float) -> torch.Tensor:
+    voters = voters.view(-1)
     score = torch.zeros(6)
     for i in range(len(voters)):
         score[voters[i]] += weight

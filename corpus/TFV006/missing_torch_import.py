@@ -4,6 +4,7 @@ from torch import Tensor, zeros
 
 
 def encode(y: Tensor) -> Tensor:
+    y = y.view(-1)
     out: Tensor = zeros(len(y), 3)
     for i in range(len(y)):
         out[i, y[i]] = 1

@@ -4,6 +4,7 @@ import torch
 
 
 def one_hot(labels: torch.Tensor, n: int) -> torch.Tensor:
+    labels = labels.view(-1)
     m = torch.zeros(n, 10)
     for i in range(n):
         m[i, labels[i]] = 1

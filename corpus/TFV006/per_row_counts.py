@@ -4,6 +4,7 @@ import torch
 
 
 def row_hits(cols: torch.Tensor) -> torch.Tensor:
+    cols = cols.view(-1)
     hits = torch.zeros(len(cols), 7, dtype=torch.int32)
     for i in range(len(cols)):
         hits[i, cols[i]] += 1

@@ -4,6 +4,8 @@ import torch
 
 
 def segment_sums(idx: torch.Tensor, src: torch.Tensor, k: int) -> torch.Tensor:
+    idx = idx.view(-1)
+    src = src.view(-1)
     out = torch.zeros(k)
     for i in range(idx.shape[0]):
         out[idx[i]] += src[i]

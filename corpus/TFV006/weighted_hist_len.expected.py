@@ -4,6 +4,8 @@ import torch
 
 
 def weighted_histogram(bins: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    bins = bins.view(-1)
+    w = w.view(-1)
     hist = torch.zeros(20, dtype=torch.float64)
     hist.index_put_((bins,), w[:len(bins)].to(hist.dtype), accumulate=True)
     return hist
