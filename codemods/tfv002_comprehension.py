@@ -31,6 +31,8 @@ from torchfix.codemods.analysis import (
     names_used,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.loops.facts import pinned_ranks
+from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.syntax import SyntaxIndex, has_conversion, is_range_call
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -266,6 +268,14 @@ class ComprehensionOverTensor(Rule):
             custom_default_dtype="set_default_dtype" in module.code or "set_default_tensor_type" in module.code,
         )
         nodes = module_nodes(module)
+
+        def ranks(node: cst.CSTNode) -> dict[str, int]:
+            # (the module's loop model, built where a comprehension matched: once per module)
+            context = ModuleContext.of(wrapper)
+            statement = context.statement_of(node)
+            return {} if statement is None else pinned_ranks(statement, context)
+
+        self._pinned_ranks = ranks
         calls: list[cst.Call] = nodes.of_type(cst.Call)  # type: ignore[assignment]
         comps: list[cst.ListComp] = nodes.of_type(cst.ListComp)  # type: ignore[assignment]
         proposals: list[Proposal] = []
@@ -677,9 +687,11 @@ class ComprehensionOverTensor(Rule):
         used = names_used(target) | names_used(match.comp.for_in.iter)
         inputs = []
         evidence = ctx.evidence(enclosing_scope(target, ctx.parents))
+        pinned = self._pinned_ranks(target)
         for name in sorted(n for n in used - exclude if n not in BUILTIN_NAMES and n not in ctx.module_names):
             if name in indexed:  # positive tensor evidence was required for these
-                inputs.append(InputSpec(name, Kind.TENSOR))
+                # every rank unless the function pins one (a column's `a[i]` is 1-D: see TFV004)
+                inputs.append(InputSpec(name, Kind.TENSOR, ranks=(pinned[name],)) if name in pinned else InputSpec(name, Kind.TENSOR))
             elif isinstance(shape.extent, cst.Name) and shape.extent.value == name:
                 inputs.append(InputSpec(name, Kind.INT, count=True))
             else:

@@ -38,6 +38,8 @@ from torchfix.codemods.analysis import (
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.loops.facts import pinned_ranks
+from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.syntax import SyntaxIndex, has_conversion
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -276,6 +278,8 @@ class ItemAccumulator(Rule):
         if not augs or not loops:
             return []  # metadata is the expensive part: resolve it only where a match is possible
         ctx = RuleContext.from_wrapper(wrapper)
+        # (the module's loop model, built where a loop matched: once per module, and shared)
+        self._pinned_ranks = lambda loop: pinned_ranks(loop, ModuleContext.of(wrapper))
         claimed: set[int] = set()
         proposals: list[Proposal] = []
         for loop in loops:
@@ -459,9 +463,13 @@ class ItemAccumulator(Rule):
         exclude = {loop_var or "", acc if init else ""}
         evidence = ctx.evidence(enclosing_scope(loop, ctx.parents))
         inputs = []
+        pinned = self._pinned_ranks(loop)
         for name in self._free_inputs(used, ctx, exclude):
             if name in indexed:  # positive tensor evidence was required above
-                inputs.append(InputSpec(name, Kind.TENSOR))
+                # every rank unless the function pins one: with `a` a column, `a[i]` is 1-D and
+                # keeps its narrower dtype against a 0-d `b[i]` (int8 - int64 wraps in int8),
+                # which a batched form of two flattened operands computes in int64
+                inputs.append(InputSpec(name, Kind.TENSOR, ranks=(pinned[name],)) if name in pinned else InputSpec(name, Kind.TENSOR))
             elif shape.extent is not None and isinstance(shape.extent, cst.Name) and shape.extent.value == name:
                 inputs.append(InputSpec(name, Kind.INT, count=True))
             else:

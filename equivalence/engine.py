@@ -719,7 +719,11 @@ def _cover_dtypes(
         for dtype in wanted:
             if any(sig[position][1].kind in arrays and sig[position][1].dtype == dtype for sig in admitted):
                 continue
-            for base_signature in admitted[:COVERAGE_BASES]:
+            # in bases of different ranks, those where this input's rank differs from another's
+            # first: a dtype's promotion changes with the ranks (`a[i]` of a column `a` is 1-D, and
+            # an int8 1-D operand keeps int8 against a 0-d int64 `b[i]`, where a batched form of
+            # two 1-D operands computes in int64)
+            for base_signature in _coverage_bases(admitted, position):
                 slot = base_signature[position][1]
                 if slot.kind not in arrays or not allows(position, slot.kind, dtype):
                     continue
@@ -732,6 +736,22 @@ def _cover_dtypes(
                 )
                 if any(candidate not in tried and admit(candidate) for candidate in dict.fromkeys((alone, together))):
                     break
+
+
+def _coverage_bases(admitted: list[Signature], position: int) -> list[Signature]:
+    """Up to :data:`COVERAGE_BASES` admitted signatures to try a missing dtype of input
+    ``position`` in: one per pattern of ranks, those where that input's rank differs from
+    another array's first, in the order they were admitted."""
+    by_ranks: dict[tuple[int, ...], Signature] = {}
+    for signature in admitted:
+        by_ranks.setdefault(tuple(slot.rank for _, slot in signature), signature)
+
+    def mixed(signature: Signature) -> bool:
+        own = signature[position][1]
+        return any(slot.rank != own.rank for k, (_, slot) in enumerate(signature) if k != position and slot.rank > 0)
+
+    ordered = sorted(by_ranks.values(), key=lambda sig: not mixed(sig))
+    return ordered[:COVERAGE_BASES]
 
 
 def _coverage_slots(slots: list[Slot]) -> list[Slot]:

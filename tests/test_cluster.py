@@ -59,6 +59,7 @@ import torch
 
 
 def histogram(labels: torch.Tensor, k: int) -> torch.Tensor:
+    labels = labels.view(-1)
     counts = torch.zeros(k, dtype=torch.long)
     for i in range(labels.shape[0]):
         counts[labels[i]] += 1

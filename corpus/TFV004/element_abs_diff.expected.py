@@ -4,5 +4,7 @@ import torch
 
 
 def l1_distance(a: torch.Tensor, b: torch.Tensor) -> float:
-    dist = (a.flatten() - b[:a.size(0)].flatten()).abs().sum(dtype=torch.float64).item()
+    a = a.view(-1)
+    b = b.view(-1)
+    dist = (a - b[:a.size(0)]).abs().sum(dtype=torch.float64).item()
     return dist
