@@ -84,7 +84,7 @@ ATTRIBUTE_KINDS: dict[str, frozenset[Kind]] = {
     **{name: ARRAYS for name in (
         "item", "tolist", "shape", "dtype", "ndim", "T", "reshape", "sum", "mean", "max", "min", "argmax",
         "argmin", "std", "var", "prod", "cumsum", "flatten", "squeeze", "transpose", "all", "any", "round",
-        "nonzero", "clip", "view",
+        "nonzero", "clip", "view", "ravel",
     )},
     "astype": frozenset({ND, NS}),
     "sort": frozenset({T, ND, NS, LST}),

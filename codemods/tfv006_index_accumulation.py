@@ -24,9 +24,10 @@ from torchfix.codemods.analysis import (
     sole_small_statement,
     statement_code,
 )
-from torchfix.codemods.loops.module import ModuleContext
-from torchfix.codemods.loops.facts import pinned_ranks
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
+from torchfix.codemods.evidence import Evidence
+from torchfix.codemods.loops.facts import pinned_ranks
+from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.syntax import SyntaxIndex, simple_loop, single_statement, stores_into_subscript
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -39,13 +40,76 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
+def _numpy_array(found: Evidence) -> bool:
+    """Whether the evidence shows a NumPy array (or a NumPy scalar, whose items cannot be set)."""
+    return Kind.NDARRAY in found.kinds and set(found.kinds) <= {Kind.NDARRAY, Kind.NUMPY_SCALAR}
+
+
+def _flattens(code: str) -> bool:
+    """Whether an owner's code ends in a flattening call: ``.view(-1)``, ``.reshape(-1)``,
+    ``.flatten()``, ``.ravel()`` (then maybe ``.long()``, ``.cpu()``...)."""
+    node = cst.parse_expression(code)
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value in ("view", "reshape", "flatten", "ravel"):
+            return True
+        node = node.func.value
+    return False
+
+
+def _mentions(node: cst.CSTNode, name: str) -> int:
+    """How many times ``node`` reads ``name``."""
+    return sum(1 for n in _walk(node) if isinstance(n, cst.Name) and n.value == name)
+
+
+def _walk(node: cst.CSTNode):  # noqa: ANN202 - every node under ``node``
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+def _is_atomic(code: str) -> bool:
+    """Whether ``code`` needs no parentheses before ``.method()`` or ``[...]``: a name, or a chain
+    of attributes, calls and subscripts on one."""
+    try:
+        node = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return False
+    while isinstance(node, (cst.Attribute, cst.Call, cst.Subscript)):
+        node = node.value if not isinstance(node, cst.Call) else node.func
+    return isinstance(node, cst.Name)
+
+
+#: methods of an index array that keep its positions: ``for t in labels.view(-1)``
+_OWNER_METHODS = {"view": ("-1",), "reshape": ("-1",), "flatten": (), "ravel": (), "long": (), "detach": (),
+                  "cpu": (), "contiguous": ()}
+
+
+def _owner_name(node: cst.BaseExpression) -> str | None:
+    """``x`` for an owner the loop walks: ``x`` itself or ``x`` through :data:`_OWNER_METHODS`
+    (``x.view(-1)``, ``x.flatten().long()``); None for anything else."""
+    while isinstance(node, cst.Call):
+        if not isinstance(node.func, cst.Attribute) or node.func.attr.value not in _OWNER_METHODS:
+            return None
+        wanted = _OWNER_METHODS[node.func.attr.value]
+        args = node.args
+        if any(a.keyword is not None or a.star for a in args) or len(args) != len(wanted):
+            return None
+        if any(_code(a.value) != literal for a, literal in zip(args, wanted)):
+            return None
+        node = node.func.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
 @dataclass
 class _Match:
     """One recognised accumulation statement.
 
     ``positions``: per subscript element of the target, ("gather", X) for ``X[i]``, ("arange", i)
-    for the loop index itself, ("element", owner) for the loop element of ``for j in owner``.
-    ``value``: ("number", code), ("name", code) or ("gather", Y) for ``Y[i]``.
+    for the loop index itself, ("element", owner) for the loop element of ``for j in owner`` or
+    of ``for j, k in zip(owner, other)``, ("element_int", owner) for ``int(j)`` / ``j.long()``.
+    ``value``: ("number", code), ("name", code), ("gather", Y) for ``Y[i]`` or ("element", Y)
+    for the element of ``Y`` that a ``zip`` walks beside the positions.
+    ``owners``: the code of each walked owner (``labels.view(-1)``) and the name it walks.
     """
 
     loop: cst.For
@@ -54,10 +118,20 @@ class _Match:
     op: str  # "+=", "-=" or "="
     positions: list[tuple[str, str]]
     value: tuple[str, str]
+    #: element variable -> the code of the owner it walks (empty for `for i in range(...)`)
+    elements: dict[str, str]
+    #: owner code -> the name the owner walks (`labels.view(-1)` -> `labels`)
+    owners: dict[str, str]
 
     @property
     def index_tensors(self) -> list[str]:
-        return [name for kind, name in self.positions if kind in ("gather", "element")]
+        """The names of the arrays that hold positions (``idx`` of ``idx[i]`` or of ``for j in
+        idx.view(-1)``)."""
+        return [self.owners.get(name, name) for kind, name in self.positions if kind in ("gather", "element", "element_int")]
+
+    @property
+    def loop_variables(self) -> list[str]:
+        return [self.shape.index] if self.shape.index is not None else list(self.elements)
 
 
 class IndexAccumulation(Rule):
@@ -76,8 +150,14 @@ class IndexAccumulation(Rule):
     - one-hot and mask filling: `m[i, labels[i]] = 1`, `mask[idx[i]] = True`;
 
     for `for i in range(len(idx))` (also `idx.shape[0]`, `idx.size(0)`, `range(n)`,
-    `range(0, n)`) and `for j in idx`. It rewrites them into one `torch.bincount`,
-    `index_add_`, `index_put_(..., accumulate=True)` or advanced-index assignment.
+    `range(0, n)`), `for j in idx` (also `idx.view(-1)`, `.reshape(-1)`, `.flatten()`,
+    `.ravel()`, `.long()`) and `for t, p in zip(targets, preds)` -- the evaluation scripts'
+    confusion matrix, `cm[t.long(), p.long()] += 1` or `cm[int(t), int(p)] += 1` with a position
+    converted to an integer, `out[j] += w` with the weight walked beside it. It rewrites them into
+    one `torch.bincount`, `index_add_`, `index_put_(..., accumulate=True)` or advanced-index
+    assignment; into a NumPy array (the code shows it is one: `np.zeros(...)`), into one
+    `np.add.at` / `np.subtract.at`, which is unbuffered: a repeated position counts every time,
+    and each addition is cast into the array's dtype as the loop's `+=` casts it.
 
     ## Why is this bad?
     Every step indexes a tensor from Python: a dispatcher round trip (and on a GPU a kernel
@@ -100,6 +180,8 @@ class IndexAccumulation(Rule):
     out.index_add_(0, idx, src.to(out.dtype))
     onehot[torch.arange(max(n, 0)), labels[:max(n, 0)]] = 1
     ```
+    A `zip` stops at its shortest array; where the code does not show the arrays equally long,
+    each is cut to the others' length: `cm.index_put_((t[:len(p)], p[:len(t)]), ...)`.
     The rewrite is faithful, not just close. `accumulate=True` counts repeated indices as the
     loop does -- `out[idx] += src` does not: it adds each repeated position once. Negative
     indices count from the end as in the loop (`torch.bincount` is proposed first and kept only
@@ -178,11 +260,14 @@ class IndexAccumulation(Rule):
 
     @classmethod
     def might_match_tree(cls, index: SyntaxIndex) -> bool:
-        """`for v in X` / `for i in range(...)` whose one statement is `name[...] += / -= / = ...`."""
+        """`for v in X` / `for i in range(...)` / `for v in X.view(-1)` / `for a, b in zip(...)`
+        whose one statement is `name[...] += / -= / = ...`."""
         for loop in index.fors:
-            if not simple_loop(loop):
-                continue
-            if stores_into_subscript(single_statement(loop.body), (ast.Add, ast.Sub)):
+            walks = simple_loop(loop) or (
+                isinstance(loop, ast.For) and not loop.orelse and isinstance(loop.iter, ast.Call)
+                and isinstance(loop.target, (ast.Name, ast.Tuple, ast.List))
+            )
+            if walks and stores_into_subscript(single_statement(loop.body), (ast.Add, ast.Sub)):
                 return True
         return False
 
@@ -196,10 +281,11 @@ class IndexAccumulation(Rule):
     # ------------------------------------------------------------------ matching
 
     def _match(self, loop: cst.For) -> _Match | None:
-        shape = loop_shape(loop)
+        walked = self._walked(loop)
         small = sole_small_statement(loop.body)
-        if shape is None or small is None:
+        if walked is None or small is None:
             return None
+        shape, elements = walked
         if isinstance(small, cst.AugAssign):
             if isinstance(small.operator, cst.AddAssign):
                 op = "+="
@@ -216,33 +302,66 @@ class IndexAccumulation(Rule):
         if not isinstance(target_node, cst.Subscript) or not isinstance(target_node.value, cst.Name):
             return None
         target = target_node.value.value
-        loop_var = shape.index or shape.element
-        if target == loop_var or target == shape.owner and shape.element is not None:
+        owners = {code: _owner_name(cst.parse_expression(code)) or "" for code in elements.values()}
+        loop_vars = [shape.index] if shape.index is not None else list(elements)
+        if target in loop_vars or target in owners.values():
             return None
         positions: list[tuple[str, str]] = []
         for element in target_node.slice:
-            pos = self._position_of(element, shape, target)
+            pos = self._position_of(element, shape, elements, target)
             if pos is None:
                 return None
             positions.append(pos)
-        if not any(kind in ("gather", "element") for kind, _ in positions):
+        if not any(kind in ("gather", "element", "element_int") for kind, _ in positions):
             return None  # `out[i] = ...` is a per-sample loop (TFV001), not a scatter
-        value = self._value_of(value_node, shape, target)
+        value = self._value_of(value_node, shape, elements, target)
         if value is None:
             return None
         if op == "-=" and value[0] != "number":
             return None
-        if op == "=" and value[0] == "gather" and not any(kind == "arange" for kind, _ in positions):
+        if op == "=" and value[0] in ("gather", "element") and not any(kind == "arange" for kind, _ in positions):
             return None  # repeated positions: which write wins is undefined when vectorized
+        used = [name for kind, name in (*positions, value) if kind in ("element", "element_int")]
+        if len(set(used)) != len(used) or len(used) != len(elements):
+            return None  # every element of a zip used once, as a position or as the value
         if escaping_control_flow(loop.body):
             return None
         if shape.extent is not None and not isinstance(shape.extent, (cst.Name, cst.Integer)):
             return None
-        if shape.extent is not None and isinstance(shape.extent, cst.Name) and shape.extent.value in (target, loop_var):
+        if shape.extent is not None and isinstance(shape.extent, cst.Name) and shape.extent.value in (target, *loop_vars):
             return None
-        return _Match(loop, shape, target, op, positions, value)
+        return _Match(loop, shape, target, op, positions, value, elements, owners)
 
-    def _position_of(self, element: cst.SubscriptElement, shape: LoopShape, target: str) -> tuple[str, str] | None:
+    def _walked(self, loop: cst.For) -> tuple[LoopShape, dict[str, str]] | None:
+        """The loop's shape, and each element variable with the code of the owner it walks:
+        ``for i in range(...)`` (no element), ``for j in OWNER`` and ``for j, k in zip(OWNER,
+        OWNER)`` with each owner a name or a name through :data:`_OWNER_METHODS`."""
+        if loop.asynchronous is not None or loop.orelse is not None:
+            return None
+        shape = loop_shape(loop)
+        if shape is not None and shape.index is not None:
+            return shape, {}
+        target, it = loop.target, loop.iter
+        if isinstance(target, cst.Name) and _owner_name(it) is not None:
+            return LoopShape(None, target.value, None, None), {target.value: _code(it)}
+        if not (
+            isinstance(target, (cst.Tuple, cst.List)) and isinstance(it, cst.Call)
+            and m.matches(it.func, m.Name("zip")) and 2 <= len(it.args) == len(target.elements)
+        ):
+            return None
+        names = [e.value.value for e in target.elements if type(e) is cst.Element and isinstance(e.value, cst.Name)]
+        if len(names) != len(it.args) or len(set(names)) != len(names):
+            return None
+        if any(a.keyword is not None or a.star or _owner_name(a.value) is None for a in it.args):
+            return None
+        codes = [_code(a.value) for a in it.args]
+        if len(set(codes)) != len(codes):
+            return None
+        return LoopShape(None, None, None, None), dict(zip(names, codes))
+
+    def _position_of(
+        self, element: cst.SubscriptElement, shape: LoopShape, elements: dict[str, str], target: str
+    ) -> tuple[str, str] | None:
         if not isinstance(element.slice, cst.Index) or element.slice.star is not None:
             return None
         expr = element.slice.value
@@ -253,8 +372,17 @@ class IndexAccumulation(Rule):
             if name is not None and name != target:
                 return ("gather", name)
             return None
-        if isinstance(expr, cst.Name) and expr.value == shape.element and shape.owner != target:
-            return ("element", shape.owner or "")
+        if isinstance(expr, cst.Name) and expr.value in elements:
+            return ("element", elements[expr.value])
+        # `int(j)`, `j.long()`: the position as an integer, whatever the element's dtype
+        if m.matches(expr, m.Call(func=m.Name("int"), args=[m.Arg(value=m.Name(), keyword=None, star="")])):
+            inner = expr.args[0].value  # type: ignore[attr-defined]
+        elif m.matches(expr, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("long")), args=[])):
+            inner = expr.func.value  # type: ignore[attr-defined]
+        else:
+            return None
+        if inner.value in elements:
+            return ("element_int", elements[inner.value])
         return None
 
     def _gathered(self, expr: cst.BaseExpression, index: str) -> str | None:
@@ -271,12 +399,16 @@ class IndexAccumulation(Rule):
             return expr.value.value
         return None
 
-    def _value_of(self, expr: cst.BaseExpression, shape: LoopShape, target: str) -> tuple[str, str] | None:
-        loop_var = shape.index or shape.element
+    def _value_of(
+        self, expr: cst.BaseExpression, shape: LoopShape, elements: dict[str, str], target: str
+    ) -> tuple[str, str] | None:
+        loop_vars = [shape.index] if shape.index is not None else list(elements)
         if m.matches(expr, _NUMBER):
             return ("number", _code(expr))
         if isinstance(expr, cst.Name):
-            if expr.value in (loop_var, target) or expr.value in ("True", "False", "None"):
+            if expr.value in elements and len(elements) > 1:
+                return ("element", elements[expr.value])  # `for t, p, w in zip(...)`: += w
+            if expr.value in (*loop_vars, target) or expr.value in ("True", "False", "None"):
                 if expr.value in ("True", "False"):
                     return ("number", expr.value)
                 return None
@@ -295,31 +427,52 @@ class IndexAccumulation(Rule):
     def _propose(self, mt: _Match, ctx: RuleContext, ranks: Callable[[cst.For], Mapping[str, int]]) -> Proposal | None:
         loop = mt.loop
         kind = "one-hot assignment" if mt.op == "=" else (
-            "weighted scatter" if mt.value[0] == "gather" else "counting loop")
+            "weighted scatter" if mt.value[0] in ("gather", "element") else "counting loop")
         message = f"`{mt.target}` is written one index at a time ({kind}): one scatter does it"
         scope = enclosing_scope(loop, ctx.parents)
         evidence = ctx.evidence(scope)
-        vectorized = [mt.target] + mt.index_tensors + ([mt.value[1]] if mt.value[0] == "gather" else [])
-        for name in dict.fromkeys(vectorized):
+        target = evidence.name(mt.target, at=loop)
+        # a NumPy array is scattered into with `np.add.at`; anything else needs a tensor (a NumPy
+        # scalar among the kinds is fine: the loop raises on one, as its items cannot be set)
+        numpy = ctx.facts.numpy if _numpy_array(target) and ctx.facts.numpy else None
+        needs = "one `np.add.at`" if numpy else "one scatter over it"
+        valued = [mt.owners.get(mt.value[1], mt.value[1])] if mt.value[0] in ("gather", "element") else []
+        for name in dict.fromkeys([mt.target] + mt.index_tensors + valued):
             found = evidence.name(name, at=loop)
-            if not found.tensor:
-                return self._skip(mt, ctx, message, found.missing_tensor("one scatter over it"))
-        loop_var = mt.shape.index or mt.shape.element or ""
-        if loop_variable_used_outside(loop_var, loop, scope, ctx.parents):
-            return self._skip(mt, ctx, message, f"the loop variable `{loop_var}` is used outside the loop")
-        extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]
+            if not (_numpy_array(found) if numpy else found.tensor):
+                if numpy:
+                    return self._skip(mt, ctx, message, f"nothing shows that `{name}` is a NumPy array "
+                                      f"({found.describe()}): {needs} over it needs one")
+                return self._skip(mt, ctx, message, found.missing_tensor(needs))
+        if numpy and mt.op == "=" and mt.value[0] != "number":
+            return None
+        for loop_var in mt.loop_variables:
+            if loop_variable_used_outside(loop_var, loop, scope, ctx.parents):
+                return self._skip(mt, ctx, message, f"the loop variable `{loop_var}` is used outside the loop")
+        if mt.shape.extent is not None:
+            extents = ["plain", "max0"]
+        elif len(mt.elements) > 1:
+            # `zip` stops at the shortest: the whole arrays where the code shows them as long,
+            # else each cut to the others' length
+            extents = ["full", "zip"]
+        else:
+            extents = ["full"]
         candidates: list[Candidate] = []
-        for form in self._forms(mt):
+        pinned = ranks(loop)
+        for form in (self._numpy_forms(mt) if numpy else self._forms(mt)):
             for extent in extents:
-                candidates.append(self._candidate(mt, form, extent, ctx, ranks(loop)))
+                candidates.append(self._candidate(mt, form, extent, ctx, pinned, numpy))
         return ctx.proposal(CODE, loop, message, tuple(candidates))
+
+    def _numpy_forms(self, mt: _Match) -> list[str]:
+        return ["assign"] if mt.op == "=" else ["add_at"]
 
     def _forms(self, mt: _Match) -> list[str]:
         if mt.op == "=":
             return ["assign"]
         forms = []
         single = len(mt.positions) == 1 and mt.positions[0][0] != "arange"
-        if mt.value[0] == "gather":
+        if mt.value[0] in ("gather", "element"):
             if single and mt.op == "+=":
                 forms.append("index_add")
             forms.append("index_put")
@@ -329,7 +482,9 @@ class IndexAccumulation(Rule):
         forms.append("index_put")
         return forms
 
-    def _candidate(self, mt: _Match, form: str, extent: str, ctx: RuleContext, ranks: Mapping[str, int]) -> Candidate:
+    def _candidate(
+        self, mt: _Match, form: str, extent: str, ctx: RuleContext, ranks: Mapping[str, int], numpy: str | None
+    ) -> Candidate:
         torch = ctx.torch
         shape = mt.shape
         target = mt.target
@@ -347,28 +502,51 @@ class IndexAccumulation(Rule):
             sliced = bound is not None and (shape.extent is not None or name != shape.owner)
             return f"{name}[:{bound}]" if sliced else name
 
+        def walked(owner: str) -> str:
+            """The whole owner a zip walks, cut to the others' length where ``extent`` says."""
+            code = owner if _is_atomic(owner) else f"({owner})"
+            if extent != "zip":
+                return owner
+            others = [f"len({o})" for o in dict.fromkeys(mt.elements.values()) if o != owner]
+            cut = others[0] if len(others) == 1 else f"min({', '.join(others)})"
+            return f"{code}[:{cut}]"
+
+        def as_int(owner: str) -> str:
+            code = walked(owner)
+            code = code if _is_atomic(code) else f"({code})"
+            return f"{code}.astype({numpy}.int64)" if numpy else f"{code}.long()"
+
         indices = []
         for kind, name in mt.positions:
             if kind == "gather":
                 indices.append(whole(name))
             elif kind == "element":
-                indices.append(name)
+                indices.append(walked(name))
+            elif kind == "element_int":
+                indices.append(as_int(name))
             else:
-                indices.append(f"{torch}.arange({bound})")
+                indices.append(f"{numpy or torch}.arange({bound})")
         kind, text = mt.value
+        source = whole(text) if kind == "gather" else walked(text) if kind == "element" else text
+        source_code = source if _is_atomic(source) else f"({source})"
+        tuple_code = f"({indices[0]},)" if len(indices) == 1 else f"({', '.join(indices)})"
         if form == "assign":
-            value = whole(text) if kind == "gather" else text
-            new = f"{target}[{', '.join(indices)}] = {value}"
+            new = f"{target}[{', '.join(indices)}] = {source}"
             description = "advanced-index assignment"
+        elif form == "add_at":
+            number = text if kind == "number" else source
+            ufunc = "subtract" if mt.op == "-=" else "add"
+            new = f"{numpy}.{ufunc}.at({target}, {indices[0] if len(indices) == 1 else tuple_code}, {number})"
+            description = f"np.{ufunc}.at (unbuffered: a repeated position counts each time)"
         elif form == "bincount":
             new = f"{target} += {torch}.bincount({indices[0]}, minlength={target}.shape[0])"
             description = "torch.bincount (non-negative indices, 1-D counts)"
         elif form == "index_add":
-            new = f"{target}.index_add_(0, {indices[0]}, {whole(text)}.to({target}.dtype))"
+            new = f"{target}.index_add_(0, {indices[0]}, {source_code}.to({target}.dtype))"
             description = "index_add_"
         else:
-            if kind == "gather":
-                values = f"{whole(text)}.to({target}.dtype)"
+            if kind in ("gather", "element"):
+                values = f"{source_code}.to({target}.dtype)"
             elif kind == "name":
                 values = f"{torch}.as_tensor({text}, dtype={target}.dtype, device={target}.device)"
             else:
@@ -376,61 +554,77 @@ class IndexAccumulation(Rule):
                 if mt.op == "-=":
                     number = number[1:].lstrip() if number.startswith("-") else f"-{number}"
                 values = f"{target}.new_ones(())" if number == "1" else f"{target}.new_full((), {number})"
-            tuple_code = f"({indices[0]},)" if len(indices) == 1 else f"({', '.join(indices)})"
             new = f"{target}.index_put_({tuple_code}, {values}, accumulate=True)"
             description = "index_put_(..., accumulate=True)"
         if extent == "max0":
             description += ", extent clamped at 0"
+        if extent == "zip":
+            description += ", each array cut to the shortest as zip does"
         new_stmt = cst.parse_statement(new + "\n", config=ctx.module.config_for_parsing)
         leading = list(mt.loop.leading_lines) + comments_in(mt.loop.with_changes(leading_lines=()))
         new_stmt = new_stmt.with_changes(leading_lines=leading)
         kernel = Kernel(
             old=statement_code(ctx.module, mt.loop),
             new=statement_code(ctx.module, new_stmt),
-            inputs=self._inputs(mt, ctx, ranks),
+            inputs=self._inputs(mt, ctx, ranks, numpy),
             outputs=(),
             modules=ctx.kernel_modules(),
             note=(
                 f"the loop, verbatim; `{target}` is compared after the run (it is written in place); "
-                "index tensors of every rank the code shows or allows (a row of positions per step "
+                "index arrays of every rank the code shows or allows (a row of positions per step "
                 "writes each of them once)"
             ),
         )
-        imports = ctx.imports if f"{torch}." in new else ()
+        imports = ctx.imports if f"{torch}." in new and not numpy else ()
         return Candidate(description, (Edit(mt.loop, new_stmt),), kernel, imports)
 
-    def _inputs(self, mt: _Match, ctx: RuleContext, ranks: Mapping[str, int]) -> tuple[InputSpec, ...]:
+    def _inputs(
+        self, mt: _Match, ctx: RuleContext, ranks: Mapping[str, int], numpy: str | None = None
+    ) -> tuple[InputSpec, ...]:
         """What the kernel reads. No rank is assumed: a name the function's code pins (``idx =
         labels.view(-1)``) is drawn with that rank, any other with every rank. The rewrites are
         faithful only where each step writes one position (or, for ``+= src[i]``, one row of
         ``out``): with ``idx[i]`` a row of positions the loop writes each of them once -- a
         repeated one too -- where ``accumulate=True`` counts it twice. The checker finds that
         on the ranks the loop accepts."""
+        evidence = ctx.evidence(enclosing_scope(mt.loop, ctx.parents))
+
+        def kinds(name: str) -> tuple[Kind, ...]:
+            return evidence.name(name, at=mt.loop).kinds if numpy else (Kind.TENSOR,)
+
+        # names the loop reads only through an owner that flattens them (`t.view(-1)`): a 0-d
+        # one walks as a 1-D one of one element does, so 0-d adds no behaviour -- and left out,
+        # the timing does not take a loop of one step for the usual case
+        flattened = {
+            base for code, base in mt.owners.items()
+            if base and code != base and _flattens(code) and _mentions(mt.loop, base) == 1
+        }
 
         def pinned(name: str) -> tuple[int, ...]:
-            return (ranks[name],) if name in ranks else InputSpec.ranks
+            if name in ranks:
+                return (ranks[name],)
+            return (1, 2, 3) if name in flattened else InputSpec.ranks
 
-        loop_var = mt.shape.index or mt.shape.element
+        loop_vars = set(mt.loop_variables)
         used = names_used(mt.loop.iter) | names_used(mt.loop.body)
-        free = sorted(n for n in used if n != loop_var and n not in BUILTIN_NAMES and n not in ctx.module_names)
+        free = sorted(n for n in used if n not in loop_vars and n not in BUILTIN_NAMES and n not in ctx.module_names)
         index_names = set(mt.index_tensors)
-        gathered = mt.value[1] if mt.value[0] == "gather" else None
+        valued = mt.owners.get(mt.value[1], mt.value[1]) if mt.value[0] in ("gather", "element") else None
         extent = mt.shape.extent.value if isinstance(mt.shape.extent, cst.Name) else None
         specs = []
         for name in free:
             if name == mt.target:
-                specs.append(InputSpec(name, Kind.TENSOR, ranks=pinned(name)))
+                specs.append(InputSpec(name, kinds=kinds(name), ranks=pinned(name)))
             elif name in index_names:
-                specs.append(InputSpec(name, Kind.TENSOR, ranks=pinned(name), index=True))
-            elif name == gathered:
-                specs.append(InputSpec(name, Kind.TENSOR, ranks=pinned(name)))
+                specs.append(InputSpec(name, kinds=kinds(name), ranks=pinned(name), index=True))
+            elif name == valued:
+                specs.append(InputSpec(name, kinds=kinds(name), ranks=pinned(name)))
             elif name == extent:
                 specs.append(InputSpec(name, Kind.INT, count=True))
             elif name == mt.shape.owner:
                 # only measured (`len(y)`, `y.size(0)`): what the evidence allows
-                found = ctx.evidence(enclosing_scope(mt.loop, ctx.parents)).name(name, at=mt.loop)
-                specs.append(found.spec(ranks=pinned(name) if name in ranks else (1, 2, 3)))
+                specs.append(evidence.name(name, at=mt.loop).spec(ranks=pinned(name) if name in ranks else (1, 2, 3)))
             else:
                 # a weight, a scale: what the evidence allows (an `int`/`float`/`bool` annotation among it)
-                specs.append(ctx.evidence(enclosing_scope(mt.loop, ctx.parents)).name(name, at=mt.loop).spec())
+                specs.append(evidence.name(name, at=mt.loop).spec())
         return tuple(specs)
