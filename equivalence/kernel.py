@@ -255,7 +255,8 @@ class Counterexample:
 #: run's load can move (``SpeedClass``; ``pipeline._judge``). "Slower" is read at the largest size
 #: alone: the smallest is the noisiest (a per-channel mean measured 0.40x to 0.67x at n=256 over
 #: seven runs, 0.21x to 0.29x at n=4096 in six of them and 0.56x once), and the largest is the
-#: one a loop's cost grows toward. Near an edge, a ratio can still cross it from run to run.
+#: one a loop's cost grows toward. A deciding timing near an edge is measured three times and the
+#: median run kept (``timing._settle_edges``); two noisy runs the same way can still cross it.
 CLEARLY_SLOWER = 0.5
 CLEARLY_FASTER = 2.0
 

@@ -18,6 +18,7 @@ from torchfix.equivalence.timing import (
     SIZES,
     NotMeasured,
     _predict,
+    _settle_edges,
     measure_kernel,
     scaled_inputs,
     timing_signatures,
@@ -144,6 +145,33 @@ def test_near_one_x_the_decision_does_not_depend_on_the_noise(gated) -> None:
 
 
 SRC = b"import torch\n\n\ndef f():\n    x = 1\n    return x\n"
+
+
+def test_a_timing_near_a_band_edge_is_measured_twice_more_and_the_median_kept() -> None:
+    """One noisy run near an edge would flip the emitted diff: the deciding timings within
+    EDGE_MARGIN of an edge are re-measured, and the run with the median speedup stands."""
+    far = Timing("cpu", 256, 40.0, 1.0)  # 40x: far from both edges, not re-measured
+    near_slow = Timing("cpu", 4096, 0.56, 1.0)  # 0.56x at the largest size: near CLEARLY_SLOWER
+    asked: list[int] = []
+    reruns = iter([(0.30, 1.0, 5), (0.40, 1.0, 5)])
+
+    def again(n: int) -> tuple[float, float, int]:
+        asked.append(n)
+        return next(reruns)
+
+    settled = _settle_edges([far, near_slow], again)
+    assert asked == [4096, 4096]
+    assert settled[0] is far and settled[1].speedup == pytest.approx(0.40)
+    # the slow edge is read at the largest size only: 0.55x at n=256 is left as measured
+    small_near = Timing("cpu", 256, 0.55, 1.0)
+    assert _settle_edges([small_near, Timing("cpu", 4096, 40.0, 1.0)], again)[0] is small_near
+    # every size decides CLEARLY_FASTER: 2.2x at n=256 is measured again (a failing re-run keeps it)
+
+    def broken(n: int) -> tuple[float, float, int]:
+        raise RuntimeError("out of memory")
+
+    near_fast = Timing("cpu", 256, 2.2, 1.0)
+    assert _settle_edges([near_fast, Timing("cpu", 4096, 40.0, 1.0)], broken)[0] is near_fast
 
 
 def test_a_rewrite_measured_slower_is_not_emitted_by_default() -> None:
