@@ -201,7 +201,8 @@ TEMPLATES: list[Template] = [
             ("missing-in-place-write", "hist = hist.index_put((idx,), torch.ones_like(idx, dtype=hist.dtype), accumulate=True)\n"),
         ],
         correct=[
-            ("correct", "hist.index_put_((idx,), torch.ones_like(idx, dtype=hist.dtype), accumulate=True)\n"),
+            # (the positions cast: a whole int16 / int8 index tensor raises, each of its elements indexes)
+            ("correct", "hist.index_put_((idx.long(),), torch.ones_like(idx, dtype=hist.dtype), accumulate=True)\n"),
             ("correct", "hist.index_put_((idx.long(),), torch.ones(len(idx), dtype=hist.dtype), accumulate=True)\n"),
         ],
     ),
@@ -223,7 +224,7 @@ TEMPLATES: list[Template] = [
             ("missing-in-place-write", "out = out.index_put((idx,), src[:len(idx)], accumulate=True)\n"),
         ],
         correct=[
-            ("correct-reorder", "out.index_put_((idx,), src[:len(idx)], accumulate=True)\n"),
+            ("correct-reorder", "out.index_put_((idx.long(),), src[:len(idx)], accumulate=True)\n"),
         ],
         reorders=True,
     ),

@@ -131,7 +131,7 @@ class _Match:
 
     @property
     def loop_variables(self) -> list[str]:
-        return [self.shape.index] if self.shape.index is not None else list(self.elements)
+        return ([self.shape.index] if self.shape.index is not None else []) + list(self.elements)
 
 
 class IndexAccumulation(Rule):
@@ -151,7 +151,8 @@ class IndexAccumulation(Rule):
 
     for `for i in range(len(idx))` (also `idx.shape[0]`, `idx.size(0)`, `range(n)`,
     `range(0, n)`), `for j in idx` (also `idx.view(-1)`, `.reshape(-1)`, `.flatten()`,
-    `.ravel()`, `.long()`) and `for t, p in zip(targets, preds)` -- the evaluation scripts'
+    `.ravel()`, `.long()`), `for i, c in enumerate(labels)` and `for t, p in zip(targets, preds)`
+    -- the evaluation scripts'
     confusion matrix, `cm[t.long(), p.long()] += 1` or `cm[int(t), int(p)] += 1` with a position
     converted to an integer, `out[j] += w` with the weight walked beside it. It rewrites them into
     one `torch.bincount`, `index_add_`, `index_put_(..., accumulate=True)` or advanced-index
@@ -176,10 +177,12 @@ class IndexAccumulation(Rule):
 
     ## Use instead
     ```python
-    hist.index_put_((labels,), hist.new_ones(()), accumulate=True)
-    out.index_add_(0, idx, src.to(out.dtype))
-    onehot[torch.arange(max(n, 0)), labels[:max(n, 0)]] = 1
+    hist.index_put_((labels.long(),), hist.new_ones(()), accumulate=True)
+    out.index_add_(0, idx.long(), src.to(out.dtype))
+    onehot[torch.arange(max(n, 0)), labels[:max(n, 0)].long()] = 1
     ```
+    Positions are cast to int64 (`.long()`, a no-op on int64): each 0-d element of an int8 or
+    int16 index tensor indexes, a whole such tensor does not.
     A `zip` stops at its shortest array; where the code does not show the arrays equally long,
     each is cut to the others' length: `cm.index_put_((t[:len(p)], p[:len(t)]), ...)`.
     The rewrite is faithful, not just close. `accumulate=True` counts repeated indices as the
@@ -226,7 +229,7 @@ class IndexAccumulation(Rule):
             def histogram(labels: torch.Tensor, k: int) -> torch.Tensor:
                 labels = labels.view(-1)
                 hist = torch.zeros(k)
-                hist.index_put_((labels,), hist.new_ones(()), accumulate=True)
+                hist.index_put_((labels.long(),), hist.new_ones(()), accumulate=True)
                 return hist
             """,
             id="histogram",
@@ -303,7 +306,7 @@ class IndexAccumulation(Rule):
             return None
         target = target_node.value.value
         owners = {code: _owner_name(cst.parse_expression(code)) or "" for code in elements.values()}
-        loop_vars = [shape.index] if shape.index is not None else list(elements)
+        loop_vars = ([shape.index] if shape.index is not None else []) + list(elements)
         if target in loop_vars or target in owners.values():
             return None
         positions: list[tuple[str, str]] = []
@@ -344,6 +347,16 @@ class IndexAccumulation(Rule):
         target, it = loop.target, loop.iter
         if isinstance(target, cst.Name) and _owner_name(it) is not None:
             return LoopShape(None, target.value, None, None), {target.value: _code(it)}
+        if (
+            isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+            and m.matches(it, m.Call(func=m.Name("enumerate"), args=[m.Arg(keyword=None, star="")]))
+        ):
+            # `for i, v in enumerate(OWNER)`: `i` walks positions 0..len(OWNER)-1, `v` the owner
+            pair = [e.value.value for e in target.elements if type(e) is cst.Element and isinstance(e.value, cst.Name)]
+            owner = it.args[0].value  # type: ignore[attr-defined]
+            if len(pair) != 2 or pair[0] == pair[1] or _owner_name(owner) is None:
+                return None
+            return LoopShape(pair[0], None, None, None), {pair[1]: _code(owner)}
         if not (
             isinstance(target, (cst.Tuple, cst.List)) and isinstance(it, cst.Call)
             and m.matches(it.func, m.Name("zip")) and 2 <= len(it.args) == len(target.elements)
@@ -365,15 +378,16 @@ class IndexAccumulation(Rule):
         if not isinstance(element.slice, cst.Index) or element.slice.star is not None:
             return None
         expr = element.slice.value
+        if isinstance(expr, cst.Name) and expr.value in elements:
+            return ("element", elements[expr.value])
         if shape.index is not None:
             if isinstance(expr, cst.Name) and expr.value == shape.index:
                 return ("arange", shape.index)
             name = self._gathered(expr, shape.index)
             if name is not None and name != target:
                 return ("gather", name)
-            return None
-        if isinstance(expr, cst.Name) and expr.value in elements:
-            return ("element", elements[expr.value])
+            if not elements:
+                return None
         # `int(j)`, `j.long()`: the position as an integer, whatever the element's dtype
         if m.matches(expr, m.Call(func=m.Name("int"), args=[m.Arg(value=m.Name(), keyword=None, star="")])):
             inner = expr.args[0].value  # type: ignore[attr-defined]
@@ -402,12 +416,13 @@ class IndexAccumulation(Rule):
     def _value_of(
         self, expr: cst.BaseExpression, shape: LoopShape, elements: dict[str, str], target: str
     ) -> tuple[str, str] | None:
-        loop_vars = [shape.index] if shape.index is not None else list(elements)
+        loop_vars = ([shape.index] if shape.index is not None else []) + list(elements)
         if m.matches(expr, _NUMBER):
             return ("number", _code(expr))
         if isinstance(expr, cst.Name):
-            if expr.value in elements and len(elements) > 1:
-                return ("element", elements[expr.value])  # `for t, p, w in zip(...)`: += w
+            if expr.value in elements and (len(elements) > 1 or shape.index is not None):
+                # `for t, p, w in zip(...)` / `for i, w in enumerate(ws)`: += w
+                return ("element", elements[expr.value])
             if expr.value in (*loop_vars, target) or expr.value in ("True", "False", "None"):
                 if expr.value in ("True", "False"):
                     return ("number", expr.value)
@@ -493,6 +508,10 @@ class IndexAccumulation(Rule):
             bound: str | None = _code(shape.extent)
             if extent == "max0":
                 bound = f"max({bound}, 0)"
+        elif shape.index is not None and mt.elements:
+            # `for i, v in enumerate(OWNER)`: `i` walks the owner's positions
+            (owner,) = mt.elements.values()
+            bound = f"len({owner})"
         elif shape.index is not None:
             bound = _code(iter_args[-1].value)
         else:
@@ -516,12 +535,19 @@ class IndexAccumulation(Rule):
             code = code if _is_atomic(code) else f"({code})"
             return f"{code}.astype({numpy}.int64)" if numpy else f"{code}.long()"
 
+        def position(code: str) -> str:
+            """An index array as torch takes it whole: int64 (a whole int8 or int16 index tensor
+            raises where each of its 0-d elements indexes); NumPy takes any integer dtype."""
+            if numpy or code.endswith(".long()"):
+                return code
+            return f"{code if _is_atomic(code) else f'({code})'}.long()"
+
         indices = []
         for kind, name in mt.positions:
             if kind == "gather":
-                indices.append(whole(name))
+                indices.append(position(whole(name)))
             elif kind == "element":
-                indices.append(walked(name))
+                indices.append(position(walked(name)))
             elif kind == "element_int":
                 indices.append(as_int(name))
             else:

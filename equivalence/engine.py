@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import torch
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis.internal.conjecture import engine as conjecture_engine
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
@@ -77,6 +78,13 @@ class _Refuted(Exception):
         super().__init__(counterexample.where)
         self.counterexample = counterexample
         self.kinds = kinds
+
+
+#: seconds hypothesis may spend shrinking a counterexample before the smallest one found so far
+#: is shown: each try runs both snippets, and on large inputs (a batch of 4-D images) shrinking
+#: alone outran the check's timeout, turning a refuted rewrite into an unverified one. (Set
+#: through ``MAX_SHRINKING_SECONDS``, which hypothesis keeps monkeypatchable for this.)
+SHRINK_SECONDS = 5
 
 
 @dataclass
@@ -561,7 +569,11 @@ def aliased_variants(kernel: Kernel, old_code: Any, base: dict[str, Any], raw: d
         family = _array_family(raw[target])
         for other, value in raw.items():
             if other != target and _array_family(value) is family and _may_alias(kernel, target, other):
+                # both ways: the written array's values as the other input's (a weight, say),
+                # and the other's as the written one's (an index array's positions, which the
+                # loop then reads after it has written them)
                 variants.append({**raw, other: raw[target]})
+                variants.append({**raw, target: value})
     return variants
 
 
@@ -920,12 +932,16 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         if refuted is not None:
             raise refuted
 
+    shrink_budget = conjecture_engine.MAX_SHRINKING_SECONDS
+    conjecture_engine.MAX_SHRINKING_SECONDS = SHRINK_SECONDS
     try:
         explore()
     except _Refuted as refuted:
         return _rejected(refuted, stats, config.device)
     except HypothesisException as exc:  # pragma: no cover - defensive
         return Verdict(Outcome.UNVERIFIED, f"checker error ({type(exc).__name__})", devices=(config.device,))
+    finally:
+        conjecture_engine.MAX_SHRINKING_SECONDS = shrink_budget
 
     notes = _notes(kernel, stats)
     never = [name for name in kernel.outputs if name not in stats.bound]

@@ -163,8 +163,12 @@ class InputSpec:
     def coverage_dtypes(self) -> tuple[str, ...]:
         """Every dtype the input may hold: those drawn, and -- where nothing narrows them -- the
         narrow ones, each tried once by the checker's dtype coverage."""
-        if self.dtypes or self.index:
+        if self.dtypes:
             return self.allowed_dtypes()
+        if self.index:
+            # a 0-d int8 / int16 tensor indexes one element as an int64 one does, but a whole
+            # int8 / int16 index tensor raises: the rewrites that batch positions cast them
+            return self.allowed_dtypes() + ("int16", "int8")
         return DEFAULT_DTYPES + NARROW_DTYPES
 
 

@@ -188,7 +188,7 @@ def test_tolerance_is_widened_only_for_reordered_reductions():
 def test_deterministic_rerun_path_runs_on_cpu_when_forced():
     kernel = Kernel(
         "for i in range(len(idx)):\n    out[idx[i]] += 1\n",
-        "out.index_put_((idx,), torch.ones_like(idx, dtype=out.dtype), accumulate=True)\n",
+        "out.index_put_((idx.long(),), torch.ones_like(idx, dtype=out.dtype), accumulate=True)\n",
         (InputSpec("out", dtypes=("int64",), ranks=(1,)), InputSpec("idx", index=True, ranks=(1,))),
         (),
         may_alias=(),  # `idx` given as `out` too would be another test
@@ -285,7 +285,7 @@ def test_cuda_leg_refutes_and_verifies_on_both_devices():
 def test_cuda_integer_scatter_under_deterministic_algorithms():
     kernel = Kernel(
         "for i in range(len(idx)):\n    out[idx[i]] += 1\n",
-        "out.index_put_((idx,), torch.ones_like(idx, dtype=out.dtype), accumulate=True)\n",
+        "out.index_put_((idx.long(),), torch.ones_like(idx, dtype=out.dtype), accumulate=True)\n",
         (InputSpec("out", dtypes=("int64",), ranks=(1,)), InputSpec("idx", index=True, ranks=(1,))),
         (),
         # `idx` given as `out` too makes the loop read counts it wrote, a true difference (TFV006

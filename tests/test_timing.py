@@ -28,7 +28,7 @@ from torchfix.report import Summary, record_json
 
 HIST = Kernel(
     old="for v in idx:\n    hist[v] += 1\n",
-    new="hist.index_put_((idx,), torch.ones_like(idx, dtype=hist.dtype), accumulate=True)\n",
+    new="hist.index_put_((idx.long(),), torch.ones_like(idx, dtype=hist.dtype), accumulate=True)\n",
     inputs=(InputSpec("hist", ranks=(1,), dtypes=("float32",)), InputSpec("idx", ranks=(1,), index=True, nonnegative=True)),
     outputs=("hist",),
 )

@@ -8,5 +8,5 @@ def tally(idx: torch.Tensor) -> torch.Tensor:
     counts = torch.zeros(9)
     # count every index
     # duplicates count twice
-    counts.index_put_((idx,), counts.new_ones(()), accumulate=True)
+    counts.index_put_((idx.long(),), counts.new_ones(()), accumulate=True)
     return counts

@@ -7,5 +7,5 @@ def confusion(truth: torch.Tensor, pred: torch.Tensor) -> torch.Tensor:
     truth = truth.view(-1)
     pred = pred.view(-1)
     cm = torch.zeros(4, 4, dtype=torch.long)
-    cm.index_put_((truth, pred[:truth.size(0)]), cm.new_ones(()), accumulate=True)
+    cm.index_put_((truth.long(), pred[:truth.size(0)].long()), cm.new_ones(()), accumulate=True)
     return cm

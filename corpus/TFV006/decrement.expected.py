@@ -6,5 +6,5 @@ import torch
 def release(freed: torch.Tensor) -> torch.Tensor:
     freed = freed.flatten()
     load = torch.full((8,), 100, dtype=torch.long)
-    load.index_put_((freed,), load.new_full((), -1), accumulate=True)
+    load.index_put_((freed.long(),), load.new_full((), -1), accumulate=True)
     return load

@@ -6,5 +6,5 @@ import torch
 def visits(idx: torch.Tensor, k: int) -> torch.Tensor:
     idx = idx.view(-1)
     hist = torch.zeros(k)
-    hist.index_put_((idx,), hist.new_ones(()), accumulate=True)
+    hist.index_put_((idx.long(),), hist.new_ones(()), accumulate=True)
     return hist

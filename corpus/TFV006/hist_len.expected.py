@@ -6,5 +6,5 @@ import torch
 def class_histogram(labels: torch.Tensor, k: int) -> torch.Tensor:
     labels = labels.view(-1)
     hist = torch.zeros(k, dtype=torch.long)
-    hist.index_put_((labels,), hist.new_ones(()), accumulate=True)
+    hist.index_put_((labels.long(),), hist.new_ones(()), accumulate=True)
     return hist

@@ -6,5 +6,5 @@ import torch
 def head_histogram(labels: torch.Tensor, n: int) -> torch.Tensor:
     labels = labels.view(-1)
     hist = torch.zeros(10)
-    hist.index_put_((labels[:max(n, 0)],), hist.new_ones(()), accumulate=True)
+    hist.index_put_((labels[:max(n, 0)].long(),), hist.new_ones(()), accumulate=True)
     return hist

@@ -6,5 +6,5 @@ import torch
 def prefix_counts(codes: torch.Tensor, n: int) -> torch.Tensor:
     codes = codes.reshape(-1)
     counts = torch.zeros(12, dtype=torch.long)
-    counts.index_put_((codes[:max(n, 0)],), counts.new_ones(()), accumulate=True)
+    counts.index_put_((codes[:max(n, 0)].long(),), counts.new_ones(()), accumulate=True)
     return counts

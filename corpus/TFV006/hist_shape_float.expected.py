@@ -6,5 +6,5 @@ import torch
 def bin_counts(bins: torch.Tensor, k: int) -> torch.Tensor:
     bins = bins.view(-1)
     counts = torch.zeros(k)
-    counts.index_put_((bins,), counts.new_full((), 1.0), accumulate=True)
+    counts.index_put_((bins.long(),), counts.new_full((), 1.0), accumulate=True)
     return counts

@@ -6,5 +6,5 @@ import torch as th
 def token_counts(tokens: th.Tensor, vocab: int) -> th.Tensor:
     tokens = tokens.view(-1)
     freq = th.zeros(vocab, dtype=th.int32)
-    freq.index_put_((tokens,), freq.new_ones(()), accumulate=True)
+    freq.index_put_((tokens.long(),), freq.new_ones(()), accumulate=True)
     return freq

@@ -5,5 +5,5 @@ import torch
 
 def seen_mask(idx: torch.Tensor) -> torch.Tensor:
     mask = torch.zeros(32, dtype=torch.bool)
-    mask[idx] = True
+    mask[idx.long()] = True
     return mask

@@ -7,5 +7,5 @@ import torch
 def encode(y: Tensor) -> Tensor:
     y = y.view(-1)
     out: Tensor = zeros(len(y), 3)
-    out[torch.arange(len(y)), y] = 1
+    out[torch.arange(len(y)), y.long()] = 1
     return out

@@ -6,5 +6,5 @@ import torch
 def one_hot(labels: torch.Tensor, n: int) -> torch.Tensor:
     labels = labels.view(-1)
     m = torch.zeros(n, 10)
-    m[torch.arange(max(n, 0)), labels[:max(n, 0)]] = 1
+    m[torch.arange(max(n, 0)), labels[:max(n, 0)].long()] = 1
     return m

@@ -7,5 +7,5 @@ def segment_sums(idx: torch.Tensor, src: torch.Tensor, k: int) -> torch.Tensor:
     idx = idx.view(-1)
     src = src.view(-1)
     out = torch.zeros(k)
-    out.index_put_((idx,), src[:idx.shape[0]].to(out.dtype), accumulate=True)
+    out.index_put_((idx.long(),), src[:idx.shape[0]].to(out.dtype), accumulate=True)
     return out

@@ -7,5 +7,5 @@ def weighted_histogram(bins: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     bins = bins.view(-1)
     w = w.view(-1)
     hist = torch.zeros(20, dtype=torch.float64)
-    hist.index_put_((bins,), w[:len(bins)].to(hist.dtype), accumulate=True)
+    hist.index_put_((bins.long(),), w[:len(bins)].to(hist.dtype), accumulate=True)
     return hist

@@ -7,5 +7,5 @@ def weighted(bins: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     bins = bins.view(-1)
     weights = weights.view(-1)
     out = torch.zeros(6)
-    out.index_put_((bins[:len(weights)],), weights[:len(bins)].to(out.dtype), accumulate=True)
+    out.index_put_((bins[:len(weights)].long(),), weights[:len(bins)].to(out.dtype), accumulate=True)
     return out
