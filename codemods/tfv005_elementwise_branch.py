@@ -763,7 +763,8 @@ class ElementwiseBranch(Rule):
             inputs=self._inputs(mt, init, form, ctx, ranks),
             outputs=outputs,
             modules=ctx.kernel_modules(),
-            reorders_float_reduction=form == "masked_sum",
+            # (the cast form sums float values too, in another order than the loop adds them)
+            reorders_float_reduction=form in ("masked_sum", "masked_sum_cast"),
             note=note,
         )
         imports = ctx.imports if f"{torch}." in new else ()

@@ -1,9 +1,9 @@
 # Clamping to per-element bounds that are two columns of one table: `lo` has the rows `hi` has,
-# and the first test reads `hi[i]` at every step, so `lo` is as long as the loop too. Rejected:
-# `torch.where` promotes int32 bounds through float32 beside a float32 `x` (2**31 - 1 becomes
-# 2**31), and the per-branch form is refuted on a `lo` shorter than `hi`, which the kernel draws
-# because it does not replay the two lines that cut both from one table.
+# and the first test reads `hi[i]` at every step, so `lo` is as long as the loop too.
 # bench: box(x=float32[n], bounds=float32[n,2], y=float32[n])
+# Rejected: `torch.where` promotes int32 bounds through float32 beside a float32 `x` (2**31 - 1
+# becomes 2**31), and the per-branch form is refuted on a `lo` shorter than `hi`, which the
+# kernel draws because it does not replay the two lines that cut both from one table.
 import torch
 
 
