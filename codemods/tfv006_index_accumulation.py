@@ -573,6 +573,10 @@ class IndexAccumulation(Rule):
         else:
             if kind in ("gather", "element"):
                 values = f"{source_code}.to({target}.dtype)"
+            elif kind == "name" and ctx.evidence(enclosing_scope(mt.loop, ctx.parents)).name(text, at=mt.loop).kinds == (Kind.INT,):
+                # a Python int: `hist[j] += w` wraps it into an integer target's dtype (2**33 adds
+                # 0 to int32), where `as_tensor(w, dtype=torch.int32)` raises on the overflow
+                values = f"{torch}.as_tensor({text}, device={target}.device).to({target}.dtype)"
             elif kind == "name":
                 values = f"{torch}.as_tensor({text}, dtype={target}.dtype, device={target}.device)"
             else:
