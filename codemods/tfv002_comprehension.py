@@ -31,8 +31,7 @@ from torchfix.codemods.analysis import (
     names_used,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
-from torchfix.codemods.loops.facts import pinned_ranks
-from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.facts import pinned_ranks_in
 from torchfix.codemods.syntax import SyntaxIndex, has_conversion, is_range_call
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -268,14 +267,7 @@ class ComprehensionOverTensor(Rule):
             custom_default_dtype="set_default_dtype" in module.code or "set_default_tensor_type" in module.code,
         )
         nodes = module_nodes(module)
-
-        def ranks(node: cst.CSTNode) -> dict[str, int]:
-            # (the module's loop model, built where a comprehension matched: once per module)
-            context = ModuleContext.of(wrapper)
-            statement = context.statement_of(node)
-            return {} if statement is None else pinned_ranks(statement, context)
-
-        self._pinned_ranks = ranks
+        self._pinned_ranks = pinned_ranks_in(wrapper)
         calls: list[cst.Call] = nodes.of_type(cst.Call)  # type: ignore[assignment]
         comps: list[cst.ListComp] = nodes.of_type(cst.ListComp)  # type: ignore[assignment]
         proposals: list[Proposal] = []

@@ -38,8 +38,7 @@ from torchfix.codemods.analysis import (
     statement_code,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
-from torchfix.codemods.loops.facts import pinned_ranks
-from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.facts import pinned_ranks_in
 from torchfix.codemods.syntax import SyntaxIndex, has_conversion
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -278,8 +277,7 @@ class ItemAccumulator(Rule):
         if not augs or not loops:
             return []  # metadata is the expensive part: resolve it only where a match is possible
         ctx = RuleContext.from_wrapper(wrapper)
-        # (the module's loop model, built where a loop matched: once per module, and shared)
-        self._pinned_ranks = lambda loop: pinned_ranks(loop, ModuleContext.of(wrapper))
+        self._pinned_ranks = pinned_ranks_in(wrapper)
         claimed: set[int] = set()
         proposals: list[Proposal] = []
         for loop in loops:

@@ -36,7 +36,7 @@ from torchfix.codemods.analysis import (
     without_skippable_parts,
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
-from torchfix.codemods.loops.facts import pinned_ranks
+from torchfix.codemods.loops.facts import pinned_ranks_in
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.ranks import ranks_at, same_rows
 from torchfix.codemods.syntax import SyntaxIndex, is_range_call, simple_loop, single_statement
@@ -288,9 +288,7 @@ class ElementwiseBranch(Rule):
             function = context.enclosing_function(loop)
             return {} if function is None else ranks_at(loop, function, context).lengths
 
-        def ranks(loop: cst.For) -> Mapping[str, int]:
-            return pinned_ranks(loop, ModuleContext.of(wrapper))
-
+        ranks = pinned_ranks_in(wrapper)
         return loop_proposals(wrapper, self._match, lambda mt, ctx: self._propose(mt, ctx, lengths, ranks))
 
     # ------------------------------------------------------------------ matching

@@ -14,6 +14,7 @@ from torchfix.codemods.analysis import (
     BUILTIN_NAMES,
     LoopShape,
     RuleContext,
+    all_nodes,
     comments_in,
     enclosing_scope,
     escaping_control_flow,
@@ -26,8 +27,7 @@ from torchfix.codemods.analysis import (
 )
 from torchfix.codemods.base import Candidate, Edit, Example, Proposal, Rule
 from torchfix.codemods.evidence import Evidence
-from torchfix.codemods.loops.facts import pinned_ranks
-from torchfix.codemods.loops.module import ModuleContext
+from torchfix.codemods.loops.facts import pinned_ranks_in
 from torchfix.codemods.syntax import SyntaxIndex, simple_loop, single_statement, stores_into_subscript
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
 
@@ -45,10 +45,10 @@ def _numpy_array(found: Evidence) -> bool:
     return Kind.NDARRAY in found.kinds and set(found.kinds) <= {Kind.NDARRAY, Kind.NUMPY_SCALAR}
 
 
-def _flattens(code: str) -> bool:
-    """Whether an owner's code ends in a flattening call: ``.view(-1)``, ``.reshape(-1)``,
+def _flattens(owner: cst.BaseExpression) -> bool:
+    """Whether an owner ends in a flattening call: ``.view(-1)``, ``.reshape(-1)``,
     ``.flatten()``, ``.ravel()`` (then maybe ``.long()``, ``.cpu()``...)."""
-    node = cst.parse_expression(code)
+    node = owner
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         if node.func.attr.value in ("view", "reshape", "flatten", "ravel"):
             return True
@@ -56,27 +56,16 @@ def _flattens(code: str) -> bool:
     return False
 
 
-def _mentions(node: cst.CSTNode, name: str) -> int:
-    """How many times ``node`` reads ``name``."""
-    return sum(1 for n in _walk(node) if isinstance(n, cst.Name) and n.value == name)
-
-
-def _walk(node: cst.CSTNode):  # noqa: ANN202 - every node under ``node``
-    yield node
-    for child in node.children:
-        yield from _walk(child)
-
-
-def _is_atomic(code: str) -> bool:
-    """Whether ``code`` needs no parentheses before ``.method()`` or ``[...]``: a name, or a chain
-    of attributes, calls and subscripts on one."""
+def _receiver(code: str) -> str:
+    """``code`` ready for ``.method()`` or ``[...]``: as it is where it is a name, or a chain of
+    attributes, calls and subscripts on one; else in parentheses."""
     try:
         node = cst.parse_expression(code)
     except cst.ParserSyntaxError:
-        return False
+        return f"({code})"
     while isinstance(node, (cst.Attribute, cst.Call, cst.Subscript)):
         node = node.value if not isinstance(node, cst.Call) else node.func
-    return isinstance(node, cst.Name)
+    return code if isinstance(node, cst.Name) else f"({code})"
 
 
 #: methods of an index array that keep its positions: ``for t in labels.view(-1)``
@@ -109,7 +98,7 @@ class _Match:
     of ``for j, k in zip(owner, other)``, ("element_int", owner) for ``int(j)`` / ``j.long()``.
     ``value``: ("number", code), ("name", code), ("gather", Y) for ``Y[i]`` or ("element", Y)
     for the element of ``Y`` that a ``zip`` walks beside the positions.
-    ``owners``: the code of each walked owner (``labels.view(-1)``) and the name it walks.
+    ``owners``: the code of each walked owner and its node (``labels.view(-1)``).
     """
 
     loop: cst.For
@@ -120,14 +109,20 @@ class _Match:
     value: tuple[str, str]
     #: element variable -> the code of the owner it walks (empty for `for i in range(...)`)
     elements: dict[str, str]
-    #: owner code -> the name the owner walks (`labels.view(-1)` -> `labels`)
-    owners: dict[str, str]
+    #: owner code -> the owner (`labels.view(-1)`)
+    owners: dict[str, cst.BaseExpression]
+
+    def array_of(self, code: str) -> str:
+        """The name of the array behind a position's or value's code: ``labels`` of the owner
+        ``labels.view(-1)``; a gathered name is its own."""
+        owner = self.owners.get(code)
+        return (_owner_name(owner) or code) if owner is not None else code
 
     @property
     def index_tensors(self) -> list[str]:
         """The names of the arrays that hold positions (``idx`` of ``idx[i]`` or of ``for j in
         idx.view(-1)``)."""
-        return [self.owners.get(name, name) for kind, name in self.positions if kind in ("gather", "element", "element_int")]
+        return [self.array_of(name) for kind, name in self.positions if kind in ("gather", "element", "element_int")]
 
     @property
     def loop_variables(self) -> list[str]:
@@ -275,10 +270,7 @@ class IndexAccumulation(Rule):
         return False
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
-        def ranks(loop: cst.For) -> Mapping[str, int]:
-            # (the module's loop model, built where a loop matched: once per module, and shared)
-            return pinned_ranks(loop, ModuleContext.of(wrapper))
-
+        ranks = pinned_ranks_in(wrapper)
         return loop_proposals(wrapper, self._match, lambda mt, ctx: self._propose(mt, ctx, ranks))
 
     # ------------------------------------------------------------------ matching
@@ -288,7 +280,9 @@ class IndexAccumulation(Rule):
         small = sole_small_statement(loop.body)
         if walked is None or small is None:
             return None
-        shape, elements = walked
+        shape, walked_owners = walked
+        elements = {variable: _code(owner) for variable, owner in walked_owners.items()}
+        owners = {_code(owner): owner for owner in walked_owners.values()}
         if isinstance(small, cst.AugAssign):
             if isinstance(small.operator, cst.AddAssign):
                 op = "+="
@@ -305,9 +299,8 @@ class IndexAccumulation(Rule):
         if not isinstance(target_node, cst.Subscript) or not isinstance(target_node.value, cst.Name):
             return None
         target = target_node.value.value
-        owners = {code: _owner_name(cst.parse_expression(code)) or "" for code in elements.values()}
         loop_vars = ([shape.index] if shape.index is not None else []) + list(elements)
-        if target in loop_vars or target in owners.values():
+        if target in loop_vars or target in {_owner_name(owner) for owner in owners.values()}:
             return None
         positions: list[tuple[str, str]] = []
         for element in target_node.slice:
@@ -335,8 +328,8 @@ class IndexAccumulation(Rule):
             return None
         return _Match(loop, shape, target, op, positions, value, elements, owners)
 
-    def _walked(self, loop: cst.For) -> tuple[LoopShape, dict[str, str]] | None:
-        """The loop's shape, and each element variable with the code of the owner it walks:
+    def _walked(self, loop: cst.For) -> tuple[LoopShape, dict[str, cst.BaseExpression]] | None:
+        """The loop's shape, and each element variable with the owner it walks:
         ``for i in range(...)`` (no element), ``for j in OWNER`` and ``for j, k in zip(OWNER,
         OWNER)`` with each owner a name or a name through :data:`_OWNER_METHODS`."""
         if loop.asynchronous is not None or loop.orelse is not None:
@@ -346,7 +339,7 @@ class IndexAccumulation(Rule):
             return shape, {}
         target, it = loop.target, loop.iter
         if isinstance(target, cst.Name) and _owner_name(it) is not None:
-            return LoopShape(None, target.value, None, None), {target.value: _code(it)}
+            return LoopShape(None, target.value, None, None), {target.value: it}
         if (
             isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
             and m.matches(it, m.Call(func=m.Name("enumerate"), args=[m.Arg(keyword=None, star="")]))
@@ -356,7 +349,7 @@ class IndexAccumulation(Rule):
             owner = it.args[0].value  # type: ignore[attr-defined]
             if len(pair) != 2 or pair[0] == pair[1] or _owner_name(owner) is None:
                 return None
-            return LoopShape(pair[0], None, None, None), {pair[1]: _code(owner)}
+            return LoopShape(pair[0], None, None, None), {pair[1]: owner}
         if not (
             isinstance(target, (cst.Tuple, cst.List)) and isinstance(it, cst.Call)
             and m.matches(it.func, m.Name("zip")) and 2 <= len(it.args) == len(target.elements)
@@ -367,10 +360,9 @@ class IndexAccumulation(Rule):
             return None
         if any(a.keyword is not None or a.star or _owner_name(a.value) is None for a in it.args):
             return None
-        codes = [_code(a.value) for a in it.args]
-        if len(set(codes)) != len(codes):
+        if len({_code(a.value) for a in it.args}) != len(it.args):
             return None
-        return LoopShape(None, None, None, None), dict(zip(names, codes))
+        return LoopShape(None, None, None, None), {name: a.value for name, a in zip(names, it.args)}
 
     def _position_of(
         self, element: cst.SubscriptElement, shape: LoopShape, elements: dict[str, str], target: str
@@ -451,7 +443,7 @@ class IndexAccumulation(Rule):
         # scalar among the kinds is fine: the loop raises on one, as its items cannot be set)
         numpy = ctx.facts.numpy if _numpy_array(target) and ctx.facts.numpy else None
         needs = "one `np.add.at`" if numpy else "one scatter over it"
-        valued = [mt.owners.get(mt.value[1], mt.value[1])] if mt.value[0] in ("gather", "element") else []
+        valued = [mt.array_of(mt.value[1])] if mt.value[0] in ("gather", "element") else []
         for name in dict.fromkeys([mt.target] + mt.index_tensors + valued):
             found = evidence.name(name, at=loop)
             if not (_numpy_array(found) if numpy else found.tensor):
@@ -523,16 +515,14 @@ class IndexAccumulation(Rule):
 
         def walked(owner: str) -> str:
             """The whole owner a zip walks, cut to the others' length where ``extent`` says."""
-            code = owner if _is_atomic(owner) else f"({owner})"
             if extent != "zip":
                 return owner
             others = [f"len({o})" for o in dict.fromkeys(mt.elements.values()) if o != owner]
             cut = others[0] if len(others) == 1 else f"min({', '.join(others)})"
-            return f"{code}[:{cut}]"
+            return f"{_receiver(owner)}[:{cut}]"
 
         def as_int(owner: str) -> str:
-            code = walked(owner)
-            code = code if _is_atomic(code) else f"({code})"
+            code = _receiver(walked(owner))
             return f"{code}.astype({numpy}.int64)" if numpy else f"{code}.long()"
 
         def position(code: str) -> str:
@@ -540,7 +530,7 @@ class IndexAccumulation(Rule):
             raises where each of its 0-d elements indexes); NumPy takes any integer dtype."""
             if numpy or code.endswith(".long()"):
                 return code
-            return f"{code if _is_atomic(code) else f'({code})'}.long()"
+            return f"{_receiver(code)}.long()"
 
         indices = []
         for kind, name in mt.positions:
@@ -554,7 +544,7 @@ class IndexAccumulation(Rule):
                 indices.append(f"{numpy or torch}.arange({bound})")
         kind, text = mt.value
         source = whole(text) if kind == "gather" else walked(text) if kind == "element" else text
-        source_code = source if _is_atomic(source) else f"({source})"
+        source_code = _receiver(source)
         tuple_code = f"({indices[0]},)" if len(indices) == 1 else f"({', '.join(indices)})"
         if form == "assign":
             new = f"{target}[{', '.join(indices)}] = {source}"
@@ -626,8 +616,8 @@ class IndexAccumulation(Rule):
         # one walks as a 1-D one of one element does, so 0-d adds no behaviour -- and left out,
         # the timing does not take a loop of one step for the usual case
         flattened = {
-            base for code, base in mt.owners.items()
-            if base and code != base and _flattens(code) and _mentions(mt.loop, base) == 1
+            base for base in (_owner_name(owner) for owner in mt.owners.values() if _flattens(owner))
+            if base and sum(isinstance(n, cst.Name) and n.value == base for n in all_nodes(mt.loop)) == 1
         }
 
         def pinned(name: str) -> tuple[int, ...]:
@@ -639,7 +629,7 @@ class IndexAccumulation(Rule):
         used = names_used(mt.loop.iter) | names_used(mt.loop.body)
         free = sorted(n for n in used if n not in loop_vars and n not in BUILTIN_NAMES and n not in ctx.module_names)
         index_names = set(mt.index_tensors)
-        valued = mt.owners.get(mt.value[1], mt.value[1]) if mt.value[0] in ("gather", "element") else None
+        valued = mt.array_of(mt.value[1]) if mt.value[0] in ("gather", "element") else None
         extent = mt.shape.extent.value if isinstance(mt.shape.extent, cst.Name) else None
         specs = []
         for name in free:

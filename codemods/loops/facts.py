@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -28,6 +28,8 @@ from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.nodes import assigned_names, bare_code, int_literal, is_number, name_nodes, names_used, python_number, same_code
 
 if TYPE_CHECKING:
+    from libcst.metadata import MetadataWrapper
+
     from torchfix.codemods.evidence import Evidence
 
 
@@ -933,14 +935,23 @@ def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
     return LoopFacts(loop, context, domain, function, steps, frozenset(per_sample), tuple(blockers), shapes, read_outside, loop)
 
 
-def pinned_ranks(statement: cst.CSTNode, context: ModuleContext) -> dict[str, int]:
-    """The ranks the enclosing function's code pins right before ``statement``: those a shape
-    unpacking pins (``n, d = x.shape``) and those the flow follows (``t = t.view(-1)``,
-    ``hist = torch.zeros(k)`` with ``k`` a number); none outside a function."""
-    function = context.enclosing_function(statement)
-    if function is None:
+def pinned_ranks(node: cst.CSTNode, context: ModuleContext) -> dict[str, int]:
+    """The ranks the enclosing function's code pins right before the statement that holds
+    ``node`` (a loop, or a comprehension in a line): those a shape unpacking pins (``n, d =
+    x.shape``) and those the flow follows (``t = t.view(-1)``, ``hist = torch.zeros(k)`` with
+    ``k`` a number); none outside a function."""
+    statement = context.statement_of(node)
+    function = context.enclosing_function(node)
+    if statement is None or function is None:
         return {}
     return dict(_with_flow_ranks(shape_facts(function, context), statement, function, context).ranks)
+
+
+def pinned_ranks_in(wrapper: "MetadataWrapper") -> Callable[[cst.CSTNode], dict[str, int]]:
+    """:func:`pinned_ranks` for the nodes of one module, for the rules that are not built on the
+    loop model: the model is built on the first call (``ModuleContext.of`` keeps it), so a
+    module where no rule matched never pays for it."""
+    return lambda node: pinned_ranks(node, ModuleContext.of(wrapper))
 
 
 def _with_flow_ranks(shapes: ShapeFacts, statement: cst.CSTNode, function: cst.FunctionDef | None, context: ModuleContext) -> ShapeFacts:
