@@ -528,3 +528,61 @@ def test_a_size_measures_its_array_only_until_either_is_bound_again_or_resized(b
             return out
         """)
     assert ("n" in shapes.measures) is kept
+
+
+def test_a_conversion_pins_the_dtype_the_loop_reads() -> None:
+    shapes = _shapes("""
+        import numpy as np
+        def f(dist, probs, scores, out, k):
+            order = np.argsort(dist).astype(np.int32)
+            table = dist.astype("float16")
+            flags = (dist > 0).astype(np.bool_)
+            ids = scores.long()
+            half = scores.half()
+            loose = dist.astype(int)
+            for i in range(len(out)):
+                out[i] = table[order[i, :k]].sum() + flags[i].sum() + ids[i] + half[i] + loose[i]
+            return out
+        """)
+    assert dict(shapes.dtypes) == {"order": "int32", "table": "float16", "flags": "bool", "ids": "int64", "half": "float16"}
+
+
+@pytest.mark.parametrize(
+    ("between", "kept"),
+    [("for i in range(3):\n                weights[i, 0] = 1.5", True),
+     ("for i in range(3):\n                weights[i, 0] = helper(i)", True),
+     ("for i in range(3):\n                weights = weights * 0.5", False),
+     ("helper(weights)", False),
+     ("weights.data = weights.data.astype(np.float64)", False),
+     ("alias = weights; helper(alias)", False),
+     ("for i in range(3):\n                helper(weights[i])", True)],
+    ids=["store-in-a-loop", "store-beside-an-unknown-call", "rebound-in-a-loop", "handed", "data-assigned", "second-name",
+         "items-handed"],
+)
+def test_a_converted_dtype_holds_until_the_array_may_be_converted_again(between: str, kept: bool) -> None:
+    # `np.float32(...)` arrays the function made with `astype` (a copy) are its own: an item
+    # store casts the value, not the array, and a call torchfix cannot see into reaches the array
+    # only once something gave it away (an item of it is a new NumPy scalar)
+    shapes = _shapes(f"""
+        import numpy as np
+        def f(dist, helper, out):
+            weights = np.zeros_like(dist).astype(np.float32)
+            {between}
+            for c in range(3):
+                out[c] = weights[c].sum()
+            return out
+        """)
+    assert (shapes.dtypes.get("weights") == "float32") is kept
+
+
+def test_a_conversion_that_may_return_its_receiver_is_not_the_function_s_own() -> None:
+    # `t.float()` is `t` itself for a float32 `t`: whoever else holds `t` may convert it later
+    shapes = _shapes("""
+        def f(t, helper, out):
+            scores = t.float()
+            helper(t)
+            for c in range(3):
+                out[c] = scores[c].sum()
+            return out
+        """)
+    assert "scores" not in shapes.dtypes

@@ -101,6 +101,9 @@ class ShapeFacts:
     numbers: set[str] = field(default_factory=set)
     #: array names whose dtype the code shows is bool (``m = a.eq(b)``), where a loop reads them
     bools: frozenset[str] = frozenset()
+    #: array names -> the dtype a conversion gave them (``a = b.astype(np.int32)``), where a
+    #: loop reads them
+    dtypes: Mapping[str, str] = field(default_factory=dict)
     #: names -> a token, where the code shows names of one token have as many rows at the loop
     #: (``ids = pairs[:, 1]``; ``codemods.loops.ranks``)
     lengths: Mapping[str, int] = field(default_factory=dict)
@@ -965,7 +968,7 @@ def _with_flow_ranks(shapes: ShapeFacts, statement: cst.CSTNode, function: cst.F
     # a size measures its array at the loop only where neither was bound again since, nor the
     # array resized in place (`n = len(x); x = x[:2]`: `range(n)` no longer walks all of `x`)
     measures = {size: measured for size, measured in shapes.measures.items() if flow.measures.get(size) == measured[0]}
-    return replace(shapes, ranks={**flow.ranks, **shapes.ranks}, bools=flow.bools, lengths=flow.lengths, measures=measures)
+    return replace(shapes, ranks={**flow.ranks, **shapes.ranks}, bools=flow.bools, dtypes=flow.dtypes, lengths=flow.lengths, measures=measures)
 
 
 def _enclosing_variables(loop: cst.CSTNode, context: ModuleContext) -> list[str]:

@@ -810,6 +810,12 @@ def input_specs(
         if input_name in facts.shapes.bools and specs[-1].kind is not Kind.OPAQUE:
             # the function's code makes it a bool array (`m = a.eq(b)`): drawn so
             specs[-1] = replace(specs[-1], dtypes=("bool",))
+        elif (
+            input_name in facts.shapes.dtypes and input_name not in rebound and specs[-1].kind is not Kind.OPAQUE
+            and not specs[-1].count
+        ):
+            # the function's code converts it (`rank = order.astype(np.int32)`): drawn so
+            specs[-1] = replace(specs[-1], dtypes=(facts.shapes.dtypes[input_name],))
     return tuple(specs)
 
 

@@ -97,6 +97,9 @@ class _Ranks:
         self.numbers = numbers
         #: the array names whose dtype is bool
         self.bools = bools if bools is not None else set()
+        #: array names -> the dtype a conversion gave them (``a = b.astype(np.int32)``,
+        #: ``t = t.long()``), whatever their rank
+        self.dtypes: dict[str, str] = {}
         #: builtin names the module rebinds somewhere (a call of one may be of anything)
         self.shadowed: frozenset[str] = frozenset(BUILTINS)
         #: arrays the function made itself (`mean = torch.zeros(3)`) that nothing else has been
@@ -401,6 +404,8 @@ class Flow(NamedTuple):
     ranks: dict[str, int]
     #: which of those arrays are evidently bool
     bools: frozenset[str]
+    #: array names -> the dtype a conversion gave them (:func:`converted_dtype`)
+    dtypes: dict[str, str]
     #: names -> a token; two names with one token have as many rows (:attr:`_Ranks.lengths`)
     lengths: dict[str, int]
     #: the sizes that still measure their array at the statement (``n = len(x)`` with no
@@ -408,7 +413,7 @@ class Flow(NamedTuple):
     measures: dict[str, str]
 
 
-_NOTHING = Flow({}, frozenset(), {}, {})
+_NOTHING = Flow({}, frozenset(), {}, {}, {})
 
 
 def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "ModuleContext",
@@ -447,7 +452,7 @@ def ranks_at(statement: cst.CSTNode, function: cst.FunctionDef, context: "Module
     # statement (`_, out = add_axis(x), torch.stack([... x[i] ...])`)
     _disturb(flow, statement.iter if isinstance(statement, cst.For) else statement, flow.bound_in(statement))
     _unmeasure(flow, flow.bound_in(statement))  # (a body that binds `x` reads another `x`)
-    return Flow(ranks, frozenset(flow.bools), flow.lengths, flow.measured)
+    return Flow(ranks, frozenset(flow.bools), flow.dtypes, flow.lengths, flow.measured)
 
 
 def _enter(parent: cst.CSTNode, child: cst.CSTNode, flow: "_Ranks") -> bool:
@@ -502,6 +507,7 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                     _keep_measures(flow, measured_before, small, rows_of)
                 found = flow.of(small.value)
                 is_bool = found is not None and found[1] and flow.is_bool(small.value)
+                dtype = converted_dtype(small.value, flow.qualified)
                 token = flow.token(rows_of) if rows_of is not None else None
                 _forget(flow, {target} | walrus)
                 flow.private -= {target} | walrus
@@ -513,6 +519,12 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 measured = measure_of(small.value)
                 if measured is not None:
                     flow.measured[target] = measured[0]
+                if dtype is not None:
+                    # (a conversion gives an array, or a NumPy scalar, which takes no store)
+                    flow.dtypes[target] = dtype
+                    flow.arrays.add(target)
+                    if small.value.func.attr.value == "astype" and len(small.value.args) == 1:  # type: ignore[attr-defined]
+                        flow.private.add(target)  # (`astype` copies unless told `copy=False`)
                 if found is not None and found[1]:
                     flow.arrays.add(target)
                     flow.ranks[target] = found[0]
@@ -537,7 +549,15 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 _forget(flow, gone)
                 flow.private -= gone
         return
-    _disturb(flow, statement, flow.mentioned(statement))
+    # a compound statement that binds an array of a converted dtype to no name again leaves its
+    # dtype as it was where nothing torchfix cannot see into may reach the array (no such call,
+    # or the array is still the function's alone): a store into its items (`V[i, idx] = w` in
+    # an earlier loop) casts the value, not the array
+    rebound = flow.bound_in(statement)
+    converted = {n: d for n, d in flow.dtypes.items() if n not in rebound}
+    alone = {n for n in converted if n in flow.private and not _escapes(n, statement)}
+    disturbed = _disturb(flow, statement, flow.mentioned(statement))
+    flow.dtypes.update((n, d) for n, d in converted.items() if not disturbed or n in alone)
 
 
 #: builtins that change none of their arguments
@@ -659,7 +679,8 @@ def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> bool:
     flow.private -= {n for n in flow.private if _escapes(n, node)}
     unknown = flow.calls_unknown(node)
     if unknown:
-        _forget(flow, set(flow.ranks) - flow.private)
+        # (a call may give an array a new dtype in place too: `t.data = t.data.half()`)
+        _forget(flow, (set(flow.ranks) | set(flow.dtypes)) - flow.private)
         # (a closure the function defines reaches a private array too, and may transpose it in
         # place, which keeps its rank and changes its rows)
         flow.lengths.clear()
@@ -687,6 +708,36 @@ def _unmeasure(flow: "_Ranks", rebound: set[str]) -> None:
     for size, owner in list(flow.measured.items()):
         if size in rebound or owner in rebound:
             del flow.measured[size]
+
+
+#: tensor conversions without arguments and the dtype each gives
+_CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
+                "short": "int16", "byte": "uint8", "char": "int8", "bool": "bool"}
+#: the dtypes a conversion may name and the checker draws (``np.bool_`` is NumPy's bool)
+_DTYPE_NAMES = {"float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64", "int32": "int32",
+                "int16": "int16", "int8": "int8", "uint8": "uint8", "bool_": "bool", "bool": "bool"}
+
+
+def converted_dtype(value: cst.BaseExpression, qualified: Callable[[cst.CSTNode], str | None]) -> str | None:
+    """The dtype ``value`` has whatever it converts: ``a.astype(np.int32)`` (or ``"int32"``),
+    ``t.long()``, ``t.float()``; None for anything else. (An object that is no array raises on
+    these, or is not drawn as one: the kinds come from the evidence, not from here.)"""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)) or any(a.star for a in value.args):
+        return None
+    method = value.func.attr.value
+    if method in _CONVERSIONS:
+        return _CONVERSIONS[method] if not value.args else None
+    if method != "astype" or not value.args or value.args[0].keyword is not None:
+        return None
+    if any(a.keyword is None or a.keyword.value not in ("copy", "order") for a in value.args[1:]):
+        return None
+    dtype = value.args[0].value
+    if isinstance(dtype, cst.SimpleString) and dtype.prefix == "":
+        return _DTYPE_NAMES.get(dtype.raw_value) if dtype.raw_value != "bool_" else None
+    spelled = qualified(dtype)
+    if spelled is not None and spelled.startswith("numpy."):
+        return _DTYPE_NAMES.get(spelled[len("numpy."):])
+    return None
 
 
 #: methods whose result may be their receiver itself (`y = x.to(device)` may be `x`)
@@ -726,6 +777,7 @@ def _forget(flow: "_Ranks", names: set[str]) -> None:
     for bound in names:
         flow.ranks.pop(bound, None)
         flow.bools.discard(bound)
+        flow.dtypes.pop(bound, None)
         flow.lengths.pop(bound, None)
 
 
