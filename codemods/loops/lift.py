@@ -141,6 +141,10 @@ class Lifted:
     unmoved_axis: int = 0
     #: the name whose ``.ndim`` is the rank of ``unmoved`` (every other subscript element a slice)
     unmoved_rank_of: str | None = None
+    #: for a whole-sample reduction over ``tuple(range(1, h.ndim))`` (NumPy, any rank): the
+    #: batch ``h`` whose every axis but the first ``keep`` keeps -- broadcast back against ``h``
+    #: itself whatever its rank
+    keep_against: str | None = None
 
 
 @dataclass(frozen=True)
@@ -961,11 +965,23 @@ class Lifter:
         rank nothing pins, on the rung that broadcasts those with the batch axis last."""
         if not (self.any_rank_broadcast and left.batched and right.batched):
             return False
-        if left.keepdim or right.keepdim:
+        if left.keepdim or right.keepdim or self._kept_against(left, right) is not None:
             return False
         return (self._rank_zero(left) and right.rank is None and not right.scalar) or (
             self._rank_zero(right) and left.rank is None and not left.scalar
         )
+
+    @staticmethod
+    def _kept_against(left: Lifted, right: Lifted) -> cst.BaseExpression | None:
+        """The keepdims form of one operand where it reduces every axis of the other's batch
+        but the first (:attr:`Lifted.keep_against`): then it broadcasts against it."""
+        for reduced, other in ((left, right), (right, left)):
+            if (
+                reduced.keep is not None and reduced.keep_against is not None and reduced.rank == 0 and not reduced.keepdim
+                and isinstance(other.node, cst.Name) and other.node.value == reduced.keep_against and not other.keepdim
+            ):
+                return reduced.keep
+        return None
 
     def _batch_first(self, built: cst.BaseExpression, left: Lifted, right: Lifted) -> cst.BaseExpression:
         """``built``, computed from ``left`` and ``right``, with its batch axis back in front
@@ -993,6 +1009,11 @@ class Lifter:
                 raise CannotLift(f"`{short(node)}` mixes `x[i]` and `x[i:i + 1]` samples")
             what = f"`{short(node)}`: the ranks of the samples decide how they broadcast"
             rank: int | None
+            kept = self._kept_against(left, right)
+            if kept is not None:
+                # `a - a.min()` of samples of any rank: the reduction with its axes kept has the
+                # batch's rank, and broadcasts against it as one number per sample
+                return (kept, right.node, right.rank) if kept is left.keep else (left.node, kept, left.rank)
             if self._batch_last(left, right):
                 # one number per sample against samples of any rank: with the batch axis last,
                 # the numbers broadcast along it whatever the rank (`_batch_first` moves it back)
@@ -1346,6 +1367,15 @@ class Lifter:
         flat = self._flat_reduction(node, new_args, first, short_name, row, receiver_node)
         if flat is not None:
             return flat
+        axes = self._all_axes_but_the_batch(first, short_name)
+        if axes is not None:
+            with_axes = [*new_args[:start], arg(axes, "axis"), *new_args[start:]]
+            plain = self._rebuild(node, with_axes, first, receiver_node)
+            keep = self._rebuild(node, [*with_axes, arg(name("True"), "keepdims")], first, receiver_node)
+            self.reorders = True  # (each sample's elements summed in NumPy's order for those axes)
+            against = first.node.value if isinstance(first.node, cst.Name) else None
+            return Lifted(plain, True, 0, kind=_reduced_kind(row, short_name, first), sources=first.sources, keep=keep,
+                          keep_against=against)
         rank = self._need(first, f"`{short(node)}` reduces a whole sample: its rank says over which dimensions")
         if rank == 0:
             raise CannotLift(f"`{short(node)}` reduces a sample that is a single number")
@@ -1423,6 +1453,32 @@ class Lifter:
         built = cst.Call(func=attribute(flattened, reducer), args=_commas([arg(integer(1)), *new_args]))
         kind = _reduced_kind(row, reducer, first)
         return Lifted(built, True, 0, kind=kind)
+
+    #: NumPy's whole-sample reductions that take a tuple of axes (the empty one too: each
+    #: one-number sample is then its own reduction)
+    _AXES_REDUCERS = frozenset({"sum", "mean", "std", "var", "prod", "max", "min", "amax", "amin"})
+
+    def _all_axes_but_the_batch(self, first: Lifted, short_name: str) -> cst.BaseExpression | None:
+        """``tuple(range(1, x.ndim))``: the axes of every sample of the NumPy batch ``x`` whose
+        sample rank nothing pins -- right for every rank, one-number samples (no axis) and an
+        empty batch included, where the flattening torch uses is not (NumPy cannot reshape an
+        empty batch to ``(0, -1)``). After the rungs that guess a rank. The rank is read from a
+        name, never by computing the batch twice: the batch's own, else the one array whose
+        rank decides it, walked along its first dimension (``(w * a).sum()`` of ``for a in
+        acts``: ``acts.ndim``) -- where another operand broadcasts wider, or a subscript drops
+        a dimension, that rank is wrong and the checker refutes the form (a NumPy reduction
+        over an axis the batch lacks raises)."""
+        if not (self.library.is_numpy and first.rank is None and short_name in self._AXES_REDUCERS):
+            return None
+        if not (self.any_rank_reductions or first.min_rank >= 1):
+            return None
+        if isinstance(first.node, cst.Name):
+            holder = first.node.value
+        elif len(first.sources) == 1 and self.walked_dims.get(next(iter(first.sources))) == 0:
+            holder = next(iter(first.sources))
+        else:
+            return None
+        return call(name("tuple"), call(name("range"), integer(1), attribute(name(holder), "ndim")))
 
     @staticmethod
     def _renamed(node: cst.Call, receiver_node: cst.Attribute | None, reducer: str) -> tuple[cst.Call, cst.Attribute | None]:
