@@ -182,7 +182,9 @@ class LoopOverBatch(Rule):
     correction as in the loop. Another whole-sample reduction of a sample whose rank nothing pins
     but whose subscript needs dimensions reduces each flattened sample (`.flatten(1).mean(1)`);
     one whose subscript needs none is tried, after the rank guesses, as `x[..., None].flatten(1)`
-    (right for one-number samples too). Rank guesses never go below what the loop's own
+    (right for one-number samples too); in NumPy, which cannot reshape an empty batch that way,
+    as `x.max(axis=tuple(range(1, x.ndim)))`, and `a - a.min()` as `a - a.min(axis=...,
+    keepdims=True)`. Rank guesses never go below what the loop's own
     subscripts take from a name (`x[i, :, :]`: at least 3-D). An `if` test of a row of a
     container (`if history[-1][b] == eos:`) is not batched: the container may be a list of
     lists, which compares with a number as one `False`.
@@ -225,7 +227,11 @@ class LoopOverBatch(Rule):
     `a.eq(b.expand(n, n))`, arithmetic of arrays of known rank, a reduction over literal
     dimensions, holds that rank at the loop until something binds it again (a binding on one
     branch, in an enclosing loop's body, a walrus, a `match` capture: the rank is forgotten),
-    and the checker draws only that rank. A function that changes a rank in place
+    and the checker draws only that rank. A conversion pins a dtype the same way: a name bound to
+    `order.astype(np.int32)` or `t.long()` is drawn with that dtype only (positions an argsort
+    gave are never a bool mask), past earlier loops that only store into its items, until it is
+    bound again or given to a call torchfix cannot see into (an `astype` copy the function has
+    not given away stays its own). A function that changes a rank in place
     (`unsqueeze_`, `resize_`, `out=`, `.data =`) or declares `global` names pins nothing this
     way. The output keeps its dtype: the
     allocation is replaced only where the checker shows the batched value has its dtype, and is
