@@ -658,6 +658,9 @@ class ScopeEvidence:
         self._uses = collector.uses
         self._body = self._body_statements()
         self._resolving: set[str] = set()
+        #: the answers of :meth:`name`, by (name, id of `at`, entering): every rung of a loop's
+        #: ladder asks them again, and the scope's code does not change under them
+        self._answers: dict[tuple[str, int, bool], tuple[Evidence, cst.CSTNode | None]] = {}
         #: name -> the values it held before the binding being evaluated (`x = x.flatten()`)
         self._previous: dict[str, list[_Value]] = {}
         self._module_evidence: ScopeEvidence | None = None
@@ -672,8 +675,18 @@ class ScopeEvidence:
         the ``isinstance`` tests of the branches ``at`` sits in. With ``entering``, the value
         that enters ``at`` (a loop's input): what ``at`` itself binds does not reach its entry,
         unless a loop around ``at`` carries it back."""
-        value, keys = self._name_value(name, at, entering)
-        return _evidence(name, self._under_tests(name, value, at), keys)
+        if self._resolving:
+            # (asked while another name resolves: a cycle may cut this answer short, so it is
+            # not kept)
+            value, keys = self._name_value(name, at, entering)
+            return _evidence(name, self._under_tests(name, value, at), keys)
+        key = (name, id(at), entering)
+        found = self._answers.get(key)
+        if found is None:
+            value, keys = self._name_value(name, at, entering)
+            # `at` is kept beside the answer: its id stays its own while the entry lives
+            found = self._answers[key] = (_evidence(name, self._under_tests(name, value, at), keys), at)
+        return found[0]
 
     def _under_tests(self, name: str, value: _Value, at: cst.CSTNode | None) -> _Value:
         """``value`` where every ``if`` around ``at`` took the branch ``at`` is in. The code's own

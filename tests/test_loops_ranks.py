@@ -537,8 +537,8 @@ def test_a_conversion_pins_the_dtype_the_loop_reads() -> None:
             order = np.argsort(dist).astype(np.int32)
             table = dist.astype("float16")
             flags = (dist > 0).astype(np.bool_)
-            ids = scores.long()
             half = scores.half()
+            ids = scores.long()  # (after `.half()`, which may convert what a name holds in place)
             loose = dist.astype(int)
             for i in range(len(out)):
                 out[i] = table[order[i, :k]].sum() + flags[i].sum() + ids[i] + half[i] + loose[i]
@@ -586,3 +586,48 @@ def test_a_conversion_that_may_return_its_receiver_is_not_the_function_s_own() -
             return out
         """)
     assert "scores" not in shapes.dtypes
+
+
+@pytest.mark.parametrize(
+    ("between", "kept"),
+    [("n = scores.shape[0]", True),
+     ("model.half()", False),
+     ("model.to(torch.float16)", False),
+     ("other = model.weight.double()", False)],
+    ids=["a-size", "module-half", "module-to", "another-conversion"],
+)
+def test_a_converted_tensor_forgets_its_dtype_where_something_may_convert_it_in_place(between: str, kept: bool) -> None:
+    # `t.float()` of a float32 parameter is the parameter itself: `model.half()` converts it in
+    # place, and the callee table takes `.half()` for a pure conversion of its receiver
+    shapes = _shapes(f"""
+        import torch
+        def f(model, out):
+            scores = model.scale.float()
+            {between}
+            for c in range(3):
+                out[c] = scores[c] / 3.0
+            return out
+        """)
+    assert (shapes.dtypes.get("scores") == "float32") is kept
+
+
+@pytest.mark.parametrize(
+    "spoiler",
+    ["setattr(order, 'dtype', np.bool_)", "scope = locals()", "order.__setattr__('dtype', np.bool_)"],
+    ids=["setattr", "locals", "dunder-setattr"],
+)
+def test_a_function_that_writes_attributes_reflectively_pins_nothing(spoiler: str) -> None:
+    # a closure defined before the conversion reaches the array through its cell: a call of it
+    # never mentions the array, so only the function's own code can say it is safe
+    shapes = _shapes(f"""
+        import numpy as np
+        def f(dist, out):
+            def spoil():
+                {spoiler}
+            order = np.argsort(dist).astype(np.int8)
+            spoil()
+            for c in range(3):
+                out[c] = dist[c, order[c]]
+            return out
+        """)
+    assert "order" not in shapes.dtypes and "order" not in shapes.ranks

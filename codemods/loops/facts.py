@@ -162,7 +162,10 @@ class LoopFacts:
     def definition(self, name: str, shared: bool = False) -> Definition | None:
         """Where ``name`` was last bound before the loop (see :func:`definition_before`); with
         ``shared``, also a tuple assignment binding it beside other names (``a, b = [], []``)."""
-        return definition_before(self.context, self.statement or self.loop, name, shared)
+        anchor = self.statement or self.loop
+        # (every rung of the loop's ladder asks again; the module does not change under them)
+        return self.context.once(f"definition of {name}{' shared' if shared else ''}", anchor,
+                                 lambda: definition_before(self.context, anchor, name, shared))
 
     def used_after(self, name: str) -> bool:
         """Whether ``name`` is read outside the loop (after it, or by a later iteration of an
@@ -175,18 +178,27 @@ class LoopFacts:
         by reads of its items (``means[i]``) -- else None. Its length and values are in the code:
         it can be made an array of one number per position."""
         if isinstance(source, cst.Name):
+            return self.context.once(f"number list {source.value}", self.loop, lambda: self._named_number_list(source))
+        return _literal_numbers(source)
+
+    def _named_number_list(self, source: cst.Name) -> cst.List | cst.Tuple | None:
+        if True:
             definition = self.definition(source.value)
             if definition is None or any(source.value in names_used(s) for s in definition.between):
                 return None
             body = self.loop.body if isinstance(self.loop, cst.For) else self.loop.elt
             if not _only_item_reads(body, source.value):
                 return None
-            source = definition.value
-        if isinstance(source, (cst.List, cst.Tuple)) and source.elements and all(
-            isinstance(e, cst.Element) and is_number(e.value) for e in source.elements
-        ):
-            return source
-        return None
+            return _literal_numbers(definition.value)
+
+
+def _literal_numbers(source: cst.BaseExpression) -> cst.List | cst.Tuple | None:
+    """``source`` where it is a literal list (or tuple) of numbers, else None."""
+    if isinstance(source, (cst.List, cst.Tuple)) and source.elements and all(
+        isinstance(e, cst.Element) and is_number(e.value) for e in source.elements
+    ):
+        return source
+    return None
 
 
 # ----------------------------------------------------------------------------- shapes

@@ -555,8 +555,8 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
     # an earlier loop) casts the value, not the array
     rebound = flow.bound_in(statement)
     converted = {n: d for n, d in flow.dtypes.items() if n not in rebound}
-    alone = {n for n in converted if n in flow.private and not _escapes(n, statement)}
-    disturbed = _disturb(flow, statement, flow.mentioned(statement))
+    alone = {n for n in converted if n in flow.private and n not in flow.closed_over and not _escapes(n, statement)}
+    disturbed = _disturb(flow, statement, flow.mentioned(statement)) or _may_convert(statement)
     flow.dtypes.update((n, d) for n, d in converted.items() if not disturbed or n in alone)
 
 
@@ -678,9 +678,15 @@ def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> bool:
     in place: then nothing but what is left may be kept."""
     flow.private -= {n for n in flow.private if _escapes(n, node)}
     unknown = flow.calls_unknown(node)
+    if flow.dtypes and _may_convert(node):
+        # `model.half()` converts the parameters a pinned name may be (`w = model.scale.float()`
+        # is the parameter itself) -- a call the callee table takes for a pure conversion of
+        # its receiver -- as a closure may reach any array it mentions
+        _forget(flow, set(flow.dtypes) - (flow.private - flow.closed_over))
     if unknown:
         # (a call may give an array a new dtype in place too: `t.data = t.data.half()`)
-        _forget(flow, (set(flow.ranks) | set(flow.dtypes)) - flow.private)
+        _forget(flow, set(flow.ranks) - flow.private)
+        _forget(flow, set(flow.dtypes) - (flow.private - flow.closed_over))
         # (a closure the function defines reaches a private array too, and may transpose it in
         # place, which keeps its rank and changes its rows)
         flow.lengths.clear()
@@ -708,6 +714,20 @@ def _unmeasure(flow: "_Ranks", rebound: set[str]) -> None:
     for size, owner in list(flow.measured.items()):
         if size in rebound or owner in rebound:
             del flow.measured[size]
+
+
+#: methods that may convert, in place, the arrays their receiver holds (a module's parameters)
+_IN_PLACE_CONVERSIONS = frozenset({"half", "float", "double", "bfloat16", "to", "type", "type_as", "apply", "_apply",
+                                   "load_state_dict", "set_", "share_memory_"})
+
+
+def _may_convert(node: cst.CSTNode) -> bool:
+    """Whether ``node`` calls a method that may convert its receiver's arrays in place."""
+    return any(
+        type(inner) is cst.Call and type(inner.func) is cst.Attribute  # type: ignore[attr-defined]
+        and inner.func.attr.value in _IN_PLACE_CONVERSIONS  # type: ignore[attr-defined]
+        for inner in all_nodes(node)
+    )
 
 
 #: tensor conversions without arguments and the dtype each gives
@@ -910,6 +930,10 @@ def followable(function: cst.FunctionDef, context: "ModuleContext") -> bool:
     return not context.once("rank-changing code", function, lambda: _unfollowable(function))
 
 
+#: builtins that write attributes or names behind the code's back
+_REFLECTIVE = frozenset({"setattr", "locals", "vars", "globals", "exec", "eval"})
+
+
 def _unfollowable(function: cst.FunctionDef) -> bool:
     """Whether something in ``function`` may change a rank behind the flow: an in-place rank
     change, an ``out=`` argument, an assignment to ``.data`` / ``.shape`` / ``.dtype``, a
@@ -924,6 +948,8 @@ def _unfollowable(function: cst.FunctionDef) -> bool:
             func = node.func  # type: ignore[attr-defined]
             if type(func) is cst.Attribute and func.attr.value in RANK_CHANGING_IN_PLACE:
                 return True
+            if (type(func) is cst.Name and func.value in _REFLECTIVE) or (type(func) is cst.Attribute and func.attr.value == "__setattr__"):
+                return True  # `setattr(a, "shape", ...)`, a write through `locals()`: no flow sees them
             if any(a.keyword is not None and a.keyword.value == "out" for a in node.args):  # type: ignore[attr-defined]
                 return True  # torch resizes an `out=` tensor to the result's shape
         elif kind is cst.AssignTarget or kind is cst.AugAssign or kind is cst.AnnAssign:

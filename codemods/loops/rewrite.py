@@ -2152,9 +2152,8 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, op
         value = consumer.call.with_changes(args=[consumer.call.args[0].with_changes(value=value), *consumer.call.args[1:]])
         typed = any(a.keyword is not None and a.keyword.value == "dtype" for a in consumer.call.args) or consumer.form != "array" or (
             isinstance(consumer.call.func, cst.Attribute) and consumer.call.func.attr.value not in ("array", "asarray"))
-        if options.guard_empty and not (typed and lifted.scalar) and not (lifted.scalar and lifted.kind == "float"):
-            # an empty list makes a float64 array whatever the batch's dtype (np.asarray([])),
-            # and a 1-D one whatever the samples' rank (where the rank is only assumed)
+        if options.guard_empty and not typed and not (lifted.scalar and lifted.kind == "float"):
+            # an empty list makes a float64 array whatever the batch's dtype (np.asarray([]))
             test = _runs_test(facts, lifter.extent)
             if test is None:
                 raise CannotRewrite("the loop count is not known", consumer.statement)

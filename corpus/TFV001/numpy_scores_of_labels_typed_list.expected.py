@@ -1,9 +1,0 @@
-# The score of each sample's label, collected and made float32 once: np.float32(list) of an
-# empty list is 1-D whatever a sample's rank, so the batched form keeps that case apart.
-# bench: label_scores(outputs=np_float32[n,10], labels=np_int64[n])
-import numpy as np
-
-
-def label_scores(outputs, labels):
-    labels = labels.reshape(-1)
-    return np.float32(outputs[np.arange(len(labels)), labels]) if len(labels) > 0 else np.float32([])
