@@ -706,8 +706,38 @@ def admit_signatures(
                         break
                 if found:
                     break
+    _cover_ranks(specs, admitted, tried, admit)
     _cover_dtypes(specs, admitted, tried, admit)
     return admitted
+
+
+def _cover_ranks(
+    specs: list[InputSpec], admitted: list[Signature], tried: set[Signature], admit: Callable[[Signature], bool],
+) -> None:
+    """Rank coverage: each rank of each array input that no admitted signature holds is tried
+    in the admitted ones -- alone, and together with every array input that shared the replaced
+    rank. The candidate sample pairs ranks within its budget only, and a kernel of many inputs
+    of many kinds spends it elsewhere: a 2-D ``V`` beside a 2-D ``order`` (``V[order[i, :k]]``)
+    was never drawn while a 3-D one was, so a rewrite wrong for the rank the code has in
+    practice could pass."""
+    arrays = (Kind.TENSOR, Kind.NDARRAY)
+    for position, spec in enumerate(specs):
+        for rank in spec.ranks:
+            if any(sig[position][1].kind in arrays and sig[position][1].rank == rank for sig in admitted):
+                continue
+            for base_signature in admitted[:COVERAGE_BASES]:
+                slot = base_signature[position][1]
+                if slot.kind not in arrays:
+                    continue
+                alone = base_signature[:position] + ((spec.name, dataclasses.replace(slot, rank=rank)),) + base_signature[position + 1 :]
+                together = tuple(
+                    (name, dataclasses.replace(other, rank=rank))
+                    if other.kind in arrays and other.rank == slot.rank and rank in specs[k].ranks
+                    else (name, other)
+                    for k, (name, other) in enumerate(base_signature)
+                )
+                if any(candidate not in tried and admit(candidate) for candidate in dict.fromkeys((alone, together))):
+                    break
 
 
 def _cover_dtypes(

@@ -166,3 +166,25 @@ def test_the_structured_admission_inputs_have_trailing_ones_and_both_orders_of_l
     signature = (("a", Slot(Kind.TENSOR, 2, "float32")), ("b", Slot(Kind.TENSOR, 3, "float32")))
     shapes = [(tuple(x["a"].shape), tuple(x["b"].shape)) for x in admission_inputs(specs, signature)]
     assert shapes == [((3, 1), (3, 1, 1)), ((3, 1), (2, 1, 1)), ((2, 1), (3, 1, 1))]
+
+
+def test_every_rank_the_old_code_runs_on_is_tried_when_the_sample_pairs_others():
+    # the inputs of a NumPy query expansion whose `k` may be any kind: the candidate sample
+    # spends its pairs on `k`, and drew a 3-D `V` beside a 2-D `order` but never a 2-D `V`, the
+    # rank the code has in practice. Rank coverage tries each missing rank in the admitted
+    # signatures, as dtype coverage does each missing dtype
+    numpy_ = (("np", "numpy"),)
+    old = ("expanded = np.zeros_like(V)\nfor i in range(n):\n"
+           "    expanded[i, :] = np.mean(V[order[i, :k], :], axis=0)\n")
+    new = ("expanded = np.zeros_like(V)\nif n > 0:\n"
+           "    expanded[:n, :] = np.mean(V[order[:n, :k], :], axis=1)\n")
+    inputs = (
+        InputSpec("V", kinds=(Kind.NDARRAY, Kind.NUMPY_SCALAR), ranks=(0, 1, 2, 3), dtypes=("float32",)),
+        InputSpec("n", Kind.INT, count=True),
+        InputSpec("order", kinds=(Kind.NDARRAY,), ranks=(1, 2, 3), dtypes=("int32",), batch_dim=0),
+        InputSpec("k", Kind.ANY),
+    )
+    verdict = check_kernel(Kernel(old, new, inputs, ("expanded",), modules=numpy_), FAST)
+    assert verdict.outcome is Outcome.VERIFIED
+    ranks_of_v = {s.split(",")[0] for s in verdict.signatures}
+    assert {"V: ndarray float32[rank 2]", "V: ndarray float32[rank 3]"} <= ranks_of_v

@@ -631,3 +631,22 @@ def test_a_function_that_writes_attributes_reflectively_pins_nothing(spoiler: st
             return out
         """)
     assert "order" not in shapes.dtypes and "order" not in shapes.ranks
+
+
+def test_an_order_along_one_axis_has_its_array_s_rank() -> None:
+    shapes = _shapes("""
+        import numpy as np
+        import torch
+        def f(dist, k, out):
+            n, m = dist.shape
+            flat = np.argsort(dist, axis=None)
+            last = np.argsort(dist)
+            rows = np.argsort(dist, axis=-1)
+            cols = torch.argsort(torch.from_numpy(dist), dim=0, descending=True)
+            some = np.argsort(dist, axis=k)
+            for i in range(3):
+                out[i] = flat[i] + last[i, 0] + rows[i, 0] + cols[i, 0] + some[i]
+            return out
+        """)
+    assert shapes.ranks["last"] == shapes.ranks["rows"] == shapes.ranks["cols"] == 2
+    assert "flat" not in shapes.ranks and "some" not in shapes.ranks  # flattened; an axis of unknown value

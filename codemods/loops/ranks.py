@@ -57,6 +57,8 @@ _VECTORS = frozenset({"torch.arange", "numpy.arange", "torch.linspace", "torch.r
 _LIKE = frozenset({"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like", "torch.rand_like",
                    "torch.randn_like", "numpy.zeros_like", "numpy.ones_like", "numpy.empty_like", "numpy.full_like",
                    "torch.from_numpy"})
+#: sorts along one axis: the result has the array's shape (``numpy.argsort(d, axis=1)``)
+_SORTS = frozenset({"numpy.argsort", "numpy.sort", "torch.argsort"})
 #: methods that keep the receiver's shape whatever their arguments (moves, casts, copies)
 _SAME_SHAPE_METHODS = frozenset({"cpu", "cuda", "to", "numpy", "detach", "clone", "contiguous", "type_as", "copy",
                                  "astype", "pin_memory", "requires_grad_", "float", "double", "half", "long", "int",
@@ -282,6 +284,16 @@ class _Ranks:
         if qualified in _LIKE and positional and "shape" not in keywords:
             rank = self._array(positional[0])
             return (rank, True) if rank is not None else None
+        if qualified in _SORTS and len(positional) == 1 and set(keywords) <= {"axis", "dim", "kind", "descending", "stable"}:
+            # an order along one axis has its array's shape; `axis=None` sorts it flattened
+            axis = keywords.get("axis", keywords.get("dim"))
+            if axis is not None and int_literal(axis) is None and not (
+                isinstance(axis, cst.UnaryOperation) and int_literal(axis.expression) is not None
+            ):
+                return None
+            rank = self._array(positional[0])
+            # (NumPy's argsort of a 0-d array is 1-D)
+            return (rank, True) if rank else None
         if qualified.startswith("math.") or qualified in _NOT_BROADCASTING:
             return None
         row = callees.function(qualified)

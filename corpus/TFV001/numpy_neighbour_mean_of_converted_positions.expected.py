@@ -5,8 +5,10 @@ import numpy as np
 
 
 def expand(dist, k):
+    n, _ = dist.shape
     feats = np.exp(-dist).astype(np.float32)
     order = np.argsort(dist, axis=1).astype(np.int32)
     expanded = np.zeros_like(feats)
-    expanded[:feats.shape[0], :] = np.mean(feats[order[:feats.shape[0], :k], :], axis=1)
+    if n > 0:
+        expanded[:n, :] = np.mean(feats[order[:n, :k], :], axis=1)
     return expanded

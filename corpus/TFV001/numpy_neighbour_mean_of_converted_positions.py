@@ -5,9 +5,10 @@ import numpy as np
 
 
 def expand(dist, k):
+    n, _ = dist.shape
     feats = np.exp(-dist).astype(np.float32)
     order = np.argsort(dist, axis=1).astype(np.int32)
     expanded = np.zeros_like(feats)
-    for i in range(feats.shape[0]):
+    for i in range(n):
         expanded[i, :] = np.mean(feats[order[i, :k], :], axis=0)
     return expanded
