@@ -34,7 +34,7 @@ expression (is ``n * ratios[i]`` a tensor?).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Collection, Iterable, Mapping
 
 import libcst as cst
