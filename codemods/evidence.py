@@ -678,15 +678,17 @@ class ScopeEvidence:
         if self._resolving:
             # (asked while another name resolves: a cycle may cut this answer short, so it is
             # not kept)
-            value, keys = self._name_value(name, at, entering)
-            return _evidence(name, self._under_tests(name, value, at), keys)
+            return self._answer(name, at, entering)
         key = (name, id(at), entering)
         found = self._answers.get(key)
         if found is None:
-            value, keys = self._name_value(name, at, entering)
             # `at` is kept beside the answer: its id stays its own while the entry lives
-            found = self._answers[key] = (_evidence(name, self._under_tests(name, value, at), keys), at)
+            found = self._answers[key] = (self._answer(name, at, entering), at)
         return found[0]
+
+    def _answer(self, name: str, at: cst.CSTNode | None, entering: bool) -> Evidence:
+        value, keys = self._name_value(name, at, entering)
+        return _evidence(name, self._under_tests(name, value, at), keys)
 
     def _under_tests(self, name: str, value: _Value, at: cst.CSTNode | None) -> _Value:
         """``value`` where every ``if`` around ``at`` took the branch ``at`` is in. The code's own

@@ -89,6 +89,12 @@ def _owner_name(node: cst.BaseExpression) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
 
 
+def _loop_variables(shape: LoopShape, elements: Mapping[str, str]) -> list[str]:
+    """The names a loop binds: its index (``for i, v in enumerate(...)``, ``range``) and its
+    elements."""
+    return ([shape.index] if shape.index is not None else []) + list(elements)
+
+
 @dataclass
 class _Match:
     """One recognised accumulation statement.
@@ -126,7 +132,7 @@ class _Match:
 
     @property
     def loop_variables(self) -> list[str]:
-        return ([self.shape.index] if self.shape.index is not None else []) + list(self.elements)
+        return _loop_variables(self.shape, self.elements)
 
 
 class IndexAccumulation(Rule):
@@ -299,7 +305,7 @@ class IndexAccumulation(Rule):
         if not isinstance(target_node, cst.Subscript) or not isinstance(target_node.value, cst.Name):
             return None
         target = target_node.value.value
-        loop_vars = ([shape.index] if shape.index is not None else []) + list(elements)
+        loop_vars = _loop_variables(shape, elements)
         if target in loop_vars or target in {_owner_name(owner) for owner in owners.values()}:
             return None
         positions: list[tuple[str, str]] = []
@@ -408,7 +414,7 @@ class IndexAccumulation(Rule):
     def _value_of(
         self, expr: cst.BaseExpression, shape: LoopShape, elements: dict[str, str], target: str
     ) -> tuple[str, str] | None:
-        loop_vars = ([shape.index] if shape.index is not None else []) + list(elements)
+        loop_vars = _loop_variables(shape, elements)
         if m.matches(expr, _NUMBER):
             return ("number", _code(expr))
         if isinstance(expr, cst.Name):

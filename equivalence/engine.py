@@ -720,24 +720,12 @@ def _cover_ranks(
     of many kinds spends it elsewhere: a 2-D ``V`` beside a 2-D ``order`` (``V[order[i, :k]]``)
     was never drawn while a 3-D one was, so a rewrite wrong for the rank the code has in
     practice could pass."""
-    arrays = (Kind.TENSOR, Kind.NDARRAY)
     for position, spec in enumerate(specs):
         for rank in spec.ranks:
-            if any(sig[position][1].kind in arrays and sig[position][1].rank == rank for sig in admitted):
+            if any(sig[position][1].kind in _ARRAY_KINDS and sig[position][1].rank == rank for sig in admitted):
                 continue
-            for base_signature in admitted[:COVERAGE_BASES]:
-                slot = base_signature[position][1]
-                if slot.kind not in arrays:
-                    continue
-                alone = base_signature[:position] + ((spec.name, dataclasses.replace(slot, rank=rank)),) + base_signature[position + 1 :]
-                together = tuple(
-                    (name, dataclasses.replace(other, rank=rank))
-                    if other.kind in arrays and other.rank == slot.rank and rank in specs[k].ranks
-                    else (name, other)
-                    for k, (name, other) in enumerate(base_signature)
-                )
-                if any(candidate not in tried and admit(candidate) for candidate in dict.fromkeys((alone, together))):
-                    break
+            _try_in_bases(position, "rank", rank, admitted[:COVERAGE_BASES], lambda k, _slot, r: r in specs[k].ranks,
+                          tried, admit)
 
 
 def _cover_dtypes(
@@ -749,35 +737,48 @@ def _cover_dtypes(
     inputs are float64, a joint choice a random sample can miss, and a rewrite that drops a cast
     (``out = torch.empty(n); out[i] = ...`` -> ``out = x @ w``) shows only off float32. The
     narrow dtypes (int8, float16, ...: ``kernel.NARROW_DTYPES``) are tried here only."""
-    arrays = (Kind.TENSOR, Kind.NDARRAY)
     choices = [slot_choices(spec, coverage=True) for spec in specs]
     allowed = [{(s.kind, s.dtype) for s in slots} for slots in choices]
 
-    def allows(k: int, kind: Kind, dtype: str) -> bool:
-        return (kind, dtype) in allowed[k]
+    def allows(k: int, slot: Slot, dtype: str) -> bool:
+        return (slot.kind, dtype) in allowed[k]
 
-    for position, spec in enumerate(specs):
-        wanted = dict.fromkeys(s.dtype for s in choices[position] if s.kind in arrays)
+    for position in range(len(specs)):
+        wanted = dict.fromkeys(s.dtype for s in choices[position] if s.kind in _ARRAY_KINDS)
         for dtype in wanted:
-            if any(sig[position][1].kind in arrays and sig[position][1].dtype == dtype for sig in admitted):
+            if any(sig[position][1].kind in _ARRAY_KINDS and sig[position][1].dtype == dtype for sig in admitted):
                 continue
             # in bases of different ranks, those where this input's rank differs from another's
             # first: a dtype's promotion changes with the ranks (`a[i]` of a column `a` is 1-D, and
             # an int8 1-D operand keeps int8 against a 0-d int64 `b[i]`, where a batched form of
             # two 1-D operands computes in int64)
-            for base_signature in _coverage_bases(admitted, position):
-                slot = base_signature[position][1]
-                if slot.kind not in arrays or not allows(position, slot.kind, dtype):
-                    continue
-                alone = base_signature[:position] + ((spec.name, dataclasses.replace(slot, dtype=dtype)),) + base_signature[position + 1 :]
-                together = tuple(
-                    (name, dataclasses.replace(other, dtype=dtype))
-                    if other.kind in arrays and other.dtype == slot.dtype and allows(k, other.kind, dtype)
-                    else (name, other)
-                    for k, (name, other) in enumerate(base_signature)
-                )
-                if any(candidate not in tried and admit(candidate) for candidate in dict.fromkeys((alone, together))):
-                    break
+            _try_in_bases(position, "dtype", dtype, _coverage_bases(admitted, position), allows, tried, admit)
+
+
+#: the kinds whose rank and dtype coverage tries
+_ARRAY_KINDS = (Kind.TENSOR, Kind.NDARRAY)
+
+
+def _try_in_bases(
+    position: int, aspect: str, value: Any, bases: list[Signature], allows: Callable[[int, Slot, Any], bool],
+    tried: set[Signature], admit: Callable[[Signature], bool],
+) -> None:
+    """Try input ``position`` with its ``aspect`` ("rank" or "dtype") set to ``value`` in each of
+    ``bases`` until one is admitted: alone, and together with every array input that shared the
+    replaced value (where ``allows`` says that input may hold ``value``)."""
+    for base_signature in bases:
+        name_, slot = base_signature[position]
+        if slot.kind not in _ARRAY_KINDS or not allows(position, slot, value):
+            continue
+        alone = base_signature[:position] + ((name_, dataclasses.replace(slot, **{aspect: value})),) + base_signature[position + 1 :]
+        together = tuple(
+            (name, dataclasses.replace(other, **{aspect: value}))
+            if other.kind in _ARRAY_KINDS and getattr(other, aspect) == getattr(slot, aspect) and allows(k, other, value)
+            else (name, other)
+            for k, (name, other) in enumerate(base_signature)
+        )
+        if any(candidate not in tried and admit(candidate) for candidate in dict.fromkeys((alone, together))):
+            return
 
 
 def _coverage_bases(admitted: list[Signature], position: int) -> list[Signature]:

@@ -182,14 +182,13 @@ class LoopFacts:
         return _literal_numbers(source)
 
     def _named_number_list(self, source: cst.Name) -> cst.List | cst.Tuple | None:
-        if True:
-            definition = self.definition(source.value)
-            if definition is None or any(source.value in names_used(s) for s in definition.between):
-                return None
-            body = self.loop.body if isinstance(self.loop, cst.For) else self.loop.elt
-            if not _only_item_reads(body, source.value):
-                return None
-            return _literal_numbers(definition.value)
+        definition = self.definition(source.value)
+        if definition is None or any(source.value in names_used(s) for s in definition.between):
+            return None
+        body = self.loop.body if isinstance(self.loop, cst.For) else self.loop.elt
+        if not _only_item_reads(body, source.value):
+            return None
+        return _literal_numbers(definition.value)
 
 
 def _literal_numbers(source: cst.BaseExpression) -> cst.List | cst.Tuple | None:

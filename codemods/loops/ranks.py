@@ -287,9 +287,7 @@ class _Ranks:
         if qualified in _SORTS and len(positional) == 1 and set(keywords) <= {"axis", "dim", "kind", "descending", "stable"}:
             # an order along one axis has its array's shape; `axis=None` sorts it flattened
             axis = keywords.get("axis", keywords.get("dim"))
-            if axis is not None and int_literal(axis) is None and not (
-                isinstance(axis, cst.UnaryOperation) and int_literal(axis.expression) is not None
-            ):
+            if axis is not None and int_literal(axis) is None:
                 return None
             rank = self._array(positional[0])
             # (NumPy's argsort of a 0-d array is 1-D)
@@ -568,8 +566,10 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
     rebound = flow.bound_in(statement)
     converted = {n: d for n, d in flow.dtypes.items() if n not in rebound}
     alone = {n for n in converted if n in flow.private and n not in flow.closed_over and not _escapes(n, statement)}
-    disturbed = _disturb(flow, statement, flow.mentioned(statement)) or _may_convert(statement)
-    flow.dtypes.update((n, d) for n, d in converted.items() if not disturbed or n in alone)
+    disturbed = _disturb(flow, statement, flow.mentioned(statement))
+    if converted:
+        disturbed = disturbed or _may_convert(statement)
+        flow.dtypes.update((n, d) for n, d in converted.items() if not disturbed or n in alone)
 
 
 #: builtins that change none of their arguments
@@ -690,15 +690,14 @@ def _disturb(flow: "_Ranks", node: cst.CSTNode, bound: set[str]) -> bool:
     in place: then nothing but what is left may be kept."""
     flow.private -= {n for n in flow.private if _escapes(n, node)}
     unknown = flow.calls_unknown(node)
-    if flow.dtypes and _may_convert(node):
+    if flow.dtypes and (unknown or _may_convert(node)):
+        # an unknown call may give an array a new dtype in place (`t.data = t.data.half()`), as
         # `model.half()` converts the parameters a pinned name may be (`w = model.scale.float()`
-        # is the parameter itself) -- a call the callee table takes for a pure conversion of
-        # its receiver -- as a closure may reach any array it mentions
+        # is the parameter itself) -- a call the callee table takes for a pure conversion of its
+        # receiver; a closure may reach any array it mentions
         _forget(flow, set(flow.dtypes) - (flow.private - flow.closed_over))
     if unknown:
-        # (a call may give an array a new dtype in place too: `t.data = t.data.half()`)
         _forget(flow, set(flow.ranks) - flow.private)
-        _forget(flow, set(flow.dtypes) - (flow.private - flow.closed_over))
         # (a closure the function defines reaches a private array too, and may transpose it in
         # place, which keeps its rank and changes its rows)
         flow.lengths.clear()
