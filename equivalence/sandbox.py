@@ -215,7 +215,8 @@ def debugging() -> bool:
 
 def _worker_env(home: str) -> dict[str, str]:
     env = {
-        "HOME": home, "TMPDIR": home, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "HOME": home, "TMPDIR": home, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
         "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin",
         # getpass.getuser() reads these before the password database, which the sandbox does
         # not bind (its uid 65534 is in none): torch's compiler stack asks for a user name

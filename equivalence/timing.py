@@ -19,13 +19,14 @@ Run only inside the boxed worker (``equivalence.worker``): it executes the kerne
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import itertools
 import math
 import random
 import statistics
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -225,15 +226,16 @@ def _run(code: Any, base: dict[str, Any], inputs: dict[str, Any]) -> None:
 
 
 def _time_pair(
-    old: Any, new: Any, base: dict[str, Any], inputs: dict[str, Any], sync: Callable[[], None]
+    old: Any, new: Any, base: dict[str, Any], inputs: dict[str, Any], sync: Callable[[], None],
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[float, float, int]:
     def once(code: Any) -> float:
         own = {name: clone(value) for name, value in inputs.items()}
         sync()
-        start = time.perf_counter()
+        start = clock()
         _run(code, base, own)
         sync()
-        return time.perf_counter() - start
+        return clock() - start
 
     first_old = once(old)  # warm-up: first-call allocations, lazy initialisation
     once(new)
@@ -244,6 +246,18 @@ def _time_pair(
         olds.append(once(old))
         news.append(once(new))
     return statistics.median(olds), statistics.median(news), len(olds)
+
+
+def _clock(device: str) -> Callable[[], float]:
+    """What a timed call is measured with. On the CPU, the timing thread's own CPU time: the
+    checker runs torch on one thread (``worker``), so every operation of the kernel runs on the
+    thread that times it, and time spent descheduled -- what a loaded machine adds, unevenly to
+    the old and the new code -- is not counted. Wall time made a verdict's band depend on the
+    load beside it (a per-channel mean measured 0.23x to 0.67x under ``-j2``). On CUDA the work is
+    the GPU's, which the CPU thread only waits for: wall time between synchronisations."""
+    if device == "cuda" or time.get_clock_info("thread_time").resolution > 1e-6:
+        return time.perf_counter  # (Windows counts thread time in scheduler ticks of ~15 ms)
+    return time.thread_time
 
 
 def _predict(seen: list[tuple[int, float]], n: int) -> float:
@@ -322,20 +336,37 @@ def measure_kernel(
     signature, layout = chosen
     described = describe(signature, by_name)
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    clock = _clock(device)
     timings: list[Timing] = []
     #: (size, seconds of one old call): what the growth of the old code's time is learnt from
     seen: list[tuple[int, float]] = []
-    for n in sizes:
-        try:
-            if seen and not _affordable(seen, n, specs, signature, layout, seed, device, old, base, sync, max_call_seconds):
-                break  # a loop this long would cost the run more than the figure is worth
-            inputs = scaled_inputs(specs, signature, n, layout, seed, device)
-            old_s, new_s, runs = _time_pair(old, new, base, inputs, sync)
-        except Exception:  # noqa: BLE001 - too large, out of memory at the larger size, ...
-            break
-        seen.append((n, old_s))
-        timings.append(Timing(device, n, old_s, new_s, runs, described))
-    return tuple(_settle_edges(timings, lambda n: _time_pair(old, new, base, scaled_inputs(specs, signature, n, layout, seed, device), sync)))
+    with _one_cpu_thread(device):
+        for n in sizes:
+            try:
+                if seen and not _affordable(seen, n, specs, signature, layout, seed, device, old, base, sync, max_call_seconds):
+                    break  # a loop this long would cost the run more than the figure is worth
+                inputs = scaled_inputs(specs, signature, n, layout, seed, device)
+                old_s, new_s, runs = _time_pair(old, new, base, inputs, sync, clock)
+            except Exception:  # noqa: BLE001 - too large, out of memory at the larger size, ...
+                break
+            seen.append((n, old_s))
+            timings.append(Timing(device, n, old_s, new_s, runs, described))
+        return tuple(_settle_edges(timings, lambda n: _time_pair(old, new, base, scaled_inputs(specs, signature, n, layout, seed, device), sync, clock)))
+
+
+@contextlib.contextmanager
+def _one_cpu_thread(device: str) -> Iterator[None]:
+    """torch on one intra-op thread while CPU timings are taken, as the worker always runs it:
+    :func:`_clock` counts the timing thread's CPU time, which work on other threads would escape."""
+    threads = torch.get_num_threads()
+    if device == "cuda" or threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 #: a measured speedup within this factor of a band edge is measured twice more (see _settle_edges)

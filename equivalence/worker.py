@@ -80,7 +80,10 @@ def start_runtime(gpu: bool) -> bool:
     Trusted as far as the installation is: a scanned project installed into the same environment,
     editable, could stand in for an optional module torch tries to import -- as a ``.pth`` file of
     it would run at any interpreter's start, before any confinement."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # one thread for every math library: timings count the timing thread's CPU time alone
+    # (``timing._clock``), which work handed to a BLAS thread pool would escape
+    for pool in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[pool] = "1"
     # cuBLAS needs this to honour torch.use_deterministic_algorithms(True)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     import torch

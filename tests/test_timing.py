@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 
 import pytest
+import torch
 from test_app_fakes import AssignOne, FakeChecker, by_new_code, variant, verified
 
 from torchfix.equivalence.cache import verdict_from_json, verdict_to_json
@@ -17,8 +19,11 @@ from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Outcome, Timing
 from torchfix.equivalence.timing import (
     SIZES,
     NotMeasured,
+    _clock,
+    _one_cpu_thread,
     _predict,
     _settle_edges,
+    _time_pair,
     measure_kernel,
     scaled_inputs,
     timing_signatures,
@@ -172,6 +177,34 @@ def test_a_timing_near_a_band_edge_is_measured_twice_more_and_the_median_kept() 
 
     near_fast = Timing("cpu", 256, 2.2, 1.0)
     assert _settle_edges([near_fast, Timing("cpu", 4096, 40.0, 1.0)], broken)[0] is near_fast
+
+
+@pytest.mark.skipif(_clock("cpu") is not time.thread_time, reason="thread CPU time is coarse on this platform")
+def test_cpu_timings_do_not_count_time_the_timing_thread_is_not_running() -> None:
+    """A loaded machine deschedules the checker unevenly during old and new calls; what a CPU
+    timing counts is the thread's own CPU time, so a call that waits (here: sleeps 20 ms) costs
+    next to nothing, where the wall clock charges it in full."""
+    sleeps = compile("time.sleep(0.02)\n", "<old>", "exec")
+    works = compile("sum(range(20000))\n", "<new>", "exec")
+    base = {"time": time, "__builtins__": __builtins__}
+    old_cpu, new_cpu, _ = _time_pair(sleeps, works, base, {}, lambda: None, _clock("cpu"))
+    old_wall, _, _ = _time_pair(sleeps, works, base, {}, lambda: None, time.perf_counter)
+    assert old_wall >= 0.02 and old_cpu < 0.005
+    assert new_cpu > 0
+    assert _clock("cuda") is time.perf_counter  # the GPU's work is waited for, not run, by the thread
+
+
+def test_cpu_timings_run_torch_on_the_timing_thread_alone() -> None:
+    """Work on another intra-op thread would escape the thread's CPU time: while timing, torch
+    runs on one thread, and the caller's setting comes back after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with _one_cpu_thread("cpu"):
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_a_rewrite_measured_slower_is_not_emitted_by_default() -> None:
