@@ -15,8 +15,8 @@ worker gets:
   configuration, no ``/run``, no scanned tree; ``/tmp`` is a private, empty, size-limited tmpfs
   (the scratch and working directory), ``/proc`` a fresh one for its PID namespace, ``/dev``
   a minimal one (plus the NVIDIA device nodes when a GPU leg runs);
-- an empty environment but for what the worker needs (``HOME=/tmp``, ``OMP_NUM_THREADS=1``, the
-  dynamic loader's and CUDA's device-selection variables when set);
+- an empty environment but for what the worker needs (``HOME=/tmp``, one thread for OpenMP,
+  OpenBLAS and MKL, the dynamic loader's and CUDA's device-selection variables when set);
 - no network at all (its own empty network namespace);
 - ``--die-with-parent`` and ``--new-session``: the parent kills the bwrap process group at a
   deadline, the namespace's init dies with it, and the kernel kills every process left in the

@@ -240,7 +240,8 @@ def test_the_sandbox_environment_is_empty(monkeypatch):
     assert secret not in result.stdout
     # bwrap sets PWD for its --chdir
     assert set(env) <= {
-        "HOME", "TMPDIR", "OMP_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "LC_ALL", "PATH", "PWD", "USER", "LOGNAME",
+        "HOME", "TMPDIR", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "LC_ALL",
+        "PATH", "PWD", "USER", "LOGNAME",
         "CUDA_CACHE_DISABLE", "USE_PYTORCH_KERNEL_CACHE", *sandbox.PASSED_ENV,
     }
     assert env["HOME"] == env["PWD"] == "/tmp"
