@@ -5,6 +5,8 @@ This module runs untrusted snippets; call it only inside a boxed worker (``equiv
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import dataclasses
 import itertools
 import random
@@ -56,8 +58,12 @@ COVERAGE_BASES = 3
 COVERAGE_SLOTS = 3
 #: edge-sweep inputs of a signature holding another kind than tensors and Python numbers
 KIND_EDGES = 12
-#: seconds spent walking the primary signatures when the candidate sample admitted none
-FALLBACK_SECONDS = 2.0
+#: primary signatures walked when the candidate sample admitted none (about two seconds of
+#: signatures the old code rejects in its first line, on this project's 2-core machine)
+FALLBACK_SIGNATURES = 4000
+#: CPU seconds of the checker's thread after which that walk stops early (old code slow to
+#: reject): CPU time, not wall time, so that a loaded machine walks as far as an idle one
+FALLBACK_CPU_SECONDS = 4.0
 
 
 @dataclass(frozen=True)
@@ -399,6 +405,28 @@ def _gradient_leg(
 # ----------------------------------------------------------------------------- one example
 
 
+def _holds_nan(values: Any) -> bool:
+    """Whether any of ``values`` (numbers, tensors, arrays, and lists, tuples and dicts of them) is
+    or holds a NaN."""
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            if (value.is_floating_point() or value.is_complex()) and bool(torch.isnan(value.detach()).any()):
+                return True
+        elif isinstance(value, (np.ndarray, np.generic)):
+            if value.dtype.kind in "fc" and bool(np.isnan(value).any()):
+                return True
+        elif isinstance(value, (float, complex)):
+            if value != value:
+                return True
+        elif isinstance(value, (list, tuple)):
+            if _holds_nan(value):
+                return True
+        elif isinstance(value, dict):
+            if _holds_nan(value.values()):
+                return True
+    return False
+
+
 def _has_integer_tensor(value: Any) -> bool:
     if isinstance(value, torch.Tensor):
         return not value.is_floating_point() and not value.is_complex()
@@ -592,6 +620,11 @@ def judge_example(
     if new.error is not None:
         return _new_code_raised("the new code's run", new.error, "the old code accepts this input, the new code raises")
     signalled = new.float_errors - old.float_errors
+    if signalled == {"invalid value"} and kernel.reorders_float_reduction and _holds_nan(old.outputs.values()):
+        # a reordered sum meets `inf - inf` before the NaN that the loop's order met first (NaN
+        # plus anything signals nothing): where the old result is NaN already, the signal is the
+        # order of the additions, as the result's last bits are; the values are compared below
+        signalled = frozenset()
     if signalled:
         return Difference(
             "the new code's run", "signalled no floating-point error",
@@ -683,10 +716,12 @@ def admit_signatures(
         admit(signature)
     if not admitted:
         # nothing in the sample: walk the tensor-and-number signatures, lowest ranks first, for a
-        # while (most fail in the old code's first line)
-        deadline = time.perf_counter() + FALLBACK_SECONDS
-        for signature in primary_signatures(specs):
-            if time.perf_counter() > deadline:
+        # while (most fail in the old code's first line). How far is counted, not timed: a walk
+        # bounded by the wall clock admitted fewer signatures on a busy machine, and a verdict
+        # moved with the load beside it
+        deadline = time.thread_time() + FALLBACK_CPU_SECONDS
+        for signature in itertools.islice(primary_signatures(specs), FALLBACK_SIGNATURES):
+            if time.thread_time() > deadline:
                 break
             if signature not in tried and admit(signature):
                 break
@@ -863,6 +898,45 @@ def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         return _check_kernel(kernel, config)
 
 
+@contextlib.contextmanager
+def _constants_of(kernel: Kernel) -> Iterator[None]:
+    """Hypothesis draws some numbers (about one in twenty) from the literals of "the code under
+    test", which it takes to be every module loaded from outside site-packages and the standard
+    library. Here that is torchfix's own source when it runs from a checkout or an editable
+    install, and nothing when it is installed: a literal added to an unrelated module of the
+    checker changed which examples a check drew, and so its verdict (a corpus case's rung verified
+    after ``timing.py`` gained a ``1e-6``), and an installed torchfix drew other examples than its
+    tests. The code under test is the kernel: its literals, and their negations, are the pool.
+    (Hypothesis's private hook; without it, as in versions before the pool, nothing changes.)"""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # pragma: no cover - a hypothesis without a constant pool
+        yield
+        return
+    mine = getattr(providers, "_get_local_constants", None)
+    if mine is None:  # pragma: no cover - the same
+        yield
+        return
+    numbers: set[int | float] = set()
+    for code in (kernel.old, kernel.new):
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                numbers.update((node.value, -node.value))
+    pool = Constants(
+        integers={n for n in numbers if type(n) is int and abs(n) < 2**63},
+        floats={float(n) for n in numbers},
+    )
+    # (a cache of the pool's values per kind of draw: filled from the pool in force when it fills)
+    providers.CONSTANTS_CACHE.cache.clear()
+    providers._get_local_constants = lambda: pool
+    try:
+        yield
+    finally:
+        providers._get_local_constants = mine
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
 def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     started = time.perf_counter()
     try:
@@ -966,7 +1040,8 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     shrink_budget = conjecture_engine.MAX_SHRINKING_SECONDS
     conjecture_engine.MAX_SHRINKING_SECONDS = SHRINK_SECONDS
     try:
-        explore()
+        with _constants_of(kernel):
+            explore()
     except _Refuted as refuted:
         return _rejected(refuted, stats, config.device)
     except HypothesisException as exc:  # pragma: no cover - defensive

@@ -188,3 +188,53 @@ def test_every_rank_the_old_code_runs_on_is_tried_when_the_sample_pairs_others()
     assert verdict.outcome is Outcome.VERIFIED
     ranks_of_v = {s.split(",")[0] for s in verdict.signatures}
     assert {"V: ndarray float32[rank 2]", "V: ndarray float32[rank 3]"} <= ranks_of_v
+
+
+def _judge(kernel: Kernel, inputs: dict) -> object:
+    from torchfix.equivalence.engine import _Stats, judge_example
+    from torchfix.equivalence.execute import base_namespace
+
+    old, new = compile(kernel.old, "<old>", "exec"), compile(kernel.new, "<new>", "exec")
+    return judge_example(kernel, old, new, base_namespace(kernel), inputs, EngineSettings(), _Stats())
+
+
+def test_a_reordered_sum_may_meet_inf_minus_inf_where_the_loop_met_a_nan_first():
+    """NumPy's sum of 16 numbers adds x[0] + x[8] first: `inf - inf` signals an invalid value
+    there, where the loop had met the NaN at x[1] and NaN plus anything signals nothing. Both
+    results are NaN: in a rewrite that reorders a float reduction the signal is the order of the
+    additions, like the last bits of a finite sum. Elsewhere it stays a difference."""
+    import dataclasses
+
+    import numpy as np
+
+    summed = Kernel(
+        old="s = 0.0\nfor v in x:\n    s = s + v\n",
+        new="s = 0.0 + x.sum()\n",
+        inputs=(InputSpec("x", kinds=(Kind.NDARRAY,), ranks=(1,), dtypes=("float64",)),),
+        outputs=("s",), modules=(("np", "numpy"),), reorders_float_reduction=True,
+    )
+    x = np.array([np.inf, np.nan] + [0.0] * 6 + [-np.inf] + [0.0] * 7)
+    assert _judge(summed, {"x": x}) is None
+    not_reordering = dataclasses.replace(summed, reorders_float_reduction=False)
+    assert "invalid value" in _judge(not_reordering, {"x": x}).new
+    # a finite result the loop reached without a signal: the reordered sum's signal still counts
+    finite = dataclasses.replace(summed, new="s = 0.0 + x.sum() + float(np.float64(np.inf) - np.inf == 0)\n")
+    assert "invalid value" in _judge(finite, {"x": np.zeros(3)}).new
+
+
+def test_hypothesis_draws_its_constants_from_the_kernel_not_from_torchfix_source():
+    """Hypothesis draws some numbers from the literals of the modules it takes for the code under
+    test: torchfix's own source when run from a checkout, nothing when installed. A check draws
+    from the kernel's literals (and their negations) instead, and the pool comes back after."""
+    from hypothesis.internal.conjecture import providers
+
+    from torchfix.equivalence.engine import _constants_of
+
+    kernel = Kernel(old="for i in range(n):\n    out[i] = x[i] * 0.25 + 3\n", new="out[:n] = x[:n] * 0.25 + 3\n",
+                    inputs=(InputSpec("x"), InputSpec("out"), InputSpec("n", kinds=(Kind.INT,))), outputs=("out",))
+    before = providers._get_local_constants
+    with _constants_of(kernel):
+        pool = providers._get_local_constants()
+        assert set(pool.floats) == {0.25, -0.25, 3.0, -3.0}
+        assert set(pool.integers) == {3, -3}
+    assert providers._get_local_constants is before

@@ -1,10 +1,14 @@
 # Average precision over the ranks of the relevant items: the ranks are rebound once (`np.argwhere`
 # then `.flatten()`), the score starts as the int 0 before an early return, and a branch guards
 # the division. Both the ranks' kind and the score's are what was bound before the loop.
-# Refuted: `np.argwhere` is not replayed, so the ranks are drawn as any float array, of any
-# rank before `.flatten()`; where they hold inf and -inf, the batched sum signals NumPy's invalid
-# value where the loop's order of additions does not. (Only such data tells them apart, and not
-# every example budget draws it.)
+# `np.argwhere` is not replayed, so the ranks are drawn as any array, of any rank before
+# `.flatten()`; the rung that runs only when the loop would run holds: the guarded division keeps
+# its divisor from zero in the ranks' own dtype, and the score is one sum over the samples,
+# compared within the tolerance of a reordered float reduction. Ranks holding NaN, inf and -inf
+# make the batched sum meet `inf - inf` (NumPy's invalid value) where the loop met a NaN first:
+# both scores are NaN, and for a reordered reduction that signal is not a difference. (This case
+# was refuted by that signal while the search happened to draw such ranks, and verified when it
+# did not: the verdict moved with the literals of torchfix's own modules.)
 import numpy as np
 
 
