@@ -37,8 +37,10 @@ def scan(python: str, tree: Path, cache: Path, report: Path) -> float:
             stdout=out, stderr=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir(),
         )
     elapsed = time.perf_counter() - start
-    if done.returncode == 2:
-        sys.exit(f"{python}: torchfix failed (exit 2)")
+    if done.returncode not in (0, 1):  # (1: rewrites found; "No module named torchfix" exits 1 too,
+        sys.exit(f"{python}: torchfix failed (exit {done.returncode})")  # but writes no report)
+    if not report.stat().st_size:
+        sys.exit(f"{python}: torchfix wrote no report (is torchfix installed in that environment?)")
     return elapsed
 
 

@@ -930,17 +930,29 @@ def _rebound_around(read: cst.Name, loop: cst.CSTNode, scope: cst.CSTNode, conte
     return False
 
 
-def loop_facts(loop: cst.For, context: ModuleContext) -> LoopFacts | None:
-    """The facts of ``loop``; None when it does not iterate a domain the model knows."""
+def loop_facts(
+    loop: cst.For, context: ModuleContext, wanted: Callable[[tuple[Step, ...], Domain], bool] | None = None,
+) -> LoopFacts | None:
+    """The facts of ``loop``; None when it does not iterate a domain the model knows, or when
+    ``wanted`` says its body steps are none of the caller's business. ``wanted`` is asked before
+    the costly facts (ranks the flow pins, blockers, reads outside): most loops of a real tree
+    are not the kind of loop a rule lifts, and they paid for all of them."""
     function = context.enclosing_function(loop)
     shapes = shape_facts(function, context)
-    if not isinstance(loop.body, cst.IndentedBlock) or loop_domain(loop, shapes.measures.get) is None:
+    if not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    sketch = loop_domain(loop, shapes.measures.get)
+    if sketch is None:
+        return None
+    steps = _body_steps(loop.body.body, set(sketch.variables))
+    if wanted is not None and not wanted(steps, sketch):
         return None
     shapes = _with_flow_ranks(shapes, loop, function, context)
     domain = loop_domain(loop, shapes.measures.get)
     assert domain is not None
     loop_vars = set(domain.variables)
-    steps = _body_steps(loop.body.body, loop_vars)
+    if domain.variables != sketch.variables:  # (a loop's variables are its target's names: never)
+        steps = _body_steps(loop.body.body, loop_vars)
     per_sample = _per_sample(steps, loop_vars)
     blockers = _blockers(loop, steps, domain, per_sample, context)
     blockers += _enclosing_variables(loop, context)

@@ -31,7 +31,8 @@ import libcst as cst
 
 from torchfix.codemods.analysis import comments_in, names_used
 from torchfix.codemods.base import Edit
-from torchfix.codemods.loops.facts import LoopFacts, StepKind
+from torchfix.codemods.loops.domain import Domain
+from torchfix.codemods.loops.facts import LoopFacts, Step, StepKind
 from torchfix.codemods.loops.kernels import UnfaithfulKernel, build_kernel, walkable_arrays
 from torchfix.codemods.loops.nodes import attribute, call, code_of, integer, is_float_literal, is_number, name, slice_of, subscript
 from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite
@@ -63,10 +64,15 @@ def chain_of(statement: cst.BaseStatement) -> tuple[str, list[tuple[str, list[cs
 
 def is_inplace_chain(facts: LoopFacts) -> bool:
     """Whether the loop's body is one in-place chain on an element the loop walks."""
-    if len(facts.steps) != 1 or facts.steps[0].kind is not StepKind.OTHER or facts.comprehension is not None:
+    return facts.comprehension is None and steps_are_inplace_chain(facts.steps, facts.domain)
+
+
+def steps_are_inplace_chain(steps: tuple[Step, ...], domain: Domain) -> bool:
+    """:func:`is_inplace_chain` of a ``for`` loop's body steps and domain."""
+    if len(steps) != 1 or steps[0].kind is not StepKind.OTHER:
         return False
-    found = chain_of(facts.steps[0].statement)
-    return found is not None and found[0] in {w.element for w in facts.domain.walked}
+    found = chain_of(steps[0].statement)
+    return found is not None and found[0] in {w.element for w in domain.walked}
 
 #: the methods that take a Python float in float32 for a float16 or bfloat16 tensor (the others
 #: round it to the tensor's dtype first), as torch's CPU kernels do

@@ -58,12 +58,46 @@ def hypotheses(
     return list(dict.fromkeys(found))
 
 
+class _Reads:
+    """A rung's :class:`Options` as :func:`lift_loop` sees them, noting each field it reads."""
+
+    __slots__ = ("_options", "read")
+
+    def __init__(self, options: Options) -> None:
+        self._options = options
+        self.read: dict[str, object] = {}
+
+    def __getattr__(self, name: str) -> object:
+        value = getattr(self._options, name)
+        self.read[name] = value
+        return value
+
+
+def _lift(facts: LoopFacts, options: Options, torch_name: str, failures: list[tuple[dict[str, object], CannotRewrite]]) -> LoopRewrite:
+    """:func:`lift_loop`, except where an earlier rung of the same loop failed having read only
+    fields this rung holds the same values in: the lift is a function of the facts, the fields it
+    reads and ``torch_name``, so it would fail the same way, and that failure is raised again.
+    Most loops of a real tree lift under no rung; each of a dozen rungs and their rank
+    hypotheses repeated the same walk up to the same early failure."""
+    for read, exc in failures:
+        if all(getattr(options, name) == value for name, value in read.items()):
+            raise exc.with_traceback(None)
+    reads = _Reads(options)
+    try:
+        return lift_loop(facts, reads, torch_name)  # type: ignore[arg-type]
+    except CannotRewrite as exc:
+        failures.append((reads.read, exc))
+        raise
+
+
 @dataclass
 class _Climb:
     """What the rungs tried so far produced."""
 
     found: list[Candidate] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
+    #: the failures of the loop's lifts so far, each with the option fields it read (``_lift``)
+    failures: list[tuple[dict[str, object], CannotRewrite]] = field(default_factory=list)
     failure: CannotRewrite | None = None
     first: LoopRewrite | None = None
     #: some rung failed because a walked name is shown to be a NumPy array
@@ -109,7 +143,7 @@ def _lift_rungs(facts: LoopFacts, base: list[Options], climb: _Climb, torch_name
         tried.add(options)
         assumed = dict(options.hypotheses)
         try:
-            rewrite = lift_loop(facts, options, torch_name)
+            rewrite = _lift(facts, options, torch_name, climb.failures)
         except CannotRewrite as exc:
             unpinned = [n for n in exc.assumed if n not in assumed]
             if unpinned and not exc.needs_rank:
@@ -184,7 +218,7 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
     if climb.found and _may_walk_ndarrays(facts, climb):
         # nothing shows the walked arrays are tensors and the module uses NumPy: after the torch
         # rungs, the same rungs spelled with numpy (the checker tries both kinds on each)
-        numpy = _Climb(seen=climb.seen)
+        numpy = _Climb(seen=climb.seen, failures=climb.failures)
         _lift_rungs_any_rank(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
         climb.found += numpy.found
     elif not climb.found and (climb.arrays or numpy_only or (
@@ -192,7 +226,7 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
         "numpy" in bound and climb.failure is not None and FLOAT32_NUMBERS in str(climb.failure)
     )):
         # the walked arrays are NumPy's: the same rungs spelled with numpy (no vmap for those)
-        numpy = _Climb()
+        numpy = _Climb(failures=climb.failures)
         _lift_rungs_any_rank(facts, [replace(o, library="numpy") for o in base], numpy, torch_name)
         if numpy.found or (climb.failure is not None and climb.failure.arrays):
             return numpy.found, (None if numpy.found else numpy.failure), numpy.first
@@ -201,7 +235,7 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
         # only a rung under some hypothesis met an ndarray: the torch rungs' failure stands
     _vmap_rungs(facts, base, climb, torch_name)
     if not climb.found and climb.failure is not None and "cannot see into" in str(climb.failure):
-        opaque = _Climb()
+        opaque = _Climb(failures=climb.failures)
         _lift_rungs(facts, [replace(o, opaque_calls=True) for o in base], opaque, torch_name)
         if not opaque.found and opaque.arrays:
             _lift_rungs(facts, [replace(o, opaque_calls=True, library="numpy") for o in base], opaque, torch_name)
