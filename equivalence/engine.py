@@ -63,7 +63,7 @@ KIND_EDGES = 12
 FALLBACK_SIGNATURES = 4000
 #: CPU seconds of the checker's thread after which that walk stops early (old code slow to
 #: reject): CPU time, not wall time, so that a loaded machine walks as far as an idle one
-FALLBACK_CPU_SECONDS = 4.0
+FALLBACK_CPU_SECONDS = 8.0
 
 
 @dataclass(frozen=True)
@@ -405,6 +405,37 @@ def _gradient_leg(
 # ----------------------------------------------------------------------------- one example
 
 
+def _reordered_past_a_nan(kernel: Kernel, old_code: Any, base: dict[str, Any], inputs: dict[str, Any], old: Any) -> bool:
+    """Whether a new `invalid value` is a reordered reduction meeting ``inf - inf`` before a NaN
+    the loop's order met first (NaN plus anything signals nothing): the kernel reorders a float
+    reduction, the old result holds a NaN, and the old code itself signals `invalid value` on
+    the same inputs with their NaNs made 0 -- so it too meets ``inf - inf`` where no NaN comes
+    first. Then the signal is the order of the additions, as a finite sum's last bits are (the
+    values are still compared). An invalid value of another operation (a cast of NaN to an
+    integer) stays a difference: the old code without NaNs does not signal it, and inputs
+    holding a NaN but no infinity show it alone."""
+    if not kernel.reorders_float_reduction or not _holds_nan(old.outputs.values()):
+        return False
+    cleared = {name: _nan_to_zero(value) for name, value in inputs.items()}
+    return "invalid value" in run_snippet(old_code, kernel, base, cleared).float_errors
+
+
+def _nan_to_zero(value: Any) -> Any:
+    if isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()):
+        return torch.nan_to_num(value.detach(), nan=0.0, posinf=float("inf"), neginf=float("-inf")).requires_grad_(value.requires_grad)
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fc":
+        return np.nan_to_num(value, nan=0.0, posinf=np.inf, neginf=-np.inf)
+    if isinstance(value, float) and value != value:
+        return 0.0
+    if isinstance(value, list):
+        return [_nan_to_zero(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_nan_to_zero(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _nan_to_zero(v) for k, v in value.items()}
+    return value
+
+
 def _holds_nan(values: Any) -> bool:
     """Whether any of ``values`` (numbers, tensors, arrays, and lists, tuples and dicts of them) is
     or holds a NaN."""
@@ -620,10 +651,7 @@ def judge_example(
     if new.error is not None:
         return _new_code_raised("the new code's run", new.error, "the old code accepts this input, the new code raises")
     signalled = new.float_errors - old.float_errors
-    if signalled == {"invalid value"} and kernel.reorders_float_reduction and _holds_nan(old.outputs.values()):
-        # a reordered sum meets `inf - inf` before the NaN that the loop's order met first (NaN
-        # plus anything signals nothing): where the old result is NaN already, the signal is the
-        # order of the additions, as the result's last bits are; the values are compared below
+    if signalled == {"invalid value"} and _reordered_past_a_nan(kernel, old_code, base, inputs, old):
         signalled = frozenset()
     if signalled:
         return Difference(
@@ -918,15 +946,15 @@ def _constants_of(kernel: Kernel) -> Iterator[None]:
     if mine is None:  # pragma: no cover - the same
         yield
         return
-    numbers: set[int | float] = set()
+    integers: set[int] = set()
+    floats: set[float] = set()
     for code in (kernel.old, kernel.new):
         for node in ast.walk(ast.parse(code)):
-            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-                numbers.update((node.value, -node.value))
-    pool = Constants(
-        integers={n for n in numbers if type(n) is int and abs(n) < 2**63},
-        floats={float(n) for n in numbers},
-    )
+            if isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) < 2**63:
+                integers.update((node.value, -node.value))
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float) and abs(node.value) < 2**1023:
+                floats.update((float(node.value), -float(node.value)))
+    pool = Constants(integers=integers, floats=floats)
     # (a cache of the pool's values per kind of draw: filled from the pool in force when it fills)
     providers.CONSTANTS_CACHE.cache.clear()
     providers._get_local_constants = lambda: pool

@@ -238,3 +238,23 @@ def test_hypothesis_draws_its_constants_from_the_kernel_not_from_torchfix_source
         assert set(pool.floats) == {0.25, -0.25, 3.0, -3.0}
         assert set(pool.integers) == {3, -3}
     assert providers._get_local_constants is before
+
+
+def test_an_invalid_value_of_another_operation_stays_a_difference_beside_a_reordered_sum():
+    """The exemption is for the reordered sum's own `inf - inf`: a cast of NaN to an integer in
+    the new code signals on inputs holding a NaN and no infinity, where the loop (which casts
+    only the numbers) signals nothing, and the check refutes it."""
+    old = (
+        "s = 0.0\nq = np.zeros(x.shape[0], dtype=np.int64)\nfor i in range(x.shape[0]):\n"
+        "    s = s + x[i]\n    if x[i] == x[i]:\n        q[i] = x[i]\n"
+    )
+    new = "s = 0.0\nif x.shape[0] > 0:\n    s = s + x.sum()\nq = np.where(x == x, x.astype(np.int64), 0)\n"
+    kernel = Kernel(
+        old=old, new=new, inputs=(InputSpec("x", kinds=(Kind.NDARRAY,), ranks=(1,), dtypes=("float64",), batch_dim=0),),
+        outputs=("s", "q"), modules=(("np", "numpy"),), reorders_float_reduction=True,
+    )
+    import numpy as np
+
+    assert "invalid value" in _judge(kernel, {"x": np.array([np.nan, 1.0])}).new
+    verdict = check_kernel(kernel, EngineSettings(examples=60))
+    assert verdict.outcome is Outcome.REJECTED, verdict.reason
