@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix.codemods.analysis import comments_in, names_used
+from torchfix.codemods.analysis import comments_in
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops.domain import Domain
 from torchfix.codemods.loops.facts import LoopFacts, Step, StepKind

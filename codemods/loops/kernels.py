@@ -968,7 +968,9 @@ def build_kernel(
     Raises :class:`SharedInputs` where the inputs would lose a sharing the function has."""
     context = facts.context
     module_names = set(context.bindings) | {n for n, _ in definitions}
-    shadowed = _shadowed_builtins(facts.scope)
+    scope = facts.scope
+    # (once per function: every rung of every loop in it asked again, walking the whole function)
+    shadowed = facts.context.once("shadowed builtins", scope, lambda: _shadowed_builtins(scope))
     reads = set(free_names(old, module_names, shadowed)) | set(free_names(new, module_names, shadowed))
     prelude, cut = prelude_for(facts, reads, exclude_from_prelude, given)
     fixed = [n for n in sorted(cut) if n not in given and _fixed_number_list(facts, n)]
