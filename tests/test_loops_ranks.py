@@ -650,3 +650,24 @@ def test_an_order_along_one_axis_has_its_array_s_rank() -> None:
         """)
     assert shapes.ranks["last"] == shapes.ranks["rows"] == shapes.ranks["cols"] == 2
     assert "flat" not in shapes.ranks and "some" not in shapes.ranks  # flattened; an axis of unknown value
+
+
+def test_a_bool_array_the_prelude_makes_is_not_a_bool_input() -> None:
+    """`m = m.view(-1) > 0` before the loop is replayed by the kernel: its input `m` is the value
+    before that line, of any dtype -- the bool the flow pins at the loop is the line's result."""
+    from rewrite_helper import loop_candidates
+
+    found, failure = loop_candidates("""
+        import torch
+
+        def f(x: torch.Tensor, m: torch.Tensor, out: torch.Tensor):
+            m = m.view(-1) > 0
+            for i in range(len(out)):
+                out[i] = torch.where(m[i], x[i], 0.0)
+            return out
+        """)
+    assert found, failure
+    kernel = found[0].kernel
+    assert kernel.old.startswith("m = m.view(-1) > 0")
+    (spec,) = [s for s in kernel.inputs if s.name == "m"]
+    assert spec.dtypes != ("bool",) and "float32" in spec.allowed_dtypes()

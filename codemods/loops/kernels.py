@@ -807,8 +807,9 @@ def input_specs(
                 # `n = len(x)` bound once: a size, never negative (the loop it bounds may run
                 # zero times, never "minus one" times)
                 specs[-1] = replace(specs[-1], count=True, nonnegative=True)
-        if input_name in facts.shapes.bools and specs[-1].kind is not Kind.OPAQUE:
-            # the function's code makes it a bool array (`m = a.eq(b)`): drawn so
+        if input_name in facts.shapes.bools and input_name not in rebound and specs[-1].kind is not Kind.OPAQUE:
+            # the function's code makes it a bool array (`m = a.eq(b)`): drawn so -- unless the
+            # prelude is what makes it one (`m = m.view(-1) > 0`: the input is the `m` before)
             specs[-1] = replace(specs[-1], dtypes=("bool",))
         elif (
             input_name in facts.shapes.dtypes and input_name not in rebound and specs[-1].kind is not Kind.OPAQUE
