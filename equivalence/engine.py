@@ -26,7 +26,7 @@ from hypothesis.errors import HypothesisException
 from torchfix.equivalence.edges import bound_inputs, edge_inputs, long_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
-from torchfix.equivalence.execute import Unbound, base_namespace, error_site, per_object, run_snippet
+from torchfix.equivalence.execute import Unbound, base_namespace, error_site, map_leaves, per_object, run_snippet
 from torchfix.equivalence.kernel import FLOAT_DTYPES, NO_DOMAIN, Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
     OneShot,
@@ -416,7 +416,8 @@ def _reordered_past_a_nan(kernel: Kernel, old_code: Any, base: dict[str, Any], i
     holding a NaN but no infinity show it alone."""
     if not kernel.reorders_float_reduction or not _holds_nan(old.outputs.values()):
         return False
-    cleared = {name: _nan_to_zero(value) for name, value in inputs.items()}
+    # (once per distinct object: two names given one array stay one array)
+    cleared = per_object(inputs, lambda value: map_leaves(value, _nan_to_zero))
     return "invalid value" in run_snippet(old_code, kernel, base, cleared).float_errors
 
 
@@ -427,12 +428,6 @@ def _nan_to_zero(value: Any) -> Any:
         return np.nan_to_num(value, nan=0.0, posinf=np.inf, neginf=-np.inf)
     if isinstance(value, float) and value != value:
         return 0.0
-    if isinstance(value, list):
-        return [_nan_to_zero(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_nan_to_zero(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _nan_to_zero(v) for k, v in value.items()}
     return value
 
 

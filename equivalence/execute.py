@@ -185,17 +185,26 @@ def error_site(exc: BaseException) -> str:
     return f"{kind} at line {line} of the {snippet} code" if snippet else kind
 
 
+def map_leaves(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``value`` with ``leaf`` applied to everything but the lists, tuples and dicts holding it."""
+    if isinstance(value, list):
+        return [map_leaves(v, leaf) for v in value]
+    if isinstance(value, tuple):
+        return tuple(map_leaves(v, leaf) for v in value)
+    if isinstance(value, dict):
+        return {k: map_leaves(v, leaf) for k, v in value.items()}
+    return leaf(value)
+
+
 def clone(value: Any) -> Any:
+    return map_leaves(value, _clone_leaf)
+
+
+def _clone_leaf(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         out = value.detach().clone()
         out.requires_grad_(value.requires_grad)
         return out
-    if isinstance(value, list):
-        return [clone(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(clone(v) for v in value)
-    if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
     return copy.copy(value)
 
 
