@@ -61,8 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("tree")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--max-load", type=int, default=4, help="the most busy processes beside a run")
-    parser.add_argument("extra", nargs="*", help="torchfix options (after --)")
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # everything after `--` goes to torchfix (argparse would take `-j2` for an option of ours)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
+    args.extra = extra
     outputs = []
     print(f"{'run':>3}  {'load':>4}  {'seconds':>7}  {'stdout sha256':<16}  measured (may vary)")
     for k in range(args.runs):
