@@ -12,7 +12,7 @@ from torchfix.codemods.base import Example, Proposal, Rule
 from torchfix.codemods.loops import ladder
 from torchfix.codemods.analysis import conversions_in
 from torchfix.codemods.loops.domain import Domain
-from torchfix.codemods.loops.facts import LoopFacts, Step, StepKind, comprehension_facts, loop_facts
+from torchfix.codemods.loops.facts import Step, StepKind, comprehension_facts, loop_facts
 from torchfix.codemods.loops.inplace import METHODS as INPLACE_METHODS, steps_are_inplace_chain
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.rewrite import CONSUMER_FORMS, named_list
@@ -333,16 +333,16 @@ class LoopOverBatch(Rule):
             assert isinstance(loop, cst.For)
             if id(loop) in inner_loops:
                 continue
-            inner_only = isinstance(loop.body, cst.IndentedBlock) and len(loop.body.body) == 1 and isinstance(loop.body.body[0], cst.For)
             # (a body of one inner loop may be lifted with it: its steps are the inner loop's)
-            facts = loop_facts(loop, context, wanted=None if inner_only else _produces_a_batch)
+            inner = ladder.inner_loop(loop)
+            facts = loop_facts(loop, context, wanted=None if inner is not None else _produces_a_batch)
             if facts is None:
                 continue
             both = ladder.nested(facts)
             if both is not None:
-                inner_loops.add(id(loop.body.body[0]))  # type: ignore[attr-defined]
+                inner_loops.add(id(inner))
                 facts = both
-            if not _is_batch_loop(facts):
+            if not _produces_a_batch(facts.steps, facts.domain):
                 continue
             found = ladder.proposal(CODE, MESSAGE, facts)
             if found is not None:
@@ -382,20 +382,12 @@ def _stacked(comprehension: cst.CSTNode, context: ModuleContext) -> bool:
     return named is not None and any(context.qualified(c.func) in CONSUMER_FORMS for c in named.calls)
 
 
-def _is_batch_loop(facts: LoopFacts) -> bool:
-    """Whether the loop produces per-sample results into a tensor this rule owns: a store at
-    the loop index, or an append that a stack/cat consumes. Accumulations into Python numbers
-    via `.item()` are TFV004's."""
-    if facts.comprehension is not None:
-        return _produces_a_batch(facts.steps, None)
-    return _produces_a_batch(facts.steps, facts.domain)
-
-
-def _produces_a_batch(steps: tuple[Step, ...], domain: Domain | None) -> bool:
-    """:func:`_is_batch_loop` of a loop's body steps and (for a ``for`` loop) its domain."""
+def _produces_a_batch(steps: tuple[Step, ...], domain: Domain) -> bool:
+    """Whether a ``for`` loop produces per-sample results into a tensor this rule owns: a store
+    at the loop index, or an append that a stack/cat consumes. Accumulations into Python numbers
+    via `.item()` are TFV004's. (Asked of its body steps and domain, before the other facts.)"""
     kinds = {s.kind for s in steps}
     tensor_accumulation = any(
         s.kind is StepKind.ACCUMULATE and s.value is not None and not conversions_in(s.value) for s in steps
     )
-    inplace = domain is not None and steps_are_inplace_chain(steps, domain)
-    return StepKind.STORE in kinds or StepKind.APPEND in kinds or tensor_accumulation or inplace
+    return StepKind.STORE in kinds or StepKind.APPEND in kinds or tensor_accumulation or steps_are_inplace_chain(steps, domain)

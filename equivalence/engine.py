@@ -26,7 +26,7 @@ from hypothesis.errors import HypothesisException
 from torchfix.equivalence.edges import bound_inputs, edge_inputs, long_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
-from torchfix.equivalence.execute import Unbound, base_namespace, error_site, map_leaves, per_object, run_snippet
+from torchfix.equivalence.execute import Unbound, base_namespace, error_site, leaves, map_leaves, per_object, run_snippet
 from torchfix.equivalence.kernel import FLOAT_DTYPES, NO_DOMAIN, Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
     OneShot,
@@ -434,23 +434,15 @@ def _nan_to_zero(value: Any) -> Any:
 def _holds_nan(values: Any) -> bool:
     """Whether any of ``values`` (numbers, tensors, arrays, and lists, tuples and dicts of them) is
     or holds a NaN."""
-    for value in values:
-        if isinstance(value, torch.Tensor):
-            if (value.is_floating_point() or value.is_complex()) and bool(torch.isnan(value.detach()).any()):
-                return True
-        elif isinstance(value, (np.ndarray, np.generic)):
-            if value.dtype.kind in "fc" and bool(np.isnan(value).any()):
-                return True
-        elif isinstance(value, (float, complex)):
-            if value != value:
-                return True
-        elif isinstance(value, (list, tuple)):
-            if _holds_nan(value):
-                return True
-        elif isinstance(value, dict):
-            if _holds_nan(value.values()):
-                return True
-    return False
+    return any(_is_or_holds_nan(leaf) for value in values for leaf in leaves(value))
+
+
+def _is_or_holds_nan(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return (value.is_floating_point() or value.is_complex()) and bool(torch.isnan(value.detach()).any())
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype.kind in "fc" and bool(np.isnan(value).any())
+    return isinstance(value, (float, complex)) and value != value
 
 
 def _has_integer_tensor(value: Any) -> bool:

@@ -19,7 +19,7 @@ import hashlib
 import importlib
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import torch
@@ -194,6 +194,18 @@ def map_leaves(value: Any, leaf: Callable[[Any], Any]) -> Any:
     if isinstance(value, dict):
         return {k: map_leaves(v, leaf) for k, v in value.items()}
     return leaf(value)
+
+
+def leaves(value: Any) -> Iterator[Any]:
+    """Everything but the lists, tuples and dicts holding it, in order (:func:`map_leaves`'s)."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            yield from leaves(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from leaves(item)
+    else:
+        yield value
 
 
 def clone(value: Any) -> Any:

@@ -948,11 +948,11 @@ def loop_facts(
     if wanted is not None and not wanted(steps, sketch):
         return None
     shapes = _with_flow_ranks(shapes, loop, function, context)
+    # (the domain again, for the measures the flow keeps; its variables are the loop target's
+    # names, which no measure changes, so the steps stand)
     domain = loop_domain(loop, shapes.measures.get)
     assert domain is not None
     loop_vars = set(domain.variables)
-    if domain.variables != sketch.variables:  # (a loop's variables are its target's names: never)
-        steps = _body_steps(loop.body.body, loop_vars)
     per_sample = _per_sample(steps, loop_vars)
     blockers = _blockers(loop, steps, domain, per_sample, context)
     blockers += _enclosing_variables(loop, context)

@@ -251,15 +251,21 @@ def _may_walk_ndarrays(facts: LoopFacts, climb: _Climb) -> bool:
     return any(Kind.NDARRAY in facts.evidence(walked).kinds for walked, _ in climb.first.walked)
 
 
+def inner_loop(loop: cst.CSTNode) -> cst.For | None:
+    """The one statement of a ``for`` loop's body where it is itself a ``for`` loop, else None."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
+        return None
+    inner = loop.body.body[0]
+    return inner if isinstance(inner, cst.For) else None
+
+
 def nested(facts: LoopFacts) -> LoopFacts | None:
     """For a loop whose body is one inner loop (``for i ...: for j ...: d[i, j] = f(a[i], b[j])``):
     the outer loop's facts with the inner loop already lifted, so that lifting the outer loop
     batches both indices. None when the inner loop does not lift."""
     loop = facts.loop
-    if not isinstance(loop, cst.For) or not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) != 1:
-        return None
-    inner = loop.body.body[0]
-    if not isinstance(inner, cst.For):
+    inner = inner_loop(loop)
+    if inner is None:
         return None
     inner_facts = loop_facts(inner, facts.context)
     if inner_facts is None or any(v in names_used(inner.iter) for v in facts.domain.variables):
