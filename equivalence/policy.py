@@ -274,7 +274,8 @@ VALUE_ATTRIBUTES: frozenset[str] = frozenset(
     argmax argmin all any norm logsumexp cumsum cumsum_ cumprod cumprod_ cummax cummin diff
     sort argsort msort topk kthvalue quantile unique unique_consecutive count_nonzero bincount
     histc softmax log_softmax
-    matmul mm bmm mv dot vdot inner outer addmm addmv cross det inverse pinverse
+    matmul mm bmm mv dot vdot inner outer addmm addmm_ addmv addmv_ addr addr_ addbmm addbmm_
+    baddbmm baddbmm_ cross det inverse pinverse
     fill_ zero_ copy_ masked_fill masked_fill_ masked_scatter masked_scatter_ index_add
     index_add_ index_copy index_copy_ index_fill index_fill_ index_put index_put_
     index_reduce index_reduce_ scatter scatter_ scatter_add scatter_add_ scatter_reduce

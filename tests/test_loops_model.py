@@ -325,7 +325,7 @@ def test_a_rank_pinned_before_the_prelude_is_the_rank_an_input_is_drawn_with() -
     assert len(specs["x"].ranks) > 1  # every rank `x[i]` reads
 
 
-@pytest.mark.parametrize("change", ["t[0] = -5", "t.neg_()", "u = t; u.fill_(-1)", "log(t)"])
+@pytest.mark.parametrize("change", ["t[0] = -5", "u = t; u.fill_(-1)", "log(t)", "t.index_fill_(0, t[:1], 0)"])
 def test_the_prelude_stops_where_a_statement_may_change_what_it_bound(change: str) -> None:
     # replaying `t = x.abs()` would show the checker only t >= 0; the loop sees what the
     # statement between made of it (through an alias, or a call torchfix cannot see into, too)
@@ -342,6 +342,47 @@ def test_the_prelude_stops_where_a_statement_may_change_what_it_bound(change: st
     assert facts is not None
     kernel = lift_loop(facts, Options(hypotheses=(("w", 1),))).kernel
     assert "x.abs()" not in kernel.old and "t" in {s.name for s in kernel.inputs}
+
+
+def test_in_place_arithmetic_on_a_value_the_prelude_made_is_replayed() -> None:
+    # `dist = d + d.t()` is new: `dist.addmm_(...)` changes nothing else, and the kernel runs it
+    # as the function does (the squared distances of a batch, one matrix product)
+    facts = _first_loop_facts("""
+        import torch
+        def f(x: torch.Tensor, w: torch.Tensor):
+            n = x.size(0)
+            dist = torch.pow(x, 2).sum(dim=1, keepdim=True).expand(n, n)
+            dist = dist + dist.t()
+            dist.addmm_(x, x.t(), beta=1, alpha=-2)
+            dist.clamp_(min=0)
+            out = torch.zeros(n)
+            for i in range(n):
+                out[i] = dist[i].sum() * w[i]
+            return out
+        """)
+    assert facts is not None
+    kernel = lift_loop(facts, Options(hypotheses=(("dist", 2), ("w", 1)))).kernel
+    assert "dist.addmm_(x, x.t(), beta=1, alpha=-2)\ndist.clamp_(min=0)\n" in kernel.old
+    assert "dist" not in {s.name for s in kernel.inputs}
+
+
+@pytest.mark.parametrize("bound", ["dist = x", "dist = x.view(-1, 1)", "dist = x.float()"])
+def test_in_place_arithmetic_on_what_may_be_an_argument_ends_the_prelude(bound: str) -> None:
+    # the in-place change writes into the caller's tensor (or one it views): the kernel takes
+    # `dist` as it reaches the loop, as an input, rather than replay a write into an input
+    facts = _first_loop_facts(f"""
+        import torch
+        def f(x: torch.Tensor, w: torch.Tensor):
+            {bound}
+            dist.mul_(2)
+            out = torch.zeros(len(dist))
+            for i in range(len(dist)):
+                out[i] = dist[i] * w[i]
+            return out
+        """)
+    assert facts is not None
+    kernel = lift_loop(facts, Options(hypotheses=(("dist", 1), ("w", 1)))).kernel
+    assert "mul_" not in kernel.old and "dist" in {s.name for s in kernel.inputs}
 
 
 def test_the_prelude_is_read_back_across_an_if_and_no_grad_but_not_an_outer_loop() -> None:

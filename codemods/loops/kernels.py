@@ -115,16 +115,32 @@ def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNod
 
     Only an unbroken run of replayable single assignments is read back, walking out of the
     ``if``/``with`` blocks around the loop: such statements have no effects, so what they bind
-    reaches the loop unchanged. Any other statement (``t[0] = -1``, ``t.neg_()``, a call torchfix
-    cannot see into) may change a value, so from there on the names still needed are inputs:
-    they are returned beside the statements (all but the parameters where the prelude reached
-    the function's start)."""
+    reaches the loop unchanged -- and in-place arithmetic on a value the prelude itself made new
+    (``dist = d + d.t()``, then ``dist.addmm_(x, x.t(), beta=1, alpha=-2)``), which changes
+    nothing but that value, and the kernel replays it as the function runs it. Any other
+    statement (``t[0] = -1``, ``t.neg_()`` of what may be an argument, a call torchfix cannot see
+    into) may change a value, so from there on the names still needed are inputs: they are
+    returned beside the statements (all but the parameters where the prelude reached the
+    function's start)."""
+    found = _prelude(facts, needed, exclude, given, in_place=True)
+    if found is None:  # an in-place change whose target the prelude did not show new
+        found = _prelude(facts, needed, exclude, given, in_place=False)
+    assert found is not None
+    return found
+
+
+def _prelude(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode], given: Collection[str],
+             in_place: bool) -> tuple[tuple[cst.BaseStatement, ...], frozenset[str]] | None:
+    """:func:`prelude_for`; with ``in_place``, None where a replayed in-place change reaches a
+    value the prelude does not bind new."""
     context = facts.context
     chosen: list[cst.BaseStatement] = []
     needed = set(needed) - set(given)
     current: cst.CSTNode = facts.statement or facts.loop
     excluded = {id(s) for s in exclude}
     cut: frozenset[str] = frozenset()
+    #: names changed in place by a replayed statement: their binding must be a new value
+    changed: set[str] = set()
     while needed:
         located = context.block_of(current)
         if located is None:  # an `elif` body, a statement on its header's line: stop here
@@ -136,10 +152,24 @@ def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNod
             if id(statement) in excluded or _inert_print(statement, context):
                 continue
             assign = _single_assignment(statement)
+            target = _in_place_arithmetic(statement, context) if in_place and assign is None else None
+            if target is not None and target in needed:
+                chosen.append(statement)
+                changed.add(target)
+                needed |= names_used(statement) - set(given)
+                continue
             if assign is None or not is_replayable(statement, context):
                 broken = True
                 break
             hit = assigned_names(statement) & needed
+            if hit & changed:
+                fresh = (
+                    len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+                    and not _may_be(assign.value, context)
+                )
+                if not fresh:
+                    return None
+                changed -= hit
             if hit:
                 chosen.append(statement)
                 needed = (needed - hit) | (names_used(assign.value) - set(given))
@@ -153,8 +183,37 @@ def prelude_for(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNod
                 cut = frozenset(needed)
             break
         current = owner  # type: ignore[assignment]
+    if changed:
+        return None  # changed in place, and bound before the prelude: it may be an argument
     chosen.reverse()
     return tuple(chosen), cut
+
+
+#: in-place methods a prelude may replay on a value it made, beside those whose out-of-place
+#: form is in the callee table (``clamp_``): products that write into their receiver
+_IN_PLACE_PRODUCTS = frozenset({"addmm_", "addmv_", "addr_", "addbmm_", "baddbmm_", "addcmul_", "addcdiv_"})
+
+
+def _in_place_arithmetic(statement: cst.BaseStatement, context: ModuleContext) -> str | None:
+    """``x`` for a statement ``x.m_(...)`` that only changes ``x``: an in-place method of
+    arithmetic (the callee table's element-wise methods, or a product that writes into its
+    receiver) whose arguments are replayable."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)):
+        return None
+    call_ = statement.body[0].value
+    if not (isinstance(call_, cst.Call) and isinstance(call_.func, cst.Attribute) and isinstance(call_.func.value, cst.Name)):
+        return None
+    if context.qualified(call_.func) is not None:
+        return None  # `torch.manual_seed_`, a module's function: not a method of a value
+    leaf = call_.func.attr.value
+    if not is_in_place_method(leaf):
+        return None
+    row = callees.method(leaf[:-1])
+    if leaf not in _IN_PLACE_PRODUCTS and (row is None or row.batching is not Batching.ELEMENTWISE):
+        return None
+    if any(a.star for a in call_.args) or not all(is_replayable(a.value, context) for a in call_.args):
+        return None
+    return call_.func.value.value
 
 
 #: allocations of new storage whatever their arguments (``torch.Tensor(n, d)`` only of sizes)
