@@ -1,7 +1,10 @@
-# Trap: the hardest positive of each anchor, `.max()` of a boolean selection of its row. A masked `amax` of the
-# batch has the same values, but not the same gradients: where a row holds NaN, `.max()` sends the gradient to
-# the NaN and `amax` makes it NaN everywhere in the row (`.max(dim)` would give a tie to one element only,
-# where `.max()` splits it). It must stay.
+# The hardest positive of each anchor: `.max()` of a boolean selection of its row. Filled with -inf where the
+# mask leaves an element out, the batch's `amax` over the row has the same values, and the same gradients
+# wherever the result is a number (a tie splits the gradient evenly in both; `.max(dim)` would give it to one
+# element). A row whose selection holds NaN has no derivative, and `.max()` and `amax` send its gradient
+# different ways: the checker compares gradients where the old code is differentiable. An empty selection
+# makes `.max()` raise, where the new code may do anything.
+# bench: hardest_positive(x=float32[n,8], labels=int64[n])
 import torch
 
 

@@ -11,5 +11,5 @@ def label_mass(x, labels):
     dist = (x.unsqueeze(1) - x.unsqueeze(0)).pow(2).sum(2).sqrt()
     same = labels.expand(n, n).eq(labels.expand(n, n).t())
     own = dist[:n].masked_fill(~same[:n], 0).sum(1)
-    other = dist[:n].masked_fill(~(same[:n] == 0), 0).sum(1)
+    other = dist[:n].masked_fill(same[:n] != 0, 0).sum(1)
     return own, other
