@@ -48,17 +48,20 @@ _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
 _PLAIN_FILL_SHAPES = frozenset({"trailing_one", "ragged_trailing_one"})
 #: the shapes whose inputs' leading sizes differ (:data:`_RAGGED_LEADS`)
 _RAGGED_SHAPES = frozenset({"ragged", "ragged_trailing_one"})
-_EXTREME_FILLS = frozenset({"huge", "signed_zero_inf", "inexact"})
+_EXTREME_FILLS = frozenset({"huge", "signed_zero_inf", "inexact", "-inf", "+inf"})
 #: the leading sizes of the "ragged" shape, alternated by input position
 _RAGGED_LEADS = (3, 2)
 #: value fills for floating tensors
-_FLOAT_FILLS = ("ramp", "nan_last", "nan_first", "huge", "signed_zero_inf")
+#: ("-inf" / "+inf": every element that infinity -- a reduction that fills what a mask leaves out
+#: with an infinity ties with such data, and splits its gradient where the loop's did not)
+_FLOAT_FILLS = ("ramp", "nan_last", "nan_first", "huge", "signed_zero_inf", "-inf", "+inf")
 #: value fills for integer tensors
 _INT_FILLS = ("ramp", "duplicates", "negative", "huge", "inexact")
 #: the integer fill used beside each float fill (duplicate indices meet plain finite values, so
 #: that a lost accumulation shows instead of drowning in a NaN)
 _INT_FILL_BESIDE_FLOATS = {
     "ramp": "duplicates", "nan_last": "ramp", "nan_first": "negative", "huge": "huge", "signed_zero_inf": "duplicates",
+    "-inf": "ramp", "+inf": "ramp",  # (varied labels: masks that leave elements out, to tie with)
 }
 
 
@@ -79,6 +82,8 @@ def _float_values(fill: str, numel: int) -> list[float]:
     elif fill == "signed_zero_inf":
         cycle = (-0.0, float("inf"), 0.0, float("-inf"))
         base = [cycle[i % 4] for i in range(numel)]
+    elif fill in ("-inf", "+inf"):
+        base = [float(fill[0] + "inf")] * numel
     return base
 
 

@@ -331,13 +331,17 @@ def _differentiable_outputs(value: Any) -> list[torch.Tensor]:
     return []
 
 
-def _weighted_sum(outputs: list[torch.Tensor], seed_value: int) -> torch.Tensor:
-    """A random (but for old and new the same) weighted sum of all differentiable outputs."""
+def _weighted_sum(outputs: list[torch.Tensor], seed_value: int, defined: list[torch.Tensor] | None = None) -> torch.Tensor:
+    """A random (but for old and new the same) weighted sum of all differentiable outputs; with
+    ``defined`` (one boolean mask per output), of the elements it marks only."""
     generator = torch.Generator().manual_seed(seed_value)
     total = None
-    for out in outputs:
+    for k, out in enumerate(outputs):
         weights = torch.randn(out.shape, generator=generator, dtype=torch.float64).to(out.device)
-        term = (weights * out.double()).sum()
+        value = out.double()
+        if defined is not None and k < len(defined) and defined[k].shape == out.shape:
+            value = torch.where(defined[k].to(out.device), value, torch.zeros((), dtype=torch.float64, device=out.device))
+        term = (weights * value).sum()
         total = term if total is None else total + term
     assert total is not None
     return total
@@ -377,33 +381,43 @@ def _gradient_leg(
     old_outs = [t for name in kernel.outputs for t in _differentiable_outputs(old.outputs[name])]
     if not old_outs:
         return None  # the old code is not differentiable: nothing to compare
-    if any(bool(torch.isnan(t.detach()).any()) for t in old_outs):
-        # a NaN result has no derivative, and torch's own reductions disagree about where its
-        # gradient goes (`.max()` of a selection gives it to the NaN elements, `amax` along a
-        # dimension to every element of that row): the old code is not differentiable here,
-        # which is where the gradients are compared. The values were compared above
-        return None
     new_outs = [t for name in kernel.outputs for t in _differentiable_outputs(new.outputs[name])]
+    # Where a NaN is, there is no derivative, and autograd's NaN goes where each backward formula
+    # happens to multiply a zero by it: `.max()` of a selection gives a NaN's gradient to the
+    # NaN elements, `amax` along a dimension to every element of the row, and a sqrt's backward
+    # turns the zero gradient of an unselected NaN into a NaN. So gradients are compared on
+    # examples whose inputs hold no NaN, and there only for the elements of the results the old
+    # code gives a number in (infinities included), the same elements of both
+    if any(_is_or_holds_nan(leaf) for name in names for leaf in leaves(inputs[name])):
+        return None
+    defined = [~torch.isnan(t.detach()) for t in old_outs]
     old_leaves, new_leaves = _leaves(old, names), _leaves(new, names)
-    try:
-        old_grads = torch.autograd.grad(
-            _weighted_sum(old_outs, seed_value), [t for _, t in old_leaves], allow_unused=True
-        )
-    except RuntimeError:
-        return None  # no backward for the old code here
-    try:
-        new_grads = torch.autograd.grad(
-            _weighted_sum(new_outs, seed_value), [t for _, t in new_leaves], allow_unused=True
-        ) if new_outs else [None] * len(new_leaves)
-    except RuntimeError as exc:
-        return Difference("the gradient", "computed", f"backward raised {error_site(exc)}")
-    for (label, leaf), g_old, g_new in zip(old_leaves, old_grads, new_grads):
-        g_old = torch.zeros_like(leaf) if g_old is None else g_old
-        g_new = torch.zeros_like(leaf) if g_new is None else g_new
-        diff = compare(g_old, g_new, f"gradient w.r.t. {label} (of a random weighted sum of the outputs)", tol)
-        if diff is not None:
-            return diff
-        stats.grad_inputs.add(label.split("[")[0])
+    # each result's gradients on their own where the two codes have the same differentiable
+    # results: summed, one result's infinite gradient (`x.exp().log()` at -inf) would hide how
+    # another's differs
+    groups = [(old_outs, new_outs, defined, "the outputs")]
+    if len(old_outs) > 1 and len(new_outs) == len(old_outs):
+        groups = [([o], [n], [d], f"output {k + 1} of {len(old_outs)}") for k, (o, n, d) in enumerate(zip(old_outs, new_outs, defined))]
+    for k, (olds, news, masks, which) in enumerate(groups):
+        try:
+            old_grads = torch.autograd.grad(
+                _weighted_sum(olds, seed_value + k, masks), [t for _, t in old_leaves], allow_unused=True, retain_graph=True
+            )
+        except RuntimeError:
+            return None  # no backward for the old code here
+        try:
+            new_grads = torch.autograd.grad(
+                _weighted_sum(news, seed_value + k, masks), [t for _, t in new_leaves], allow_unused=True, retain_graph=True
+            ) if news else [None] * len(new_leaves)
+        except RuntimeError as exc:
+            return Difference("the gradient", "computed", f"backward raised {error_site(exc)}")
+        for (label, leaf), g_old, g_new in zip(old_leaves, old_grads, new_grads):
+            g_old = torch.zeros_like(leaf) if g_old is None else g_old
+            g_new = torch.zeros_like(leaf) if g_new is None else g_new
+            diff = compare(g_old, g_new, f"gradient w.r.t. {label} (of a random weighted sum of {which})", tol)
+            if diff is not None:
+                return diff
+            stats.grad_inputs.add(label.split("[")[0])
     stats.grad_compared += 1
     return None
 

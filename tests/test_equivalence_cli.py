@@ -150,6 +150,35 @@ def test_equal_gradients_are_verified_and_noted(checker):
     assert any("tolerance widened" in n for n in verdict.notes)
 
 
+def test_gradients_are_compared_where_no_input_holds_a_nan(checker):
+    # `.max()` gives a NaN's gradient to the NaN elements, `amax` to every element: the two
+    # differ only where a NaN is, which has no derivative (the values are still compared there)
+    spec = (InputSpec("x", ranks=(1,), dtypes=("float32", "float64")),)
+    kernel = Kernel("y = x.max()\n", "y = x.amax(0)\n", spec, ("y",), gradients=True)
+    assert checker.check(kernel).outcome is Outcome.VERIFIED
+    # a gradient that differs on finite data (`.max(0)` gives a tie to one element) is refuted
+    tie = Kernel("y = x.max()\n", "y = x.max(0).values\n", spec, ("y",), gradients=True)
+    verdict = checker.check(tie)
+    assert verdict.outcome is Outcome.REJECTED and "gradient" in verdict.counterexample.where
+
+
+def test_one_results_infinite_gradient_does_not_hide_anothers(checker):
+    # masked with -inf, an all -inf row ties with what the mask leaves out and splits its
+    # gradient; the second result's gradient at -inf (`exp` then `log`) is NaN, which summed
+    # with the first's would hide the difference: each result is compared on its own
+    spec = (InputSpec("x", ranks=(2,), dtypes=("float32",)), InputSpec("keep", ranks=(2,), dtypes=("bool",)))
+    old = (
+        "a, b = [], []\n"
+        "for i in range(len(x)):\n"
+        "    a.append(x[i][keep[i]].max().unsqueeze(0))\n"
+        "    b.append(x[i].exp().log().sum().unsqueeze(0))\n"
+        "a, b = torch.cat(a), torch.cat(b)\n"
+    )
+    new = 'a = x.masked_fill(~keep[:len(x)], float("-inf")).amax(1)\nb = x.exp().log().sum(1)\n'
+    verdict = checker.check(Kernel(old, new, spec, ("a", "b"), gradients=True, reorders_float_reduction=True))
+    assert verdict.outcome is Outcome.REJECTED and "output 1 of 2" in verdict.counterexample.where
+
+
 def test_item_code_is_not_differentiable_and_passes(checker):
     kernel = Kernel("y = 0.0\nfor v in x.reshape(-1):\n    y += v.item()\n", "y = x.double().sum().item()\n",
                     GRAD_SPECS, ("y",), gradients=True, reorders_float_reduction=True)
