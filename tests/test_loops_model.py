@@ -1827,3 +1827,35 @@ def test_a_layer_set_anywhere_else_in_the_module_is_reassigned(elsewhere: str) -
                 {elsewhere}
         """)
     assert "act" in context.class_info("Block").reassigned
+
+
+def test_an_accumulation_keeps_its_spelling() -> None:
+    # `acc = acc + e` makes a new value, `acc += e` writes into a tensor `acc` (which something
+    # else may hold, and whose dtype the sum must fit): the batched sum is added the same way
+    for spelled, expected in (("acc = acc + x[i] * w", "acc = acc + (x[:n] * w).sum(0)\n"), ("acc += x[i] * w", "acc += (x[:n] * w).sum(0)\n")):
+        facts = _first_loop_facts(f"""
+            import torch
+            def f(x: torch.Tensor, w: torch.Tensor, n: int):
+                acc = torch.zeros(3)
+                for i in range(n):
+                    {spelled}
+                return acc
+            """)
+        assert facts is not None
+        kernel = lift_loop(facts, Options(hypotheses=(("x", 2),))).kernel
+        assert kernel.new.endswith(expected), kernel.new
+
+
+def test_a_shifted_read_folds_its_bound() -> None:
+    # `x[i + 1]` over `range(n - 1)` reads rows 1 .. n - 1: `x[1:n]`, not `x[1:(n - 1) + 1]`
+    facts = _first_loop_facts("""
+        import torch
+        def f(x: torch.Tensor, n: int):
+            out = torch.zeros(n)
+            for i in range(n - 1):
+                out[i] = x[i + 1] - x[i]
+            return out
+        """)
+    assert facts is not None
+    kernel = lift_loop(facts, Options(hypotheses=(("x", 1),))).kernel
+    assert "x[1:n] - x[:n - 1]" in kernel.new, kernel.new

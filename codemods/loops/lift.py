@@ -471,7 +471,7 @@ class Lifter:
         if upper is not None and extent.clamp:
             upper = call(name("max"), upper, integer(0))
         if upper is not None and offset:
-            upper = binary(upper, cst.Add() if offset > 0 else cst.Subtract(), integer(abs(offset)))
+            upper = _shifted(upper, offset)
         rows = base if upper is None and lower is None else subscript(base, [slice_of(lower, upper)])
         return rows if self.row_filter is None else subscript(rows, [index_of(self.row_filter)])
 
@@ -1666,6 +1666,19 @@ def _cheap(node: cst.BaseExpression) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
+
+
+def _shifted(bound: cst.BaseExpression, offset: int) -> cst.BaseExpression:
+    """``bound + offset`` with the constants folded: ``(n - 1) + 1`` is ``n``, ``(n + 2) - 1`` is
+    ``n + 1`` (the same integer arithmetic on a Python int, which a loop bound is)."""
+    if isinstance(bound, cst.BinaryOperation) and isinstance(bound.operator, (cst.Add, cst.Subtract)) and not bound.lpar:
+        constant = int_literal(bound.right)
+        if constant is not None:
+            offset += constant if isinstance(bound.operator, cst.Add) else -constant
+            bound = bound.left
+    if offset == 0:
+        return bound
+    return binary(bound, cst.Add() if offset > 0 else cst.Subtract(), integer(abs(offset)))
 
 
 def _complement(mask: cst.BaseExpression) -> cst.BaseExpression:

@@ -928,6 +928,11 @@ def _store_or_augmented(statement: cst.BaseStatement) -> bool:
     small = statement.body[0]
     if isinstance(small, cst.AugAssign):
         return True
+    if (
+        isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+        and isinstance(small.value, cst.BinaryOperation) and m.matches(small.value.left, m.Name(small.targets[0].target.value))
+    ):
+        return True  # `acc = acc + total`: an accumulation spelled as the loop spelled it
     return isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Subscript) for t in small.targets)
 
 
@@ -1986,6 +1991,10 @@ def _accumulate(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, op
         plan.descriptions.append(f"`{acc}` as one reduction over the samples")
     augmented = {cst.Add: cst.AddAssign, cst.Subtract: cst.SubtractAssign, cst.Multiply: cst.MultiplyAssign}[type(operator)]
     statement: cst.BaseStatement = cst.SimpleStatementLine([cst.AugAssign(name(acc), augmented(), total)])
+    if isinstance(step.small, cst.Assign):
+        # `acc = acc + e` makes a new value where `acc += e` would write into a tensor `acc`
+        # (which may be shared, or of a dtype the sum does not fit): the same spelling
+        statement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(name(acc))], binary(name(acc), operator, total))])
     if not lifted.scalar and number_init and options.guard_empty:
         test = _count_test(facts, extent)
         if test is None:

@@ -10,5 +10,5 @@ def trapezoid_precision(hits):
     if count > 0:
         precision = (np.arange(count) + 1).astype(np.result_type(ranks, 0.0)) / (ranks + 1)
         previous = np.where(ranks != 0, np.arange(count).astype(np.result_type(ranks, 0.0)) / np.where(ranks != 0, ranks, np.ones_like(ranks)), 1.0)
-        ap += ((previous + precision) / 2).sum(0)
+        ap = ap + ((previous + precision) / 2).sum(0)
     return ap

@@ -24,5 +24,5 @@ def average_precision(ranking, relevant):
         step = 1.0 / found
         here = ((np.arange(found) + 1) * 1.0).astype(np.result_type(ranks, 0.0)) / (ranks + 1)
         before = np.where(ranks != 0, (np.arange(found) * 1.0).astype(np.result_type(ranks, 0.0)) / np.where(ranks != 0, ranks, np.ones_like(ranks)), 1.0)
-        score += (step * (before + here) / 2).sum(0)
+        score = score + (step * (before + here) / 2).sum(0)
     return score
