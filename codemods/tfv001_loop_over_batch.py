@@ -105,9 +105,8 @@ class LoopOverBatch(Rule):
     - a boolean selection of each sample, `x[i][m[i]]` with `m[i]` a mask of the sample's whole
       shape: appended and concatenated (`torch.cat(rows)`), it is the batch's selection
       `x[m]` (row-major: the order the loop appends in); summed whole per sample (`.sum()`), it
-      is `x.masked_fill(~m, 0).sum(1)`; its largest or smallest element (`.max()` / `.min()`,
-      batch-hard mining) is `x.masked_fill(~m, float("-inf")).amax(1)` / `amin` with `inf`
-      (a float sample only; a tie's gradient is split as `.max()` splits it). Element-wise methods with Python numbers may come in
+      is `x.masked_fill(~m, 0).sum(1)` (not `.max()`: see the trap `trap_masked_row_max`).
+      Element-wise methods with Python numbers may come in
       between (`.clamp(min=0)`), also through a temporary. The mask must be a comparison the
       function computes (`m = a.eq(b)`, `cost < limit`): the checker then draws it as bool
       (an integer array at that place gathers positions instead). Lists made in pairs

@@ -331,17 +331,13 @@ def _differentiable_outputs(value: Any) -> list[torch.Tensor]:
     return []
 
 
-def _weighted_sum(outputs: list[torch.Tensor], seed_value: int, defined: list[torch.Tensor] | None = None) -> torch.Tensor:
-    """A random (but for old and new the same) weighted sum of all differentiable outputs; with
-    ``defined`` (one boolean mask per output), of the elements it marks only."""
+def _weighted_sum(outputs: list[torch.Tensor], seed_value: int) -> torch.Tensor:
+    """A random (but for old and new the same) weighted sum of all differentiable outputs."""
     generator = torch.Generator().manual_seed(seed_value)
     total = None
-    for k, out in enumerate(outputs):
+    for out in outputs:
         weights = torch.randn(out.shape, generator=generator, dtype=torch.float64).to(out.device)
-        value = out.double()
-        if defined is not None and k < len(defined) and defined[k].shape == out.shape:
-            value = torch.where(defined[k].to(out.device), value, torch.zeros((), dtype=torch.float64, device=out.device))
-        term = (weights * value).sum()
+        term = (weights * out.double()).sum()
         total = term if total is None else total + term
     assert total is not None
     return total
@@ -382,32 +378,23 @@ def _gradient_leg(
     if not old_outs:
         return None  # the old code is not differentiable: nothing to compare
     new_outs = [t for name in kernel.outputs for t in _differentiable_outputs(new.outputs[name])]
-    # Where a NaN is, there is no derivative, and autograd's NaN goes where each backward formula
-    # happens to multiply a zero by it: `.max()` of a selection gives a NaN's gradient to the
-    # NaN elements, `amax` along a dimension to every element of the row, and a sqrt's backward
-    # turns the zero gradient of an unselected NaN into a NaN. So gradients are compared on
-    # examples whose inputs hold no NaN, and there only for the elements of the results the old
-    # code gives a number in (infinities included), the same elements of both
-    if any(_is_or_holds_nan(leaf) for name in names for leaf in leaves(inputs[name])):
-        return None
-    defined = [~torch.isnan(t.detach()) for t in old_outs]
     old_leaves, new_leaves = _leaves(old, names), _leaves(new, names)
     # each result's gradients on their own where the two codes have the same differentiable
-    # results: summed, one result's infinite gradient (`x.exp().log()` at -inf) would hide how
-    # another's differs
-    groups = [(old_outs, new_outs, defined, "the outputs")]
+    # results: summed, one result's NaN or infinite gradient (`x.exp().log()` at -inf) would
+    # hide how another's differs
+    groups = [(old_outs, new_outs, "the outputs")]
     if len(old_outs) > 1 and len(new_outs) == len(old_outs):
-        groups = [([o], [n], [d], f"output {k + 1} of {len(old_outs)}") for k, (o, n, d) in enumerate(zip(old_outs, new_outs, defined))]
-    for k, (olds, news, masks, which) in enumerate(groups):
+        groups = [([o], [n], f"output {k + 1} of {len(old_outs)}") for k, (o, n) in enumerate(zip(old_outs, new_outs))]
+    for k, (olds, news, which) in enumerate(groups):
         try:
             old_grads = torch.autograd.grad(
-                _weighted_sum(olds, seed_value + k, masks), [t for _, t in old_leaves], allow_unused=True, retain_graph=True
+                _weighted_sum(olds, seed_value + k), [t for _, t in old_leaves], allow_unused=True, retain_graph=True
             )
         except RuntimeError:
             return None  # no backward for the old code here
         try:
             new_grads = torch.autograd.grad(
-                _weighted_sum(news, seed_value + k, masks), [t for _, t in new_leaves], allow_unused=True, retain_graph=True
+                _weighted_sum(news, seed_value + k), [t for _, t in new_leaves], allow_unused=True, retain_graph=True
             ) if news else [None] * len(new_leaves)
         except RuntimeError as exc:
             return Difference("the gradient", "computed", f"backward raised {error_site(exc)}")

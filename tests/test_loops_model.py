@@ -366,6 +366,26 @@ def test_in_place_arithmetic_on_a_value_the_prelude_made_is_replayed() -> None:
     assert "dist" not in {s.name for s in kernel.inputs}
 
 
+def test_in_place_arithmetic_under_a_with_is_not_replayed() -> None:
+    # under `torch.no_grad()` the change leaves no trace in autograd; replayed without the
+    # `with`, it would have a backward of its own
+    facts = _first_loop_facts("""
+        import torch
+        def f(x: torch.Tensor, w: torch.Tensor):
+            n = x.size(0)
+            with torch.no_grad():
+                dist = x * 2
+                dist.clamp_(min=0)
+                out = torch.zeros(n)
+                for i in range(n):
+                    out[i] = dist[i].sum() * w[i]
+            return out
+        """)
+    assert facts is not None
+    kernel = lift_loop(facts, Options(hypotheses=(("dist", 2), ("w", 1)))).kernel
+    assert "clamp_" not in kernel.old and "dist" in {s.name for s in kernel.inputs}
+
+
 @pytest.mark.parametrize("bound", ["dist = x", "dist = x.view(-1, 1)", "dist = x.float()"])
 def test_in_place_arithmetic_on_what_may_be_an_argument_ends_the_prelude(bound: str) -> None:
     # the in-place change writes into the caller's tensor (or one it views): the kernel takes

@@ -152,7 +152,7 @@ def _prelude(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode],
             if id(statement) in excluded or _inert_print(statement, context):
                 continue
             assign = _single_assignment(statement)
-            target = _in_place_arithmetic(statement, context) if in_place and assign is None else None
+            target = _in_place_arithmetic(statement, context) if in_place and assign is None and not _under_a_with(statement, context) else None
             if target is not None and target in needed:
                 chosen.append(statement)
                 changed.add(target)
@@ -192,6 +192,18 @@ def _prelude(facts: LoopFacts, needed: set[str], exclude: Sequence[cst.CSTNode],
 #: in-place methods a prelude may replay on a value it made, beside those whose out-of-place
 #: form is in the callee table (``clamp_``): products that write into their receiver
 _IN_PLACE_PRODUCTS = frozenset({"addmm_", "addmv_", "addr_", "addbmm_", "baddbmm_", "addcmul_", "addcdiv_"})
+
+
+def _under_a_with(statement: cst.CSTNode, context: ModuleContext) -> bool:
+    """Whether a ``with`` holds ``statement`` inside its function: an in-place change under
+    ``torch.no_grad()`` leaves no trace in autograd, where its replay in the kernel (which runs
+    without the ``with``) would give it a backward of its own."""
+    node = context.parents.get(statement)
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.Module)):
+        if isinstance(node, cst.With):
+            return True
+        node = context.parents.get(node)
+    return False
 
 
 def _in_place_arithmetic(statement: cst.BaseStatement, context: ModuleContext) -> str | None:

@@ -408,7 +408,7 @@ class Lifter:
         if node.value in self.per_sample:
             found = self.per_sample[node.value]
             if found.selected is not None and id(node) not in self.selectable:
-                raise CannotLift(f"`{node.value}` is a boolean selection per sample: lifted only where it is reduced whole (`.sum()`, `.max()`, `.min()`) or concatenated")
+                raise CannotLift(f"`{node.value}` is a boolean selection per sample: lifted only where it is summed whole or concatenated")
             return found
         if node.value == self.index:
             return self._arange()
@@ -597,23 +597,19 @@ class Lifter:
             # it reads could be rebound by then
             raise CannotLift(f"`{short(node)}`: the mask is a temporary of the loop (name what it reads outside it)")
         if id(node) not in self.selectable:
-            raise CannotLift(f"`{short(node)}` selects a different number of elements per sample: lifted only where it is reduced whole (`.sum()`, `.max()`, `.min()`) or concatenated")
+            raise CannotLift(f"`{short(node)}` selects a different number of elements per sample: lifted only where it is summed whole or concatenated")
         if self.library.is_numpy or self.row_filter is not None or inner.keepdim or inner.pair:
             raise CannotLift(f"`{short(node)}`: a boolean selection per sample is lifted on torch tensors of a whole batch only")
         if self._need(inner, f"`{short(node)}`: the rank of a sample decides what the mask selects") != mask.rank:
             raise CannotLift(f"`{short(node)}`: the mask does not cover a sample's whole shape")
         return Lifted(inner.node, True, inner.rank, kind=inner.kind, sources=inner.sources | mask.sources, selected=mask.node)
 
-    #: the whole reductions of a boolean selection that are batched, each with what fills the
-    #: elements the mask leaves out: ``sum`` (0), ``max`` / ``min`` (-inf / inf, then
-    #: ``amax`` / ``amin`` over the sample's dimensions, which split a tie's gradient evenly as
-    #: ``.max()`` of the selection does; an empty selection, where ``.max()`` raises, gives the
-    #: fill). ``.max(dim)`` is not one: it gives a tie's gradient to one element
-    _MASKED_REDUCERS: ClassVar[dict[str, tuple[str, cst.BaseExpression]]] = {
-        "sum": ("sum", cst.Integer("0")),
-        "max": ("amax", cst.Call(cst.Name("float"), [cst.Arg(cst.SimpleString('"-inf"'))])),
-        "min": ("amin", cst.Call(cst.Name("float"), [cst.Arg(cst.SimpleString('"inf"'))])),
-    }
+    #: the whole reductions of a boolean selection that are batched: ``sum`` (filling what the
+    #: mask leaves out with 0). Not ``max``/``min``: a masked ``amax`` has the values, but where a
+    #: row holds NaN its gradient is NaN where ``.max()`` of the selection gives the NaN its
+    #: gradient, and a NaN the mask leaves out reaches the row's other gradients through the fill
+    #: (``.max(dim)`` gives ties one element)
+    _MASKED_REDUCERS: ClassVar[frozenset[str]] = frozenset({"sum"})
 
     def _masked_method(self, node: cst.Call, func: cst.Attribute, value: Lifted) -> Lifted:
         """A method of a boolean selection per sample: a whole sum (``.sum()`` of each sample's
@@ -623,14 +619,10 @@ class Lifter:
         attr = func.attr.value
         assert value.selected is not None and value.rank is not None
         if attr in self._MASKED_REDUCERS and not node.args:
-            reducer, fill = self._MASKED_REDUCERS[attr]
-            if reducer != "sum" and value.kind in ("int", "bool"):
-                raise CannotLift(f"`{short(node)}`: the largest or smallest of an integer selection has no infinity to fill with")
-            filled = method(value.node, "masked_fill", _complement(value.selected), fill)
+            filled = method(value.node, "masked_fill", _complement(value.selected), integer(0))
             dims = integer(1) if value.rank == 1 else cst.Tuple([cst.Element(integer(d)) for d in range(1, value.rank + 1)])
-            if reducer == "sum":
-                self.reorders = True  # floats summed in another order than the loop's
-            return Lifted(method(filled, reducer, dims), True, 0, kind=value.kind, sources=value.sources)
+            self.reorders = True  # floats summed in another order than the loop's
+            return Lifted(method(filled, attr, dims), True, 0, kind=value.kind, sources=value.sources)
         row = callees.method(attr)
         numbers = set(self.numbers)
         if (
@@ -639,7 +631,7 @@ class Lifter:
         ):
             rebuilt = node.with_changes(func=func.with_changes(value=receiver(value.node)))
             return replace(value, node=rebuilt, kind=row.result or value.kind)
-        raise CannotLift(f"`{short(node)}`: a boolean selection per sample is lifted only where it is reduced whole (`.sum()`, `.max()`, `.min()`) or concatenated")
+        raise CannotLift(f"`{short(node)}`: a boolean selection per sample is lifted only where it is summed whole or concatenated")
 
     def _select(self, node: cst.Subscript, inner: Lifted) -> Lifted:
         """``p[labels[i]]``: each sample indexed at its own position -- one advanced index over
