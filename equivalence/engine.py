@@ -26,7 +26,7 @@ from hypothesis.errors import HypothesisException
 from torchfix.equivalence.edges import bound_inputs, edge_inputs, long_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
-from torchfix.equivalence.execute import Unbound, base_namespace, error_site, leaves, map_leaves, per_object, run_snippet
+from torchfix.equivalence.execute import STEPS, Unbound, base_namespace, error_site, leaves, map_leaves, per_object, run_snippet
 from torchfix.equivalence.kernel import FLOAT_DTYPES, NO_DOMAIN, Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
     OneShot,
@@ -96,6 +96,10 @@ SHRINK_SECONDS = 5
 @dataclass
 class _Stats:
     compared: int = 0
+    #: compared examples on which the old code took a loop step
+    exercised: int = 0
+    #: whether the old code took a loop step on the example judged last
+    stepped: bool = False
     old_raised: int = 0
     signatures_seen: set[str] = field(default_factory=set)
     #: the old code's errors while admitting signatures, to explain an empty domain
@@ -641,6 +645,7 @@ def judge_example(
     if _outside_nonempty_domain(kernel, old_code, base, inputs, config.seed):
         return _OLD_RAISED
     stats.bound.update(name for name, value in old.outputs.items() if not isinstance(value, Unbound))
+    stats.stepped = old.steps > 0
     new = run_snippet(new_code, kernel, base, inputs)
     if new.error is not None:
         return _new_code_raised("the new code's run", new.error, "the old code accepts this input, the new code raises")
@@ -909,7 +914,44 @@ def _notes(kernel: Kernel, stats: _Stats) -> list[str]:
 
 
 def _compile(kernel: Kernel) -> tuple[Any, Any]:
-    return compile(kernel.old, "<old>", "exec"), compile(kernel.new, "<new>", "exec")
+    """The old snippet counting its loop steps (:func:`counting_steps`), and the new one."""
+    return counting_steps(kernel.old, "<old>")[0], compile(kernel.new, "<new>", "exec")
+
+
+class _CountSteps(ast.NodeTransformer):
+    """Every loop body first appends to ``execute.STEPS``; every comprehension filters on an
+    append, which is always true. Nothing else changes: the same values, the same line numbers
+    (a run that raises is reported where it raised)."""
+
+    def __init__(self) -> None:
+        self.loops = 0
+
+    def _step(self, where: ast.AST) -> ast.expr:
+        append = ast.Attribute(ast.Name(STEPS, ast.Load()), "append", ast.Load())
+        return ast.copy_location(ast.Call(append, [ast.Constant(1)], []), where)
+
+    def visit_For(self, node: ast.For | ast.While) -> ast.AST:
+        self.generic_visit(node)
+        self.loops += 1
+        node.body.insert(0, ast.copy_location(ast.Expr(self._step(node.body[0])), node.body[0]))
+        return node
+
+    visit_While = visit_For
+
+    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
+        self.generic_visit(node)
+        self.loops += 1
+        node.ifs.insert(0, ast.copy_location(ast.Compare(self._step(node.iter), [ast.Is()], [ast.Constant(None)]), node.iter))
+        return node
+
+
+def counting_steps(source: str, filename: str) -> tuple[Any, int]:
+    """``source`` compiled so that each run counts the loop steps it takes (``RunResult.steps``),
+    and how many loops it has. A check whose old code ran no step of its loop on the inputs it
+    accepted compared nothing of what the rewrite changed."""
+    counter = _CountSteps()
+    tree = ast.fix_missing_locations(counter.visit(ast.parse(source, filename)))
+    return compile(tree, filename, "exec"), counter.loops
 
 
 def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
@@ -968,6 +1010,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     started = time.perf_counter()
     try:
         old_code, new_code = _compile(kernel)
+        loops = counting_steps(kernel.old, "<old>")[1]
     except SyntaxError as exc:
         return Verdict(Outcome.UNVERIFIED, f"kernel does not compile (SyntaxError at line {exc.lineno} of the {str(exc.filename).strip('<>')} code)")
     base = base_namespace(kernel)
@@ -1015,6 +1058,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         if result is not None:
             return _Refuted(_counterexample(inputs, result, config.seed, config.device, kinds), kinds)
         stats.compared += 1
+        stats.exercised += int(stats.stepped)
         return None
 
     # a deterministic sweep of the usual breaking points first (equivalence.edges): the same
@@ -1085,6 +1129,11 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         insufficient = f"the old code set {listed} on none of the {stats.compared} inputs it accepted: nothing about it was compared"
     elif stats.compared < MIN_EXAMPLES:
         insufficient = f"only {stats.compared} examples compared (the old code raised on {stats.old_raised}): not enough evidence"
+    elif loops and stats.exercised < MIN_EXAMPLES:
+        insufficient = (
+            f"the old code's loop took a step on {stats.exercised} of the {stats.compared} inputs it accepted "
+            f"(at least {MIN_EXAMPLES} needed): nothing it computes was compared on the others"
+        )
     if insufficient is not None:
         return Verdict(
             Outcome.UNVERIFIED,

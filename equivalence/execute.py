@@ -245,7 +245,14 @@ class RunResult:
     #: the NumPy floating-point errors the run signalled ("divide by zero", "overflow", "invalid
     #: value"): a warning by default, an exception under ``np.seterr(all="raise")``
     float_errors: frozenset[str] = frozenset()
+    #: how many loop steps the run took, where the engine compiled the snippet counting them
+    #: (:func:`torchfix.equivalence.engine.counting_steps`)
+    steps: int = 0
 
+
+#: the list a snippet compiled by ``counting_steps`` appends to at every loop step (a dunder
+#: name: a vetted kernel cannot spell it)
+STEPS = "__torchfix_steps__"
 
 _UNBOUND = object()
 
@@ -293,6 +300,8 @@ def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[st
     namespace = dict(base)
     own_inputs = clone_example(inputs)
     namespace.update(own_inputs)
+    steps: list[int] = []
+    namespace[STEPS] = steps
     signalled: set[str] = set()
     try:
         # recorded, not raised: a batched form that computes both branches of a `where` may divide
@@ -306,9 +315,9 @@ def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[st
     outputs = {name: namespace.get(name, Unbound()) for name in kernel.outputs}
     arrays = {
         name: value for name, value in namespace.items()
-        if isinstance(value, (torch.Tensor, np.ndarray)) and name not in base and name not in own_inputs
+        if isinstance(value, (torch.Tensor, np.ndarray)) and name not in base and name not in own_inputs and name != STEPS
     }
-    return RunResult(outputs, own_inputs, None, arrays, frozenset(signalled))
+    return RunResult(outputs, own_inputs, None, arrays, frozenset(signalled), len(steps))
 
 
 def _recorder(signalled: set[str]) -> Callable[[str, int], None]:

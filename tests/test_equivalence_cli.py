@@ -176,6 +176,33 @@ def test_one_results_infinite_gradient_does_not_hide_anothers(checker):
     assert verdict.outcome is Outcome.REJECTED and "output 1 of 2" in verdict.counterexample.where
 
 
+def test_a_loop_that_ran_no_step_on_the_inputs_it_accepts_proves_nothing(checker):
+    # `range(len(x) - 6)` runs no step on the sizes the checker draws: every input agrees, and
+    # the rewrite (twice the sum) was never compared where it differs
+    spec = (InputSpec("x", ranks=(1,), dtypes=("float32",)), InputSpec("y", Kind.FLOAT))
+    old = "for i in range(len(x) - 6):\n    y = y + float(x[i])\n"
+    wrong = "y = y + float(x[:max(len(x) - 6, 0)].sum() * 2)\n"
+    verdict = checker.check(Kernel(old, wrong, spec, ("y",)))
+    assert verdict.outcome is Outcome.UNVERIFIED and "took a step on 0 of the" in verdict.reason
+    # a loop that runs is compared as before
+    assert checker.check(Kernel(old.replace(" - 6", ""), "y = y + float(x.sum() * 2)\n", spec, ("y",))).outcome is Outcome.REJECTED
+
+
+def test_counting_steps_changes_nothing_but_the_count():
+    from torchfix.equivalence.engine import counting_steps
+    from torchfix.equivalence.execute import STEPS
+
+    source = "out = []\nfor i in range(n):\n    k = 0\n    while k < i:\n        k += 1\n    out.append(k)\nys = [j * 2 for j in range(m) if j]\n"
+    code, loops = counting_steps(source, "<old>")
+    assert loops == 3
+    for n, m, steps in ((0, 0, 0), (3, 0, 3 + 3), (0, 4, 4)):
+        counted, plain = {STEPS: [], "n": n, "m": m}, {"n": n, "m": m}
+        exec(code, counted)
+        exec(compile(source, "<old>", "exec"), plain)
+        assert (counted["out"], counted["ys"]) == (plain["out"], plain["ys"])
+        assert len(counted[STEPS]) == steps
+
+
 def test_item_code_is_not_differentiable_and_passes(checker):
     kernel = Kernel("y = 0.0\nfor v in x.reshape(-1):\n    y += v.item()\n", "y = x.double().sum().item()\n",
                     GRAD_SPECS, ("y",), gradients=True, reorders_float_reduction=True)
