@@ -96,10 +96,10 @@ SHRINK_SECONDS = 5
 @dataclass
 class _Stats:
     compared: int = 0
-    #: compared examples on which the old code took a loop step
-    exercised: int = 0
-    #: whether the old code took a loop step on the example judged last
-    stepped: bool = False
+    #: per loop of the old code (by number), the compared examples on which it took a step
+    exercised: Counter = field(default_factory=Counter)
+    #: the loops of the old code that took a step on the example judged last
+    stepped: frozenset = frozenset()
     old_raised: int = 0
     signatures_seen: set[str] = field(default_factory=set)
     #: the old code's errors while admitting signatures, to explain an empty domain
@@ -645,7 +645,7 @@ def judge_example(
     if _outside_nonempty_domain(kernel, old_code, base, inputs, config.seed):
         return _OLD_RAISED
     stats.bound.update(name for name, value in old.outputs.items() if not isinstance(value, Unbound))
-    stats.stepped = old.steps > 0
+    stats.stepped = old.steps
     new = run_snippet(new_code, kernel, base, inputs)
     if new.error is not None:
         return _new_code_raised("the new code's run", new.error, "the old code accepts this input, the new code raises")
@@ -919,39 +919,47 @@ def _compile(kernel: Kernel) -> tuple[Any, Any]:
 
 
 class _CountSteps(ast.NodeTransformer):
-    """Every loop body first appends to ``execute.STEPS``; every comprehension filters on an
-    append, which is always true. Nothing else changes: the same values, the same line numbers
-    (a run that raises is reported where it raised)."""
+    """Each loop of the snippet's own code (not of a function it defines: a def runs when it is
+    called, and the file a standalone check reads may define others) appends its number to
+    ``execute.STEPS`` at every step: a ``for`` / ``while`` as its body starts, a comprehension
+    after its own filters (an element they drop is no step). Nothing else changes: the same
+    values, the same line numbers (a run that raises is reported where it raised)."""
 
     def __init__(self) -> None:
-        self.loops = 0
+        #: the line of each counted loop, by its number
+        self.lines: list[int] = []
 
     def _step(self, where: ast.AST) -> ast.expr:
+        self.lines.append(getattr(where, "lineno", 0))
         append = ast.Attribute(ast.Name(STEPS, ast.Load()), "append", ast.Load())
-        return ast.copy_location(ast.Call(append, [ast.Constant(1)], []), where)
+        return ast.copy_location(ast.Call(append, [ast.Constant(len(self.lines) - 1)], []), where)
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        return node  # (its loops run when it is called, if ever)
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
 
     def visit_For(self, node: ast.For | ast.While) -> ast.AST:
+        step = ast.copy_location(ast.Expr(self._step(node)), node.body[0])
         self.generic_visit(node)
-        self.loops += 1
-        node.body.insert(0, ast.copy_location(ast.Expr(self._step(node.body[0])), node.body[0]))
+        node.body.insert(0, step)
         return node
 
     visit_While = visit_For
 
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         self.generic_visit(node)
-        self.loops += 1
-        node.ifs.insert(0, ast.copy_location(ast.Compare(self._step(node.iter), [ast.Is()], [ast.Constant(None)]), node.iter))
+        node.ifs.append(ast.copy_location(ast.Compare(self._step(node.iter), [ast.Is()], [ast.Constant(None)]), node.iter))
         return node
 
 
-def counting_steps(source: str, filename: str) -> tuple[Any, int]:
-    """``source`` compiled so that each run counts the loop steps it takes (``RunResult.steps``),
-    and how many loops it has. A check whose old code ran no step of its loop on the inputs it
-    accepted compared nothing of what the rewrite changed."""
+def counting_steps(source: str, filename: str) -> tuple[Any, list[int]]:
+    """``source`` compiled so that each run records which of its loops took a step
+    (``RunResult.steps``), and the line of each loop. A check where the old code's loop took no
+    step on the inputs it accepted compared nothing of what the loop computes."""
     counter = _CountSteps()
     tree = ast.fix_missing_locations(counter.visit(ast.parse(source, filename)))
-    return compile(tree, filename, "exec"), counter.loops
+    return compile(tree, filename, "exec"), counter.lines
 
 
 def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
@@ -1010,7 +1018,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     started = time.perf_counter()
     try:
         old_code, new_code = _compile(kernel)
-        loops = counting_steps(kernel.old, "<old>")[1]
+        loop_lines = counting_steps(kernel.old, "<old>")[1]
     except SyntaxError as exc:
         return Verdict(Outcome.UNVERIFIED, f"kernel does not compile (SyntaxError at line {exc.lineno} of the {str(exc.filename).strip('<>')} code)")
     base = base_namespace(kernel)
@@ -1058,7 +1066,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         if result is not None:
             return _Refuted(_counterexample(inputs, result, config.seed, config.device, kinds), kinds)
         stats.compared += 1
-        stats.exercised += int(stats.stepped)
+        stats.exercised.update(stats.stepped)
         return None
 
     # a deterministic sweep of the usual breaking points first (equivalence.edges): the same
@@ -1129,10 +1137,13 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         insufficient = f"the old code set {listed} on none of the {stats.compared} inputs it accepted: nothing about it was compared"
     elif stats.compared < MIN_EXAMPLES:
         insufficient = f"only {stats.compared} examples compared (the old code raised on {stats.old_raised}): not enough evidence"
-    elif loops and stats.exercised < MIN_EXAMPLES:
+    elif any(stats.exercised[k] < MIN_EXAMPLES for k in range(len(loop_lines))):
+        # every loop of the code the rewrite replaces, not just some: a loop that always runs (a
+        # comprehension of sizes) beside one that never does compared nothing of the second
+        k = next(k for k in range(len(loop_lines)) if stats.exercised[k] < MIN_EXAMPLES)
         insufficient = (
-            f"the old code's loop took a step on {stats.exercised} of the {stats.compared} inputs it accepted "
-            f"(at least {MIN_EXAMPLES} needed): nothing it computes was compared on the others"
+            f"the old code's loop at line {loop_lines[k]} took a step on {stats.exercised[k]} of the {stats.compared} "
+            f"inputs it accepted (at least {MIN_EXAMPLES} needed): nothing it computes was compared on the others"
         )
     if insufficient is not None:
         return Verdict(

@@ -245,9 +245,9 @@ class RunResult:
     #: the NumPy floating-point errors the run signalled ("divide by zero", "overflow", "invalid
     #: value"): a warning by default, an exception under ``np.seterr(all="raise")``
     float_errors: frozenset[str] = frozenset()
-    #: how many loop steps the run took, where the engine compiled the snippet counting them
-    #: (:func:`torchfix.equivalence.engine.counting_steps`)
-    steps: int = 0
+    #: the loops (by number) that took a step, where the engine compiled the snippet counting
+    #: them (:func:`torchfix.equivalence.engine.counting_steps`)
+    steps: frozenset[int] = frozenset()
 
 
 #: the list a snippet compiled by ``counting_steps`` appends to at every loop step (a dunder
@@ -317,7 +317,7 @@ def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[st
         name: value for name, value in namespace.items()
         if isinstance(value, (torch.Tensor, np.ndarray)) and name not in base and name not in own_inputs and name != STEPS
     }
-    return RunResult(outputs, own_inputs, None, arrays, frozenset(signalled), len(steps))
+    return RunResult(outputs, own_inputs, None, arrays, frozenset(signalled), frozenset(steps))
 
 
 def _recorder(signalled: set[str]) -> Callable[[str, int], None]:

@@ -183,24 +183,32 @@ def test_a_loop_that_ran_no_step_on_the_inputs_it_accepts_proves_nothing(checker
     old = "for i in range(len(x) - 6):\n    y = y + float(x[i])\n"
     wrong = "y = y + float(x[:max(len(x) - 6, 0)].sum() * 2)\n"
     verdict = checker.check(Kernel(old, wrong, spec, ("y",)))
-    assert verdict.outcome is Outcome.UNVERIFIED and "took a step on 0 of the" in verdict.reason
+    assert verdict.outcome is Outcome.UNVERIFIED and "loop at line 1 took a step on 0 of the" in verdict.reason
     # a loop that runs is compared as before
     assert checker.check(Kernel(old.replace(" - 6", ""), "y = y + float(x.sum() * 2)\n", spec, ("y",))).outcome is Outcome.REJECTED
+    # every loop counts on its own: one that always runs beside it proves nothing of it
+    sizes = "dims = [d for d in x.shape]\n"
+    verdict = checker.check(Kernel(sizes + old, sizes + wrong, spec, ("y", "dims")))
+    assert verdict.outcome is Outcome.UNVERIFIED and "loop at line 2" in verdict.reason
 
 
 def test_counting_steps_changes_nothing_but_the_count():
     from torchfix.equivalence.engine import counting_steps
     from torchfix.equivalence.execute import STEPS
 
-    source = "out = []\nfor i in range(n):\n    k = 0\n    while k < i:\n        k += 1\n    out.append(k)\nys = [j * 2 for j in range(m) if j]\n"
-    code, loops = counting_steps(source, "<old>")
-    assert loops == 3
-    for n, m, steps in ((0, 0, 0), (3, 0, 3 + 3), (0, 4, 4)):
+    source = (
+        "def unused(v):\n    return [w for w in v]\n"
+        "out = []\nfor i in range(n):\n    k = 0\n    while k < i:\n        k += 1\n    out.append(k)\n"
+        "ys = [j * 2 for j in range(m) if j]\n"
+    )
+    code, lines = counting_steps(source, "<old>")
+    assert lines == [4, 6, 9]  # (the loop of a function the code defines runs when it is called)
+    for n, m, steps in ((0, 0, []), (3, 0, [0, 0, 1, 0, 1, 1]), (0, 4, [2, 2, 2])):
         counted, plain = {STEPS: [], "n": n, "m": m}, {"n": n, "m": m}
         exec(code, counted)
         exec(compile(source, "<old>", "exec"), plain)
         assert (counted["out"], counted["ys"]) == (plain["out"], plain["ys"])
-        assert len(counted[STEPS]) == steps
+        assert counted[STEPS] == steps  # (`if j` drops 0: three steps of four elements)
 
 
 def test_item_code_is_not_differentiable_and_passes(checker):
