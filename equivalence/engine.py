@@ -919,20 +919,21 @@ def _compile(kernel: Kernel) -> tuple[Any, Any]:
 
 
 class _CountSteps(ast.NodeTransformer):
-    """Each loop of the snippet's own code (not of a function it defines: a def runs when it is
-    called, and the file a standalone check reads may define others) appends its number to
-    ``execute.STEPS`` at every step: a ``for`` / ``while`` as its body starts, a comprehension
-    after its own filters (an element they drop is no step). Nothing else changes: the same
-    values, the same line numbers (a run that raises is reported where it raised)."""
+    """Each loop and each ``if`` branch of the snippet's own code (not of a function it defines:
+    a def runs when it is called, and the file a standalone check reads may define others)
+    appends its number to ``execute.STEPS`` whenever it runs: a ``for`` / ``while`` as its body
+    starts, a comprehension after its own filters (an element they drop is no step), a branch as
+    it is taken. Nothing else changes: the same values, the same line numbers (a run that raises
+    is reported where it raised)."""
 
     def __init__(self) -> None:
-        #: the line of each counted loop, by its number
-        self.lines: list[int] = []
+        #: what each count is, by its number: "loop at line 3", "branch at line 5"
+        self.places: list[str] = []
 
-    def _step(self, where: ast.AST) -> ast.expr:
-        self.lines.append(getattr(where, "lineno", 0))
+    def _step(self, where: ast.AST, what: str = "loop") -> ast.expr:
+        self.places.append(f"{what} at line {getattr(where, 'lineno', 0)}")
         append = ast.Attribute(ast.Name(STEPS, ast.Load()), "append", ast.Load())
-        return ast.copy_location(ast.Call(append, [ast.Constant(len(self.lines) - 1)], []), where)
+        return ast.copy_location(ast.Call(append, [ast.Constant(len(self.places) - 1)], []), where)
 
     def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
         return node  # (its loops run when it is called, if ever)
@@ -947,19 +948,45 @@ class _CountSteps(ast.NodeTransformer):
 
     visit_While = visit_For
 
+    def visit_If(self, node: ast.If) -> ast.AST:
+        # each branch too: a step whose body reaches what the rewrite changes only behind a test
+        # that no accepted input passes compared nothing of it. A branch that ends in `raise` is
+        # where the old code's domain stops: no accepted input takes it, by definition
+        taken = other = None
+        if not _raises(node.body):
+            taken = ast.copy_location(ast.Expr(self._step(node.body[0], "branch")), node.body[0])
+        if node.orelse and not _raises(node.orelse):
+            other = ast.copy_location(ast.Expr(self._step(node.orelse[0], "branch")), node.orelse[0])
+        self.generic_visit(node)
+        if taken is not None:
+            node.body.insert(0, taken)
+        if other is not None:
+            node.orelse.insert(0, other)
+        return node
+
+
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         self.generic_visit(node)
         node.ifs.append(ast.copy_location(ast.Compare(self._step(node.iter), [ast.Is()], [ast.Constant(None)]), node.iter))
         return node
 
 
-def counting_steps(source: str, filename: str) -> tuple[Any, list[int]]:
-    """``source`` compiled so that each run records which of its loops took a step
-    (``RunResult.steps``), and the line of each loop. A check where the old code's loop took no
-    step on the inputs it accepted compared nothing of what the loop computes."""
+def _raises(block: list[ast.stmt]) -> bool:
+    """Whether ``block`` ends in ``raise`` (or ``assert False``)."""
+    last = block[-1] if block else None
+    return isinstance(last, ast.Raise) or (
+        isinstance(last, ast.Assert) and isinstance(last.test, ast.Constant) and not last.test.value
+    )
+
+
+def counting_steps(source: str, filename: str) -> tuple[Any, list[str]]:
+    """``source`` compiled so that each run records which of its loops and branches ran
+    (``RunResult.steps``), and where each is. A check where the old code's loop took no step,
+    or a branch of it was never taken, on the inputs it accepted compared nothing of what runs
+    there."""
     counter = _CountSteps()
     tree = ast.fix_missing_locations(counter.visit(ast.parse(source, filename)))
-    return compile(tree, filename, "exec"), counter.lines
+    return compile(tree, filename, "exec"), counter.places
 
 
 def check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
@@ -1018,7 +1045,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     started = time.perf_counter()
     try:
         old_code, new_code = _compile(kernel)
-        loop_lines = counting_steps(kernel.old, "<old>")[1]
+        places = counting_steps(kernel.old, "<old>")[1]
     except SyntaxError as exc:
         return Verdict(Outcome.UNVERIFIED, f"kernel does not compile (SyntaxError at line {exc.lineno} of the {str(exc.filename).strip('<>')} code)")
     base = base_namespace(kernel)
@@ -1137,13 +1164,14 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         insufficient = f"the old code set {listed} on none of the {stats.compared} inputs it accepted: nothing about it was compared"
     elif stats.compared < MIN_EXAMPLES:
         insufficient = f"only {stats.compared} examples compared (the old code raised on {stats.old_raised}): not enough evidence"
-    elif any(stats.exercised[k] < MIN_EXAMPLES for k in range(len(loop_lines))):
-        # every loop of the code the rewrite replaces, not just some: a loop that always runs (a
-        # comprehension of sizes) beside one that never does compared nothing of the second
-        k = next(k for k in range(len(loop_lines)) if stats.exercised[k] < MIN_EXAMPLES)
+    elif any(stats.exercised[k] < MIN_EXAMPLES for k in range(len(places))):
+        # every loop and branch of the code the rewrite replaces, not just some: a loop that
+        # always runs (a comprehension of sizes) beside one that never does compared nothing of
+        # the second
+        k = next(k for k in range(len(places)) if stats.exercised[k] < MIN_EXAMPLES)
         insufficient = (
-            f"the old code's loop at line {loop_lines[k]} took a step on {stats.exercised[k]} of the {stats.compared} "
-            f"inputs it accepted (at least {MIN_EXAMPLES} needed): nothing it computes was compared on the others"
+            f"the old code's {places[k]} ran on {stats.exercised[k]} of the {stats.compared} inputs it accepted "
+            f"(at least {MIN_EXAMPLES} needed): nothing it computes there was compared"
         )
     if insufficient is not None:
         return Verdict(

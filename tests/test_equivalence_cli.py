@@ -183,13 +183,17 @@ def test_a_loop_that_ran_no_step_on_the_inputs_it_accepts_proves_nothing(checker
     old = "for i in range(len(x) - 6):\n    y = y + float(x[i])\n"
     wrong = "y = y + float(x[:max(len(x) - 6, 0)].sum() * 2)\n"
     verdict = checker.check(Kernel(old, wrong, spec, ("y",)))
-    assert verdict.outcome is Outcome.UNVERIFIED and "loop at line 1 took a step on 0 of the" in verdict.reason
+    assert verdict.outcome is Outcome.UNVERIFIED and "loop at line 1 ran on 0 of the" in verdict.reason
     # a loop that runs is compared as before
     assert checker.check(Kernel(old.replace(" - 6", ""), "y = y + float(x.sum() * 2)\n", spec, ("y",))).outcome is Outcome.REJECTED
     # every loop counts on its own: one that always runs beside it proves nothing of it
     sizes = "dims = [d for d in x.shape]\n"
     verdict = checker.check(Kernel(sizes + old, sizes + wrong, spec, ("y", "dims")))
     assert verdict.outcome is Outcome.UNVERIFIED and "loop at line 2" in verdict.reason
+    # and every branch: a step that reaches the sum only behind a test no input passes
+    rare = "for i in range(len(x)):\n    if i >= len(x) + 6:\n        y = y + float(x[i])\n"
+    verdict = checker.check(Kernel(rare, "y = y + float(x[len(x) + 6:].sum() * 2)\n", spec, ("y",)))
+    assert verdict.outcome is Outcome.UNVERIFIED and "branch at line 3 ran on 0 of the" in verdict.reason
 
 
 def test_counting_steps_changes_nothing_but_the_count():
@@ -201,8 +205,9 @@ def test_counting_steps_changes_nothing_but_the_count():
         "out = []\nfor i in range(n):\n    k = 0\n    while k < i:\n        k += 1\n    out.append(k)\n"
         "ys = [j * 2 for j in range(m) if j]\n"
     )
-    code, lines = counting_steps(source, "<old>")
-    assert lines == [4, 6, 9]  # (the loop of a function the code defines runs when it is called)
+    code, places = counting_steps(source, "<old>")
+    # (the loop of a function the code defines runs when it is called)
+    assert places == ["loop at line 4", "loop at line 6", "loop at line 9"]
     for n, m, steps in ((0, 0, []), (3, 0, [0, 0, 1, 0, 1, 1]), (0, 4, [2, 2, 2])):
         counted, plain = {STEPS: [], "n": n, "m": m}, {"n": n, "m": m}
         exec(code, counted)
