@@ -96,9 +96,9 @@ SHRINK_SECONDS = 5
 @dataclass
 class _Stats:
     compared: int = 0
-    #: per loop of the old code (by number), the compared examples on which it took a step
+    #: per loop and branch of the old code (by number), the compared examples on which it ran
     exercised: Counter = field(default_factory=Counter)
-    #: the loops of the old code that took a step on the example judged last
+    #: the loops and branches of the old code that ran on the example judged last
     stepped: frozenset = frozenset()
     old_raised: int = 0
     signatures_seen: set[str] = field(default_factory=set)

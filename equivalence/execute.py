@@ -245,13 +245,13 @@ class RunResult:
     #: the NumPy floating-point errors the run signalled ("divide by zero", "overflow", "invalid
     #: value"): a warning by default, an exception under ``np.seterr(all="raise")``
     float_errors: frozenset[str] = frozenset()
-    #: the loops (by number) that took a step, where the engine compiled the snippet counting
-    #: them (:func:`torchfix.equivalence.engine.counting_steps`)
+    #: the loops and branches (by number) that ran, where the engine compiled the snippet
+    #: counting them (:func:`torchfix.equivalence.engine.counting_steps`)
     steps: frozenset[int] = frozenset()
 
 
-#: the list a snippet compiled by ``counting_steps`` appends to at every loop step (a dunder
-#: name: a vetted kernel cannot spell it)
+#: the list a snippet compiled by ``counting_steps`` appends to at every loop step and branch
+#: taken (a dunder name: a vetted kernel cannot spell it)
 STEPS = "__torchfix_steps__"
 
 _UNBOUND = object()
