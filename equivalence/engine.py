@@ -96,10 +96,9 @@ SHRINK_SECONDS = 5
 @dataclass
 class _Stats:
     compared: int = 0
-    #: per loop and branch of the old code (by number), the compared examples on which it ran
+    #: per loop and branch of the old code (by number), the examples it ran on that the old code
+    #: accepted (counted as they are judged; one the new code differs on ends the check)
     exercised: Counter = field(default_factory=Counter)
-    #: the loops and branches of the old code that ran on the example judged last
-    stepped: frozenset = frozenset()
     old_raised: int = 0
     signatures_seen: set[str] = field(default_factory=set)
     #: the old code's errors while admitting signatures, to explain an empty domain
@@ -645,7 +644,7 @@ def judge_example(
     if _outside_nonempty_domain(kernel, old_code, base, inputs, config.seed):
         return _OLD_RAISED
     stats.bound.update(name for name, value in old.outputs.items() if not isinstance(value, Unbound))
-    stats.stepped = old.steps
+    stats.exercised.update(old.steps)
     new = run_snippet(new_code, kernel, base, inputs)
     if new.error is not None:
         return _new_code_raised("the new code's run", new.error, "the old code accepts this input, the new code raises")
@@ -913,9 +912,11 @@ def _notes(kernel: Kernel, stats: _Stats) -> list[str]:
     return notes
 
 
-def _compile(kernel: Kernel) -> tuple[Any, Any]:
-    """The old snippet counting its loop steps (:func:`counting_steps`), and the new one."""
-    return counting_steps(kernel.old, "<old>")[0], compile(kernel.new, "<new>", "exec")
+def _compile(kernel: Kernel) -> tuple[Any, Any, list[str]]:
+    """The old snippet counting its loop steps and branches (:func:`counting_steps`), the new
+    one, and where each counted loop or branch is."""
+    old, places = counting_steps(kernel.old, "<old>")
+    return old, compile(kernel.new, "<new>", "exec"), places
 
 
 class _CountSteps(ast.NodeTransformer):
@@ -963,7 +964,6 @@ class _CountSteps(ast.NodeTransformer):
         if other is not None:
             node.orelse.insert(0, other)
         return node
-
 
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         self.generic_visit(node)
@@ -1044,8 +1044,7 @@ def _constants_of(kernel: Kernel) -> Iterator[None]:
 def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     started = time.perf_counter()
     try:
-        old_code, new_code = _compile(kernel)
-        places = counting_steps(kernel.old, "<old>")[1]
+        old_code, new_code, places = _compile(kernel)
     except SyntaxError as exc:
         return Verdict(Outcome.UNVERIFIED, f"kernel does not compile (SyntaxError at line {exc.lineno} of the {str(exc.filename).strip('<>')} code)")
     base = base_namespace(kernel)
@@ -1093,7 +1092,6 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         if result is not None:
             return _Refuted(_counterexample(inputs, result, config.seed, config.device, kinds), kinds)
         stats.compared += 1
-        stats.exercised.update(stats.stepped)
         return None
 
     # a deterministic sweep of the usual breaking points first (equivalence.edges): the same
@@ -1197,7 +1195,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
 def replay_kernel(kernel: Kernel, witness: str, config: EngineSettings) -> Verdict:
     """Run old and new once on the exact inputs of a stored witness and judge them."""
     try:
-        old_code, new_code = _compile(kernel)
+        old_code, new_code, _ = _compile(kernel)
     except SyntaxError as exc:
         return Verdict(Outcome.UNVERIFIED, f"kernel does not compile (SyntaxError at line {exc.lineno} of the {str(exc.filename).strip('<>')} code)")
     base = base_namespace(kernel)

@@ -1989,12 +1989,14 @@ def _accumulate(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, op
             total = method(lifted.node, reducer, integer(0))
         plan.reorders = True
         plan.descriptions.append(f"`{acc}` as one reduction over the samples")
-    augmented = {cst.Add: cst.AddAssign, cst.Subtract: cst.SubtractAssign, cst.Multiply: cst.MultiplyAssign}[type(operator)]
-    statement: cst.BaseStatement = cst.SimpleStatementLine([cst.AugAssign(name(acc), augmented(), total)])
+    statement: cst.BaseStatement
     if isinstance(step.small, cst.Assign):
         # `acc = acc + e` makes a new value where `acc += e` would write into a tensor `acc`
         # (which may be shared, or of a dtype the sum does not fit): the same spelling
         statement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(name(acc))], binary(name(acc), operator, total))])
+    else:
+        augmented = {cst.Add: cst.AddAssign, cst.Subtract: cst.SubtractAssign, cst.Multiply: cst.MultiplyAssign}[type(operator)]
+        statement = cst.SimpleStatementLine([cst.AugAssign(name(acc), augmented(), total)])
     if not lifted.scalar and number_init and options.guard_empty:
         test = _count_test(facts, extent)
         if test is None:
