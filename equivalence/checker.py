@@ -36,7 +36,10 @@ DEFAULT_CACHE: Any = object()
 @dataclass(frozen=True)
 class CheckSettings:
     examples: int = 100
-    #: seconds of wall-clock time one kernel may take (all devices together)
+    #: seconds of wall-clock time one kernel may take on each device: a check on the CPU and CUDA
+    #: may take twice it (as on a Dask cluster, where each leg has the whole timeout). One
+    #: budget for both let a GPU machine under load time out on the CUDA leg of a rung that a
+    #: lighter moment verifies, and emit a later rung instead (a GPU run of the corpus did)
     timeout: float = 30.0
     seed: int = 0
     devices: tuple[str, ...] = ("cpu",)
@@ -236,7 +239,7 @@ class Checker:
             if stored is not None:
                 self._cache[key] = stored
                 return stored
-        verdict = self._request(("check", kernel, self.settings), self.settings.timeout)
+        verdict = self._request(("check", kernel, self.settings), self.settings.timeout * len(self.settings.devices))
         self.checks_run += 1
         fleeting = transient(verdict)
         if verdict.ok and self.settings.measure:

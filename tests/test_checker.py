@@ -7,7 +7,7 @@ import torch
 
 from torchfix.equivalence.checker import Checker, CheckSettings
 from torchfix.equivalence.compare import Tolerance, compare
-from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Outcome
+from torchfix.equivalence.kernel import InputSpec, Kernel, Kind, Outcome, Verdict
 
 SUM_LOOP = """
 total = 0.0
@@ -302,3 +302,21 @@ def test_a_result_sharing_memory_the_old_one_did_not_is_refuted(checker, old: st
     assert verdict.outcome is outcome, verdict.reason
     if outcome is Outcome.REJECTED:
         assert "memory" in verdict.reason
+
+
+def test_each_device_leg_has_the_whole_timeout(monkeypatch) -> None:  # noqa: ANN001
+    """A check on the CPU and CUDA may take the timeout twice: with one budget for both, a GPU
+    machine under load timed the CUDA leg of one rung out and emitted a later rung, where a
+    lighter moment verified the first (as on a Dask cluster, each leg has the whole timeout)."""
+    asked: list[float] = []
+
+    def request(self, message, timeout):  # noqa: ANN001, ANN202
+        asked.append(timeout)
+        return Verdict(Outcome.UNVERIFIED, f"the check timed out after {timeout:.0f}s")
+
+    monkeypatch.setattr(Checker, "_request", request)
+    kernel = Kernel("y = x + 1\n", "y = 1 + x\n", (InputSpec("x"),), ("y",))
+    for devices in (("cpu",), ("cpu", "cuda")):
+        Checker(CheckSettings(timeout=7.0, devices=devices, measure=False), cache_dir=None).check(kernel)
+    assert asked == [7.0, 14.0]
+

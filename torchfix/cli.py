@@ -222,7 +222,7 @@ class _Review:
 @click.option("--examples", type=click.IntRange(min=1), default=None, help=f"Generated examples per check [default: {_DEFAULTS.examples}].")
 @click.option("--seed", type=int, default=None, help=f"Seed of the checker's input generation [default: {_DEFAULTS.seed}].")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help=f"Wall-clock seconds one check may take (one candidate, all devices); the speed measurement of a verified rewrite has its own budget [default: {_DEFAULTS.timeout:g}].")
+              help=f"Wall-clock seconds one check may take on each device (a check on the CPU and CUDA may take twice it); the speed measurement of a verified rewrite has its own budget [default: {_DEFAULTS.timeout:g}].")
 @click.option("--max-file-size", metavar="SIZE", default=None,
               help="Skip larger files unread (bytes, or a number with K, M or G) [default: 2M; 0: no limit].")
 @click.option("--file-budget", metavar="SECONDS", type=click.FloatRange(min=0), default=None,
