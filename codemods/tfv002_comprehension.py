@@ -110,12 +110,6 @@ def _py_kind(expr: cst.BaseExpression) -> str | None:
 
 
 @dataclass
-class _Context(RuleContext):
-    #: the module changes torch's default dtype: spell ``torch.get_default_dtype()``, not float32
-    custom_default_dtype: bool = False
-
-
-@dataclass
 class _Match:
     """A comprehension over the first dimension of a tensor, and what wraps it."""
 
@@ -169,14 +163,16 @@ class ComprehensionOverTensor(Rule):
     ## Use instead
     ```python
     values = scores.flatten().tolist()
-    scaled = (x.flatten() * 0.5).detach().float().cpu()
+    scaled = torch.tensor((x.flatten() * 0.5).tolist())
     best = max(scores.flatten().tolist())
     total = scores.sum(dtype=torch.float64).item()
     ```
     The rewrite is faithful, not just close: a list of `.item()` values of an `[N, 1]` tensor is
     a flat list, so the rewrite flattens (`t.tolist()` alone is kept only where the checker shows
-    the tensor is 1-D); `torch.tensor` of Python floats is a CPU
-    tensor of the default float dtype whatever the input was, so the rewrite casts and moves it;
+    the tensor is 1-D); `torch.tensor` of Python floats is a tensor of the default float dtype on
+    the default device whatever the input was, and the default device may be a GPU's
+    (`torch.set_default_device`), so the rewrite rebuilds the list with the same call, or casts
+    and moves the batch where the call names a `device=`;
     Python's `sum` of an empty float tensor's elements is the int `0` and `max` of floats with a
     NaN depends on the NaN's position, so where a tensor reduction cannot match Python's answer
     the rewrite keeps Python's reduction over one `.tolist()` (one device transfer instead of one
@@ -262,10 +258,7 @@ class ComprehensionOverTensor(Rule):
 
     def propose(self, wrapper: MetadataWrapper) -> Iterable[Proposal]:
         module = wrapper.module
-        ctx = _Context.from_wrapper(
-            wrapper,
-            custom_default_dtype="set_default_dtype" in module.code or "set_default_tensor_type" in module.code,
-        )
+        ctx = RuleContext.from_wrapper(wrapper)
         nodes = module_nodes(module)
         self._pinned_ranks = pinned_ranks_in(wrapper)
         calls: list[cst.Call] = nodes.of_type(cst.Call)  # type: ignore[assignment]
@@ -296,7 +289,7 @@ class ComprehensionOverTensor(Rule):
 
     # ------------------------------------------------------------------ matching
 
-    def _inside(self, inner: Proposal, outer: Proposal, ctx: _Context) -> bool:
+    def _inside(self, inner: Proposal, outer: Proposal, ctx: RuleContext) -> bool:
         a = getattr(inner, "_target", None)
         b = getattr(outer, "_target", None)
         if a is None or b is None:
@@ -308,7 +301,7 @@ class ComprehensionOverTensor(Rule):
                 return True
         return False
 
-    def _wrapper_match(self, call: cst.Call, ctx: _Context) -> _Match | None:
+    def _wrapper_match(self, call: cst.Call, ctx: RuleContext) -> _Match | None:
         name = dotted(call.func)
         if name is None or not call.args:
             return None
@@ -397,7 +390,7 @@ class ComprehensionOverTensor(Rule):
 
     # ------------------------------------------------------------------ proposals
 
-    def _statement(self, node: cst.CSTNode, ctx: _Context) -> cst.CSTNode:
+    def _statement(self, node: cst.CSTNode, ctx: RuleContext) -> cst.CSTNode:
         current = node
         while current in ctx.parents:
             if isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -405,7 +398,7 @@ class ComprehensionOverTensor(Rule):
             current = ctx.parents[current]
         return current
 
-    def _propose(self, match: _Match, ctx: _Context) -> Proposal | None:
+    def _propose(self, match: _Match, ctx: RuleContext) -> Proposal | None:
         comp, shape = match.comp, match.shape
         elt = comp.elt
         indexed = loop_indexed_tensors(elt, shape)
@@ -448,7 +441,7 @@ class ComprehensionOverTensor(Rule):
         proposal._target = match.target  # type: ignore[attr-defined]
         return proposal
 
-    def _rebound(self, name: str, scope: cst.CSTNode, ctx: _Context) -> bool:
+    def _rebound(self, name: str, scope: cst.CSTNode, ctx: RuleContext) -> bool:
         """Whether ``name`` is bound in the function or at module level (then it is not the builtin)."""
         top: set[str] = set()
         for stmt in ctx.module.body:
@@ -571,7 +564,7 @@ class ComprehensionOverTensor(Rule):
         return found
 
     def _forms(  # type: ignore[no-untyped-def]
-        self, match: _Match, vector: cst.BaseExpression, cast_vector: cst.BaseExpression, scalar, ctx: _Context
+        self, match: _Match, vector: cst.BaseExpression, cast_vector: cst.BaseExpression, scalar, ctx: RuleContext
     ) -> list[tuple[str, str]]:
         """(description, replacement code) for one way of reading the elements."""
         torch = ctx.torch
@@ -585,24 +578,26 @@ class ComprehensionOverTensor(Rule):
                 if elt != var:
                     forms.append(("one .tolist(), then Python", f"[{elt} for {var} in {iterable}]"))
         elif match.form == "tensor":
-            # torch.tensor of Python floats is a CPU tensor of the default float dtype; of ints or
+            # torch.tensor of Python floats is a tensor of the default float dtype; of ints or
             # bools it is int64 / bool -- but an empty list gives the float dtype, so only a float
             # element (or an explicit dtype=) has a single cast that is always right
             if match.dtype:
                 dtype: str | None = match.dtype
             elif kind == "float":
-                dtype = f"{torch}.get_default_dtype()" if ctx.custom_default_dtype else f"{torch}.float32"
+                # whatever module set it (`torch.set_default_dtype` may run anywhere)
+                dtype = f"{torch}.get_default_dtype()"
             else:
                 dtype = None
-            if dtype is not None:
-                device = match.device or '"cpu"'
+            # and on the default device, which the CPU is unless the program moved it
+            # (`torch.set_default_device("cuda")`): with no `device=` only the rebuilt list below
+            # lands where the old one did on every machine
+            if dtype is not None and match.device:
+                device = match.device
                 c = _atom(cast_vector)
                 if not self._allocates(cast_vector):
                     code = f"{c}.detach().to({device}, {dtype}, copy=True)"
                 else:
-                    cast = ".float()" if dtype == f"{torch}.float32" else f".to({dtype})"
-                    move = f".to({match.device})" if match.device else ".cpu()"
-                    code = f"{c}.detach(){cast}{move}"
+                    code = f"{c}.detach().to({device}, {dtype})"
                 forms.append(("one tensor expression", code))
             kwargs = "".join(f", {k}={val}" for k, val in (("dtype", match.dtype), ("device", match.device)) if val)
             forms.append(("one .tolist(), rebuilt once", f"{torch}.tensor({v}.tolist(){kwargs})"))
@@ -638,7 +633,7 @@ class ComprehensionOverTensor(Rule):
                 forms.append(("one .tolist(), Python reduction", code))
         return forms
 
-    def _candidates(self, match: _Match, indexed: set[str], ctx: _Context) -> list[Candidate]:
+    def _candidates(self, match: _Match, indexed: set[str], ctx: RuleContext) -> list[Candidate]:
         shape = match.shape
         if shape.extent is not None:
             extent_code = _code(shape.extent)
@@ -667,7 +662,7 @@ class ComprehensionOverTensor(Rule):
             candidates.append(self._candidate(match, indexed, description, code, ctx))
         return candidates
 
-    def _candidate(self, match: _Match, indexed: set[str], description: str, code: str, ctx: _Context) -> Candidate:
+    def _candidate(self, match: _Match, indexed: set[str], description: str, code: str, ctx: RuleContext) -> Candidate:
         replacement = cst.parse_expression(code)
         target = match.target
         if getattr(target, "lpar", None):

@@ -120,7 +120,8 @@ def test_the_index_as_a_number_is_an_arange_on_the_batch_device() -> None:
             return out
         """
     )
-    assert "out = x * torch.arange(n, device=x.device)[:, None]" in proposal.candidates[0].kernel.new
+    # (stored into the allocation, which is on the default device: see the test below)
+    assert "out[:] = x * torch.arange(n, device=x.device)[:, None]" in proposal.candidates[0].kernel.new
 
 
 def test_weak_scalar_promotion_is_checked_not_assumed(checker) -> None:  # noqa: ANN001
@@ -258,7 +259,35 @@ def test_the_legacy_constructor_makes_default_floats_of_any_numbers() -> None:
             return torch.Tensor([t * t + n // 2 for t in range(n)])
         """
     )
-    assert "(torch.arange(n) * torch.arange(n) + n // 2).to(torch.get_default_dtype())" in legacy.candidates[0].kernel.new
+    # `torch.Tensor` ignores the default device (`torch.set_default_device`) and makes the default
+    # tensor type, as `torch.Tensor()` does: the `arange` follows the default device, so the
+    # table is moved where the constructor puts it (a GPU check refuted `.to(get_default_dtype())`)
+    assert "(torch.arange(n) * torch.arange(n) + n // 2).to(torch.Tensor())" in legacy.candidates[0].kernel.new
+    (cpu_only,) = _proposals(
+        """
+        import torch
+        def squares(n: int):
+            return torch.FloatTensor([t * t + n // 2 for t in range(n)])
+        """
+    )
+    assert "(torch.arange(n) * torch.arange(n) + n // 2).float().cpu()" in cpu_only.candidates[0].kernel.new
+
+
+def test_a_tensor_of_item_numbers_is_rebuilt_by_the_same_call() -> None:
+    """`torch.tensor([e.item() ...])` is made on the default device, which may be a GPU's: the
+    batch's numbers go through `.tolist()` (the Python numbers `.item()` gives) into the same
+    call, never to `.cpu()` (a GPU check refuted that)."""
+    (proposal,) = _proposals(
+        """
+        import torch
+        def sums(x: torch.Tensor):
+            n = x.size(0)
+            return torch.tensor([torch.sigmoid(x[i]).sum().item() for i in range(n)])
+        """
+    )
+    new = proposal.candidates[0].kernel.new
+    assert "\n_result = torch.tensor(" in new and new.rstrip().endswith(".detach().tolist())")
+    assert "cpu" not in new
     # torch.tensor keeps ints as int64 and floats as floats: with `n`'s kind not evident, it stays
     (plain,) = _proposals(
         """
@@ -269,3 +298,37 @@ def test_the_legacy_constructor_makes_default_floats_of_any_numbers() -> None:
     )
     assert not plain.candidates and "dtype of the collected numbers" in (plain.skip_reason or "")
 
+
+
+def test_an_allocation_on_the_default_device_is_filled_not_replaced() -> None:
+    """`out = torch.zeros(n, d)` is a tensor on the default device: where the inputs live on a GPU
+    and the default device is the CPU, the loop leaves a CPU tensor, so the batch is stored into
+    it (`out[:] = ...` copies across devices as `out[i] = ...` did). An allocation made like an
+    array the value reads (`torch.zeros_like(x)`) is on the value's device: the value replaces it."""
+    (default,) = _proposals(
+        """
+        import torch
+        def g(x: torch.Tensor):
+            x = x.float()
+            n, d = x.shape
+            out = torch.zeros(n, d)
+            for i in range(n):
+                out[i] = x[i] * 2
+            return out
+        """
+    )
+    assert all("out = x * 2" not in c.kernel.new for c in default.candidates)
+    assert any("out[:] = x * 2" in c.kernel.new for c in default.candidates)
+    (like,) = _proposals(
+        """
+        import torch
+        def g(x: torch.Tensor):
+            x = x.float()
+            n, d = x.shape
+            out = torch.zeros_like(x)
+            for i in range(n):
+                out[i] = x[i] * 2
+            return out
+        """
+    )
+    assert "out = x * 2" in like.candidates[0].kernel.new

@@ -143,8 +143,24 @@ def test_kernel_old_is_the_original_expression():
     )
     for candidate in proposal.candidates:
         assert candidate.kernel.old == 'result = th.tensor([x[i].item() * 2.0 for i in range(0, x.size(0))], device="cpu")\n'
-    assert proposal.candidates[0].kernel.new == 'result = (x * 2.0).detach().float().to("cpu")\n'
-    assert proposal.candidates[1].kernel.new == 'result = (x.flatten() * 2.0).detach().float().to("cpu")\n'
+    assert proposal.candidates[0].kernel.new == 'result = (x * 2.0).detach().to("cpu", th.get_default_dtype())\n'
+    assert proposal.candidates[1].kernel.new == 'result = (x.flatten() * 2.0).detach().to("cpu", th.get_default_dtype())\n'
+
+
+def test_a_tensor_of_numbers_stays_on_the_default_device():
+    """`torch.tensor(numbers)` is made on the default device, which a program may have moved
+    (`torch.set_default_device("cuda")`): with no `device=`, no rung moves the batch to the CPU;
+    the one left rebuilds the list with the same call."""
+    proposal = _proposal(
+        """
+        import torch
+        def f(x: torch.Tensor):
+            return torch.tensor([x[i].item() / 2 for i in range(len(x))])
+        """
+    )
+    assert proposal.candidates
+    for candidate in proposal.candidates:
+        assert "cpu" not in candidate.kernel.new and candidate.kernel.new.startswith("result = torch.tensor(")
 
 
 def test_untyped_name_is_skipped_with_reason():

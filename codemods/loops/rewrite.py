@@ -295,6 +295,26 @@ def _covers_whole(allocation: cst.Call, extent: Extent, facts: LoopFacts) -> boo
     return extent.start == 0 and measured is not None and measure_of(first, facts.shapes.measures.get) == measured
 
 
+def _device_follows(allocation: cst.Call, value: cst.BaseExpression, facts: LoopFacts) -> bool:
+    """Whether ``allocation`` is made on the device of an array the batched ``value`` reads
+    (``torch.zeros_like(x)``, ``x.new_zeros(n)``, ``torch.zeros(n, device=x.device)``), so that
+    the value may take its place. One made on the default device (``torch.zeros(n)``) may not: a
+    program's inputs may live on a GPU while its default device is the CPU, and then the loop
+    leaves a CPU tensor where the value is a GPU one -- a case neither the CPU leg (all on the CPU)
+    nor the CUDA leg (the GPU as the default device) draws. The value is stored into it instead."""
+    reads = names_used(value)
+    device = next((a.value for a in allocation.args if a.keyword is not None and a.keyword.value == "device"), None)
+    if device is not None:
+        return m.matches(device, m.Attribute(value=m.Name(), attr=m.Name("device"))) and device.value.value in reads  # type: ignore[attr-defined]
+    qualified = facts.context.qualified(allocation.func) or ""
+    if qualified.rsplit(".", 1)[-1] in _LIKE_ALLOCATORS:
+        first = allocation.args[0].value if allocation.args and allocation.args[0].keyword is None else None
+        return isinstance(first, cst.Name) and first.value in reads
+    if isinstance(allocation.func, cst.Attribute) and allocation.func.attr.value in _NEW_ALLOCATORS:
+        return isinstance(allocation.func.value, cst.Name) and allocation.func.value.value in reads
+    return False
+
+
 def _batched_target(lifter: Lifter, target: cst.Subscript, extent: Extent) -> tuple[cst.Subscript, int, int]:
     """``out[:n]`` for ``out[i]``, ``out[:, :n]`` for ``out[:, i]``: the target, the position of
     the batch axis within the stored slot, and how many dimensions the indices remove."""
@@ -1306,6 +1326,7 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
         and lifted.batched
         and not lifted.keepdim
         and _covers_whole(definition.value, extent, facts)  # type: ignore[arg-type]
+        and _device_follows(definition.value, value, facts)  # type: ignore[arg-type]
         and sum(1 for s in facts.steps if s.target == step.target) == 1
     )
     if whole:
@@ -1324,6 +1345,15 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
                          cst.Divide: cst.DivideAssign}.get(type(operator))
             if augmented is None:
                 raise CannotRewrite(f"`{_short(small)}`: this augmented store is not lifted", step.statement)
+            arrays = sorted(n for n in names_used(value) if Kind.NDARRAY in facts.evidence(n).kinds)
+            if arrays and not lifter.library.is_numpy and step.target is not None:
+                # a NumPy array of the batch meets a tensor: torch adds it into a CPU tensor but
+                # raises for a GPU one (`mean[c] += images[:, c].mean()` adds a NumPy scalar, which
+                # any device takes) -- so the batch is made a tensor on the target's device first
+                value = call(
+                    lifter.library.function(lifter.spell, "as_tensor"), value,
+                    device=attribute(name(step.target), "device"),
+                )
             plan.statements.append(cst.SimpleStatementLine([cst.AugAssign(batched_target, augmented(), value)]))
         plan.descriptions.append(f"`{step.target}` filled at once")
     plan.outputs.append(step.target)
@@ -2206,18 +2236,34 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, op
                 raise CannotRewrite(lifter.why, step.statement)
             value = lifted.node
         cast = "float" if consumer.form != "tensor" else {"float": "float", "int": "long", "bool": "bool"}.get(lifted.kind or "")
-        if cast is None:
+        if cast is None and numbers_only:
             raise CannotRewrite("the dtype of the collected numbers is not evident", step.statement)
+        # the table lands where the consumer puts one: `torch.tensor` on the default device, in
+        # the default float dtype for floats; the legacy constructors ignore the default device
+        # (`torch.set_default_device("cuda")`): `torch.FloatTensor` is a CPU float32 tensor, and
+        # `torch.Tensor` one of the default tensor type, as `torch.Tensor()` is
+        legacy = call(lifter.library.function(spell, "Tensor"))
         if numbers_only:
-            # made of Python numbers and an `arange` on the default device: no graph, no device
-            # to leave; int64 and bool are what the numbers give already, and a float is made
-            # in the default dtype (`torch.FloatTensor`: float32)
+            # made of Python numbers and an `arange` on the default device: no graph; int64 and
+            # bool are what the numbers give already
             if consumer.form == "float tensor":
-                value = method(value, "float")
+                value = method(method(value, "float"), "cpu")
+            elif consumer.form == "default float tensor":
+                value = method(value, "to", legacy)
             elif cast == "float":
                 value = method(value, "to", call(lifter.library.function(spell, "get_default_dtype")))
-        else:
+        elif consumer.form == "float tensor":
             value = method(method(method(value, "detach"), cast), "cpu")
+        elif consumer.form == "default float tensor":
+            value = method(method(value, "detach"), "to", legacy)
+        else:
+            # the numbers the loop collected, as one list, made a tensor by the same call: the
+            # same dtype and device on every machine. `.tolist()` gives the Python numbers
+            # `.item()` gives, so a batch of `.item()`s needs no cast; one of `float(t)` does (a
+            # double holds any float dtype's values exactly)
+            listed = method(method(value, "detach"), {"float": "double"}.get(cast, cast)) if cast else method(value, "detach")
+            listed = method(listed, "tolist")
+            value = consumer.call.with_changes(args=[consumer.call.args[0].with_changes(value=listed)])
     _replace_consumer(plan, facts, consumer, definition, value, f"{items if definition is None else '`' + items + '`'} built at once")
 
 

@@ -5,8 +5,10 @@
 # channel's numbers in another order than the per-channel ones: compared within the tolerance of
 # a reordered float reduction, and where NaN, inf and -inf meet it signals NumPy's invalid value
 # at `inf - inf` where the loop met the NaN first, which is that order too, not a difference.
-# (Known gap: float32 data near its limits can overflow in one order and not the other; the
-# search finds that only where it draws such data.)
+# A NumPy batch is made a tensor on the accumulator's device before it is added: torch adds an
+# ndarray into a CPU tensor but raises for a GPU one, where the loop added NumPy scalars (a GPU
+# check found it). (Known gap: float32 data near its limits can overflow in one order and not
+# the other; the search finds that only where it draws such data.)
 import torch
 
 

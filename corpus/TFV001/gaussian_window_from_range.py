@@ -1,6 +1,8 @@
 # A 1-D Gaussian window built from Python numbers, one `math.exp` per tap (the SSIM-loss spelling).
 # `window_size: int` says what `range` is given: unannotated, it may be a 0-d integer tensor,
-# whose arithmetic differs (see trap_gaussian_window_count_of_unknown_kind).
+# whose arithmetic differs (see trap_gaussian_window_count_of_unknown_kind). `torch.Tensor` ignores
+# the default device (`torch.set_default_device`) and makes the default tensor type: so does
+# `.to(torch.Tensor())`, where the `arange` follows the default device.
 from math import exp
 
 import torch

@@ -4,4 +4,4 @@ import torch as th
 
 
 def to_double(t: th.Tensor) -> th.Tensor:
-    return t.flatten().detach().to("cpu", th.float64, copy=True)
+    return th.tensor(t.flatten().double().tolist(), dtype=th.float64)
