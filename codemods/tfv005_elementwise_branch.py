@@ -179,8 +179,9 @@ class ElementwiseBranch(Rule):
     `y[y_mask.nonzero().squeeze(1)] = ...` instead. A mask under `range(n)`, where the loop
     indexes the target only where the branch runs, becomes
     `x.index_fill_(0, x_mask.nonzero().squeeze(1), 0.0)`; a masked sum into a tensor
-    accumulator casts the elements first, as `total += v[i]` does:
-    `total += v[keep.bool()].to(total.dtype).sum()`.
+    accumulator sums in the dtype each step `total += v[i]` adds in (the two promoted), then
+    casts into `total` as that step does:
+    `total += v[keep.bool()].to(torch.promote_types(v.dtype, total.dtype)).sum()`.
 
     ## When it stays silent
     - The loop body is anything but one `if` chain whose branches each write element `i` of the
@@ -522,8 +523,14 @@ class ElementwiseBranch(Rule):
     def _forms(self, mt: _Match, may_be_shorter: bool) -> list[str]:
         if mt.kind == "accumulate":
             value = mt.values[0]
-            # the fallback casts each element into the accumulator's dtype first, as `total += v[i]` does
-            return ["count"] if isinstance(value, cst.Integer) else ["masked_sum", "masked_sum_cast"]
+            if isinstance(value, cst.Integer):
+                return ["count"]
+            # `total += v[i]` adds two 0-d tensors in the dtype they promote to, then casts the sum
+            # back into `total`: summed in that dtype, the batch overflows where the loop does
+            # (neither int64 values near 2**63 summed as int64 into a float total, nor float32
+            # values summed as float16 into a float16 one, which the checker's draws do not reach)
+            promoted = ["masked_sum_promoted"] if self._array_read(value) is not None else []
+            return promoted + ["masked_sum", "masked_sum_cast"]
         forms = []
         index = mt.shape.index or ""
         if len(mt.conditions) == 1 and mt.values[1] is None and not self._element_reads(mt.values[0], index):
@@ -550,6 +557,13 @@ class ElementwiseBranch(Rule):
             # (the checker rarely draws a guard false on exactly the rows past the target's end)
             forms = [f for f in forms if f in ("index_fill", "branches_index")] or ["branches_index"]
         return forms
+
+    @staticmethod
+    def _array_read(value: cst.BaseExpression) -> str | None:
+        """The array of an element read ``v[i]``: the sample has its dtype."""
+        if m.matches(value, m.Subscript(value=m.Name())):
+            return value.value.value  # type: ignore[attr-defined]
+        return None
 
     def _split_reads(self, mt: _Match) -> tuple[set[str], set[str]]:
         """The arrays the loop reads at every step (in the first test, where Python surely
@@ -730,14 +744,21 @@ class ElementwiseBranch(Rule):
             mask = next(n for n in (f"{target}_mask{k or ''}" for k in range(100)) if n not in names)
             new = f"{mask} = {c[0]}\n{target}.index_fill_(0, {mask}.nonzero().squeeze(1), {_code(value)})"
             description = "index_fill_ at the selected positions (indexes the target only where the branch runs)"
-        else:  # "masked_sum", or "masked_sum_cast": the selected values cast to the accumulator's dtype first
+        else:  # "masked_sum", "masked_sum_cast" (the selected values cast to the accumulator's dtype
+            # first) or "masked_sum_promoted" (to the dtype `total += v[i]` adds in)
             c = cond(mt.conditions[0])[0]
             value = mt.values[0]
             assert value is not None
             v = vec(value)
-            cast = f".to({target}.dtype)" if form == "masked_sum_cast" else ""
+            cast = {
+                "masked_sum_cast": f".to({target}.dtype)",
+                "masked_sum_promoted": f".to({torch}.promote_types({self._array_read(value)}.dtype, {target}.dtype))",
+            }.get(form, "")
             new = f"{target} {mt.op} {_wrap(*v)}[{c}]{cast}.sum()"
-            description = "masked reduction in the accumulator's dtype" if cast else "masked reduction"
+            description = {
+                "masked_sum_cast": "masked reduction in the accumulator's dtype",
+                "masked_sum_promoted": "masked reduction in the dtype each step adds in",
+            }.get(form, "masked reduction")
         if extent == "max0":
             description += ", extent clamped at 0"
         new_module = cst.parse_module(new + "\n", config=ctx.module.config_for_parsing)
@@ -762,7 +783,7 @@ class ElementwiseBranch(Rule):
             outputs=outputs,
             modules=ctx.kernel_modules(),
             # (the cast form sums float values too, in another order than the loop adds them)
-            reorders_float_reduction=form in ("masked_sum", "masked_sum_cast"),
+            reorders_float_reduction=form in ("masked_sum", "masked_sum_cast", "masked_sum_promoted"),
             note=note,
         )
         imports = ctx.imports if f"{torch}." in new else ()

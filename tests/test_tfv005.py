@@ -8,6 +8,7 @@ import textwrap
 
 import libcst as cst
 import pytest
+import torch
 from conftest import corpus_cases
 from libcst.metadata import MetadataWrapper
 from rewrite_helper import assert_corpus_case, assert_rule_example, assert_ruff_sections, rewrite
@@ -78,8 +79,9 @@ def test_checker_rejects_multiplying_by_the_mask(checker):
     proposal = _proposal(MASKED_SUM)
     kernel = _floats_only(proposal.candidates[0].kernel)
     assert checker.check(kernel).ok
+    cast = ".to(torch.promote_types(v.dtype, total.dtype))"
     wrong = dataclasses.replace(kernel, new=kernel.new.replace(
-        "total += v[keep[:len(v)].bool()].sum()", "total += (v * keep[:len(v)]).sum()"))
+        f"total += v[keep[:len(v)].bool()]{cast}.sum()", f"total += (v * keep[:len(v)]){cast}.sum()"))
     assert wrong.new != kernel.new
     verdict = checker.check(wrong)
     assert verdict.outcome is Outcome.REJECTED
@@ -210,13 +212,29 @@ def test_chain_without_else_writes_by_index(checker):
     assert candidates[-1].kernel.new in result.source.decode().replace("\n    ", "\n")
 
 
-def test_masked_sum_falls_back_to_the_accumulator_dtype(checker):
-    """int32 elements added one by one to a float32 total round at each step: summing them as
-    integers first differs, casting each to float32 first does not (beyond reordering)."""
-    plain, cast = _proposal(MASKED_SUM).candidates
-    assert checker.check(plain.kernel).outcome is Outcome.REJECTED
+def test_masked_sum_adds_in_the_dtype_each_step_adds_in(checker):
+    """`total += v[i]` adds two 0-d tensors in the dtype they promote to and casts the sum back:
+    the batch sums in that dtype. Summed in `v`'s own dtype, int64 values near 2**63 wrap where a
+    float32 total does not; cast to `total`'s dtype first, float32 values overflow a float16 total
+    where the loop's float32 steps do not -- values the checker's draws do not reach, so both
+    forms are only fallbacks (for a value that is not an array's element)."""
+    promoted, plain, cast = _proposal(MASKED_SUM).candidates
+    assert "total += v[keep[:len(v)].bool()].to(torch.promote_types(v.dtype, total.dtype)).sum()" in promoted.kernel.new
+    assert "total += v[keep[:len(v)].bool()].sum()" in plain.kernel.new
     assert "total += v[keep[:len(v)].bool()].to(total.dtype).sum()" in cast.kernel.new
-    assert checker.check(cast.kernel).ok
+    assert checker.check(promoted.kernel).ok
+
+    def total(code: str, v: torch.Tensor, start: str) -> float:
+        space = {"torch": torch, "v": v, "keep": torch.ones(len(v), dtype=torch.bool)}
+        exec(code.replace("total = torch.zeros(())", f"total = {start}"), space)  # noqa: S102 - our kernels
+        return float(space["total"])
+
+    for v, start in ((torch.tensor([2**62, 2**62]), "torch.zeros(())"),
+                     (torch.tensor([70000.0]), "torch.full((), -60000.0, dtype=torch.float16)")):
+        loop = total(promoted.kernel.old, v, start)
+        assert total(promoted.kernel.new, v, start) == loop
+        wrong = plain if v.dtype == torch.int64 else cast
+        assert total(wrong.kernel.new, v, start) != loop
 
 
 def test_clamp_chain_with_parameter_bounds_is_not_clamp(checker):

@@ -7,5 +7,5 @@ def kept_total(v: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
     v = v.view(-1)
     keep = keep.view(-1)
     total = torch.zeros(())
-    total += v[keep[:len(v)].bool()].to(total.dtype).sum()
+    total += v[keep[:len(v)].bool()].to(torch.promote_types(v.dtype, total.dtype)).sum()
     return total
