@@ -19,9 +19,11 @@ import multiprocessing
 import os
 import pickle
 import signal
+import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import wait as wait_for
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -159,19 +161,59 @@ def _forkserver_imports_this_torchfix() -> None:
         os.environ["PYTHONPATH"] = root + (os.pathsep + current if current else "")
 
 
+#: seconds the workers of a pool that is shut down have to end before they are made to (a worker
+#: ends in milliseconds once it is told to; the last result was already taken)
+_GRACE_SECONDS = 10.0
+
+
 class _Pool:
     def __init__(self, workers: int, settings: Settings) -> None:
         self.executor = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(settings,))
 
     def stop(self, kill: bool = False) -> None:
+        """Shut the pool down; with ``kill``, end the workers at once (Ctrl-C: processes still
+        running a check must not keep the user waiting).
+
+        Never waits forever. An idle worker waits for work holding the call queue's lock, so one
+        ended then (by ``kill``, or the OOM killer) leaves the lock taken for good, and a sibling
+        that waits for it never reads the signal to exit: ``shutdown(wait=True)`` then hung (a
+        test run from a scanned repository did). So the workers get a grace period to end, then
+        SIGTERM (the worker closes its checker on it), then SIGKILL."""
+        executor = self.executor
+        # the executor forgets both at shutdown
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        manager = getattr(executor, "_executor_manager_thread", None)
         if kill:
-            # processes still running a check must not keep the user waiting after Ctrl-C
-            for process in list(getattr(self.executor, "_processes", {}).values()):
-                try:
-                    process.terminate()
-                except Exception:  # noqa: BLE001
-                    pass
-        self.executor.shutdown(wait=True, cancel_futures=True)
+            _signal_all(processes, "terminate")
+        executor.shutdown(wait=False, cancel_futures=True)
+        left = _wait_ended(processes, 2.0 if kill else _GRACE_SECONDS)
+        if left:
+            _signal_all(left, "terminate")
+            _signal_all(_wait_ended(left, 2.0), "kill")
+        if manager is not None:
+            manager.join()
+
+
+def _signal_all(processes: list, how: str) -> None:
+    for process in processes:
+        try:
+            getattr(process, how)()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+def _wait_ended(processes: list, seconds: float) -> list:
+    """Wait up to ``seconds`` for ``processes`` to end; those still running. Waits on their
+    sentinels without reading them: the executor's own thread reaps them."""
+    deadline = time.monotonic() + seconds
+    running = list(processes)
+    while running:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        ended = set(wait_for([p.sentinel for p in running], timeout=left))
+        running = [p for p in running if p.sentinel not in ended]
+    return running
 
 
 def parallel(
@@ -213,6 +255,8 @@ def parallel(
             except Exception as exc:  # noqa: BLE001 - e.g. a result that does not unpickle
                 result = FileResult(job.display, error=f"internal error: {type(exc).__name__}: {exc}", internal=True, status=FileStatus.ERROR)
             fill()
+            # the consumer may stop asking once it has every result: the pool then ends normally
+            finished = not queued
             yield result
         finished = True
     finally:
