@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything torchfix does differently on a GPU, in one run of a few minutes: the CUDA tests, the
 # checker's CUDA leg inside its sandbox, a cold dry run of the quickstart example and of the whole
-# corpus with checks on cpu + cuda, and the old-vs-new timings on the GPU.
+# corpus with checks on cpu + cuda, the CPU-only picks checked on CUDA (benchmarks/gpu_divergence.py),
+# and the old-vs-new timings on the GPU.
 #
 #     bash benchmarks/device_check.sh [OUTDIR]        # OUTDIR defaults to $OUT, else ./device-out
 #     QUICK=1 bash benchmarks/device_check.sh         # the GPU-sensitive tests and the quickstart (~2 min)
@@ -53,6 +54,9 @@ run_tests() {
 [ -z "${QUICK:-}${QUICK_TESTS:-}" ] || SELECT=(-k "cuda or gpu or runaway or seccomp or threads or filter")
 [ -n "${SKIP_TESTS:-}${QUICK_TESTS:-}" ] || run_tests
 step quickstart 90 "$PY" -m torchfix examples/quickstart/ --format json
+# the rung a CPU-only machine emits for each proposal, checked on CUDA: a patch that differs there
+# is wrong for every user without a GPU (the corpus report shows only the climb's first refutation)
+[ -n "${QUICK:-}" ] || step divergence 200 "$PY" benchmarks/gpu_divergence.py corpus/ --jobs 14 --json "$OUTDIR/divergence.json"
 [ -n "${QUICK:-}" ] || step corpus 170 "$PY" -m torchfix corpus/ --jobs 14 --no-measure --report "$OUTDIR/corpus.json"
 [ -n "${QUICK:-}" ] || TAIL=14 step bench_corpus 150 "$PY" benchmarks/bench_corpus.py --device cuda --sizes 16,256,4096 --budget 0.1 --json "$OUTDIR/bench_cuda.json"
 [ -n "${QUICK:-}" ] || step item_sync 40 "$PY" benchmarks/bench_item_sync.py --device cuda

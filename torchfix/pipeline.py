@@ -378,6 +378,13 @@ def _span(spans, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]] |
     return (start, end) if start < end else None
 
 
+def propose_all(rules: Sequence[type[Rule]], wrapper: MetadataWrapper) -> list[Proposal]:
+    """Every rule's proposals for one module, as the checker is to judge them: each kernel told
+    which of its inputs the code may pass as one array, and refused where the code catches what
+    the old code raises."""
+    return refuse_caught(with_alias_pairs((proposal for rule in rules for proposal in rule().propose(wrapper)), wrapper), wrapper)
+
+
 def process_source(
     data: bytes,
     path: str,
@@ -570,7 +577,7 @@ def _one_round(
     lines = _LINE_BREAK.split(module.code) if may_suppress else []
     accepted: list[Edit] = []
     imports: list[str] = []
-    proposals = refuse_caught(with_alias_pairs((proposal for rule in rules for proposal in rule().propose(wrapper)), wrapper), wrapper)
+    proposals = propose_all(rules, wrapper)
     suppressed_by = [
         _suppressed(lines, _suppression_lines(wrapper, lines, p), p.rule) if may_suppress else None for p in proposals
     ]
