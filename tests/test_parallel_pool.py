@@ -57,3 +57,33 @@ def test_the_pool_ends_normally_once_the_last_result_is_taken(monkeypatch, tmp_p
     taken = [next(results) for _ in jobs]
     results.close()
     assert [r.path for r in taken] == ["f0.py", "f1.py", "f2.py"] and stops == [False]
+
+
+def test_a_worker_dying_while_the_consumer_is_busy_restarts_the_pool(tmp_path) -> None:  # noqa: ANN001
+    """A later file kills its worker (an OOM kill: here the checker factory exits) while the
+    consumer is still busy with an earlier result: the next submit meets a broken pool. That
+    aborted the run (a review found it); the pool is restarted, and only the file that killed
+    its worker is reported so."""
+    from pathlib import Path
+
+    from torchfix.codemods.registry import ALL_RULES
+
+    rules = tuple(r for r in ALL_RULES if r.code == "TFV005")
+    case = Path(__file__).resolve().parent.parent / "corpus" / "TFV005" / "masked_sum.py"
+    jobs = []
+    for i in range(12):
+        path = tmp_path / f"f{i}.py"
+        path.write_bytes(case.read_bytes() if i == 2 else b"import torch\nx = 1\n")  # only f2 builds a checker
+        jobs.append(parallel.Job(str(path), f"f{i}.py", rules))
+    settings = parallel.Settings(checker_factory=functools.partial(os._exit, 3))
+    results = parallel.parallel(jobs, settings, 2)
+    taken = []
+    try:
+        for k in range(len(jobs)):
+            taken.append(next(results))
+            if k == 0:
+                time.sleep(3)  # a slow consumer (printing a diff, writing JSON)
+    finally:
+        results.close()
+    assert [r.path for r in taken] == [f"f{i}.py" for i in range(12)]
+    assert [r.path for r in taken if r.error] == ["f2.py"] and "worker process died" in (taken[2].error or "")

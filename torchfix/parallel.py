@@ -21,7 +21,7 @@ import pickle
 import signal
 import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.connection import wait as wait_for
 from dataclasses import dataclass
@@ -180,9 +180,10 @@ class _Pool:
         test run from a scanned repository did). So the workers get a grace period to end, then
         SIGTERM (the worker closes its checker on it), then SIGKILL."""
         executor = self.executor
-        # the executor forgets both at shutdown
+        # the executor forgets these at shutdown
         processes = list((getattr(executor, "_processes", None) or {}).values())
         manager = getattr(executor, "_executor_manager_thread", None)
+        results = getattr(executor, "_result_queue", None)
         if kill:
             _signal_all(processes, "terminate")
         executor.shutdown(wait=False, cancel_futures=True)
@@ -190,6 +191,15 @@ class _Pool:
         if left:
             _signal_all(left, "terminate")
             _signal_all(_wait_ended(left, 2.0), "kill")
+        if (kill or left) and results is not None:
+            # a worker ended while it sent a result leaves the executor's thread waiting for the
+            # rest of it, and this process's own end of the pipe keeps the end of file away:
+            # with every worker gone, closing it ends that wait (a review made it hang so)
+            _wait_ended(processes, 2.0)
+            try:
+                results._writer.close()  # noqa: SLF001
+            except Exception:  # noqa: BLE001 - closed already
+                pass
         if manager is not None:
             manager.join()
 
@@ -231,7 +241,15 @@ def parallel(
             job = next(upcoming, None)
             if job is None:
                 return
-            queued.append((job, pool.executor.submit(_run_job, job)))
+            try:
+                future = pool.executor.submit(_run_job, job)
+            except BrokenProcessPool as exc:
+                # a later file killed a worker after the head's result came back: the pool is
+                # broken for this one too, and the restart below runs it again (a review found
+                # the run aborted here instead)
+                future = Future()
+                future.set_exception(exc)
+            queued.append((job, future))
 
     try:
         fill()
