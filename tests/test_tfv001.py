@@ -332,3 +332,50 @@ def test_an_allocation_on_the_default_device_is_filled_not_replaced() -> None:
         """
     )
     assert "out = x * 2" in like.candidates[0].kernel.new
+    # made like `x`, filled from `y`: `x.mean()` is 0-d, and a 0-d CPU tensor joins a GPU `y`'s
+    # steps, so the batch is on `y`'s device where the loop's result was on `x`'s
+    (other,) = _proposals(
+        """
+        import torch
+        def g(x: torch.Tensor, y: torch.Tensor):
+            x = x.float().reshape(-1)
+            y = y.float().reshape(-1)
+            out = torch.zeros_like(x)
+            for i in range(len(x)):
+                out[i] = y[i] - x.mean()
+            return out
+        """
+    )
+    assert other.candidates and all("out = y" not in c.kernel.new for c in other.candidates)
+
+
+def test_item_numbers_are_python_numbers_where_the_dtype_is_known() -> None:
+    """`.item()` gives a Python number: an int of an int64 array, which meets `0.1` in double
+    precision (the batch would in float32: refused), and a float of a float32 array, which
+    Python computes with in double (the batch does too: `x.double()`; a difference of two close
+    products cancels differently otherwise). A review found both emitted."""
+    (ints,) = _proposals(
+        """
+        import torch
+        def f(x: torch.Tensor, y: torch.Tensor):
+            x = x.long().reshape(-1)
+            y = y.long().reshape(-1)
+            out = []
+            for i in range(x.size(0)):
+                out.append(x[i].item() * 0.1 - y[i].item() * 0.1)
+            return torch.tensor(out)
+        """
+    )
+    assert not ints.candidates and "Python ints meet a float" in (ints.skip_reason or "")
+    (floats,) = _proposals(
+        """
+        import torch
+        def f(x: torch.Tensor):
+            x = x.reshape(-1).float()
+            out = []
+            for i in range(x.size(0)):
+                out.append(x[i].item() * 0.1 - 1.0)
+            return torch.tensor(out)
+        """
+    )
+    assert "torch.tensor((x.double() * 0.1 - 1.0)" in floats.candidates[0].kernel.new

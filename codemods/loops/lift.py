@@ -257,6 +257,9 @@ class Lifter:
     #: broadcast one number per sample against a sample whose rank nothing pins with the batch
     #: axis last (``(s * x.movedim(0, -1)).movedim(-1, 0)``): right for every rank (a ladder rung)
     any_rank_broadcast: bool = False
+    #: array names -> the dtype a conversion gave them (``ShapeFacts.dtypes``): what kind of
+    #: Python number ``x[i].item()`` is
+    dtypes: Mapping[str, str] = field(default_factory=dict)
     #: walked names read as ``x[i]`` where the read is itself a per-sample position
     #: (``p[i, labels[i]]``), counted per read: a list of numbers indexes the same way
     position_reads: dict[str, int] = field(default_factory=dict)
@@ -746,7 +749,8 @@ class Lifter:
         sources = frozenset({base_name}) if base_name is not None and base_rank is None else frozenset()
         return Lifted(batched, True, sample_rank, keepdim=keep, sources=sources,
                       min_rank=_fewest_sample_dims(node.slice, position) + (1 if keep else 0),
-                      unmoved=unmoved, unmoved_axis=axis, unmoved_rank_of=rank_of)
+                      unmoved=unmoved, unmoved_axis=axis, unmoved_rank_of=rank_of,
+                      kind=_dtype_kind(self.dtypes.get(base_name or "")))
 
     def _numbers_at_rows(self, numbers: cst.Name, literal: cst.List | cst.Tuple, offset: int) -> Lifted:
         """``means[i]`` of a literal list of numbers: the list as an array of Python's numbers
@@ -877,8 +881,10 @@ class Lifter:
         that may be a float -- make float64 in Python and, from an int64 batch, the default
         float32 in torch. Only a lift that took the index as float64 (``Extent.float_index``, for
         a stored value of Python numbers) batches them; any other raises."""
-        if self.library.is_numpy or self.extent.float_index:
+        if self.library.is_numpy:
             return  # NumPy makes float64 of an int64 batch and a Python float, as Python does
+        # (a lift that took the index as float64 has made it a float: what is still an int here
+        # is another per-sample int, `x[i].item()` of an int64 `x`, which it did not)
         for sample, other in ((left, right), (right, left)):
             if not (sample.batched and sample.scalar and sample.kind == "int"):
                 continue
@@ -1544,19 +1550,25 @@ class Lifter:
         raise CannotLift(f"`.{attr}()` of a per-sample value")
 
     def _to_number(self, value: Lifted, source: cst.BaseExpression, kind: str | None) -> Lifted:
-        """A per-sample tensor converted to a Python number (``.item()``)."""
+        """A per-sample tensor converted to a Python number (``.item()``). A Python float is a
+        double, and Python computes with it in double: so does the batch of an array known to
+        hold floats (`x[i].item() * 0.1 - y[i].item() * 0.1` of float32 values cancels otherwise)."""
         if value.scalar:
             return value
         if value.keepdim:
             rank = self._need(value, f"`{short(source)}`: a number per sample needs one element per sample")
             if rank != 1:
                 raise CannotLift(f"`{short(source)}` has more than one element per sample")
-            return Lifted(method(value.node, "flatten"), True, 0, scalar=True, kind=kind, sources=value.sources)
-        # one number per sample: a vector of them is the likeliest reading
-        rank = self._need(value, f"`{short(source)}`: a number per sample needs one element per sample", NUMBER_RANKS)
-        if rank != 0:
-            raise CannotLift(f"`{short(source)}` has {rank} dimensions per sample, not one number")
-        return Lifted(value.node, True, 0, scalar=True, kind=kind, sources=value.sources)
+            node: cst.BaseExpression = method(value.node, "flatten")
+        else:
+            # one number per sample: a vector of them is the likeliest reading
+            rank = self._need(value, f"`{short(source)}`: a number per sample needs one element per sample", NUMBER_RANKS)
+            if rank != 0:
+                raise CannotLift(f"`{short(source)}` has {rank} dimensions per sample, not one number")
+            node = value.node
+        if kind == "float":
+            node = self.library.cast(self.spell, node, "float")
+        return Lifted(node, True, 0, scalar=True, kind=kind, sources=value.sources)
 
     def _reshape(self, node: cst.Call, func: cst.Attribute, value: Lifted, args: list[tuple[cst.Arg, Lifted]]) -> Lifted:
         attr = func.attr.value
@@ -1844,3 +1856,14 @@ class _DivisorGuard:
         filler = call(like, bare)
         return cst.IfExp(test=self.test, body=bare if taken else filler, orelse=filler if taken else bare,
                          lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _dtype_kind(dtype: str | None) -> str | None:
+    """The kind of Python number an element of an array of ``dtype`` converts to (``.item()``)."""
+    if dtype is None:
+        return None
+    if dtype == "bool" or dtype == "bool_":
+        return "bool"
+    if "float" in dtype:
+        return "float"
+    return "int" if "int" in dtype else None

@@ -758,6 +758,9 @@ def converted_dtype(value: cst.BaseExpression, qualified: Callable[[cst.CSTNode]
     method = value.func.attr.value
     if method in _CONVERSIONS:
         return _CONVERSIONS[method] if not value.args else None
+    if method in _DTYPE_KEEPING:
+        # `x.long().reshape(-1)`: the conversion's dtype, whatever the shape
+        return converted_dtype(value.func.value, qualified)
     if method != "astype" or not value.args or value.args[0].keyword is not None:
         return None
     if any(a.keyword is None or a.keyword.value not in ("copy", "order") for a in value.args[1:]):
@@ -771,6 +774,10 @@ def converted_dtype(value: cst.BaseExpression, qualified: Callable[[cst.CSTNode]
     return None
 
 
+#: methods that keep their receiver's dtype, whatever they do to its shape (not `view`, which
+#: given a dtype reinterprets the bytes)
+_DTYPE_KEEPING = frozenset({"reshape", "flatten", "ravel", "squeeze", "unsqueeze", "contiguous", "detach", "clone", "copy",
+                            "cpu", "cuda"})
 #: methods whose result may be their receiver itself (`y = x.to(device)` may be `x`)
 _MAY_BE_SELF = frozenset({"to", "cuda", "cpu", "type", "type_as", "half", "float", "double", "int", "long", "bool",
                           "byte", "char", "short", "bfloat16", "contiguous", "requires_grad_", "flatten", "ravel",

@@ -301,18 +301,23 @@ def _device_follows(allocation: cst.Call, value: cst.BaseExpression, facts: Loop
     the value may take its place. One made on the default device (``torch.zeros(n)``) may not: a
     program's inputs may live on a GPU while its default device is the CPU, and then the loop
     leaves a CPU tensor where the value is a GPU one -- a case neither the CPU leg (all on the CPU)
-    nor the CUDA leg (the GPU as the default device) draws. The value is stored into it instead."""
-    reads = names_used(value)
+    nor the CUDA leg (the GPU as the default device) draws. The value is stored into it instead.
+    And the value must read no other array: one on another device whose samples are 0-d mixes
+    into the loop's steps (a 0-d CPU tensor joins a GPU one), so the batch's device may be the
+    other array's (a review found `zeros_like(x)` replaced by `y[:n] - x.mean()`)."""
     device = next((a.value for a in allocation.args if a.keyword is not None and a.keyword.value == "device"), None)
-    if device is not None:
-        return m.matches(device, m.Attribute(value=m.Name(), attr=m.Name("device"))) and device.value.value in reads  # type: ignore[attr-defined]
     qualified = facts.context.qualified(allocation.func) or ""
-    if qualified.rsplit(".", 1)[-1] in _LIKE_ALLOCATORS:
-        first = allocation.args[0].value if allocation.args and allocation.args[0].keyword is None else None
-        return isinstance(first, cst.Name) and first.value in reads
-    if isinstance(allocation.func, cst.Attribute) and allocation.func.attr.value in _NEW_ALLOCATORS:
-        return isinstance(allocation.func.value, cst.Name) and allocation.func.value.value in reads
-    return False
+    follows: cst.BaseExpression | None = None
+    if device is not None:
+        follows = device.value if m.matches(device, m.Attribute(value=m.Name(), attr=m.Name("device"))) else None  # type: ignore[attr-defined]
+    elif qualified.rsplit(".", 1)[-1] in _LIKE_ALLOCATORS:
+        follows = allocation.args[0].value if allocation.args and allocation.args[0].keyword is None else None
+    elif isinstance(allocation.func, cst.Attribute) and allocation.func.attr.value in _NEW_ALLOCATORS:
+        follows = allocation.func.value
+    if not isinstance(follows, cst.Name):
+        return False
+    reads = names_used(value) - set(facts.context.bindings) - _numbers(facts)
+    return reads == {follows.value}
 
 
 def _batched_target(lifter: Lifter, target: cst.Subscript, extent: Extent) -> tuple[cst.Subscript, int, int]:
@@ -762,7 +767,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
                     shown_array=lambda name: _shown_array(facts, name),
                     number_list=lambda name_: facts.number_list(cst.Name(name_)),
                     sized_by_count=lambda name_: _sized_by_count(facts, name_, extent),
-                    lengths=facts.shapes.lengths)
+                    lengths=facts.shapes.lengths, dtypes=facts.shapes.dtypes)
     for walked in facts.domain.walked:
         if lifter.depends(walked.source):
             raise CannotRewrite("the loop walks a value computed per sample", facts.loop)
