@@ -7,9 +7,13 @@ patch that is wrong on a GPU (a `.cpu()` where `torch.tensor` follows the defaul
 ndarray added into a GPU tensor). The report of a GPU run shows only the first refutation of a
 climb that ends verified on a later rung, so such a divergence is easy to miss there.
 
-This script finds them: for every proposal of every rule in the files given, it climbs the ladder
-on the CPU alone, as a CPU-only machine does, and checks the rung the CPU picked on CUDA alone.
-Each pick CUDA does not verify is printed with its verdict; the exit status is 1 when there is one.
+This script finds them: for every proposal of every rule in the files given, it judges the ladder
+as the pipeline does on a CPU-only machine (``pipeline.judge_proposal``: rungs in order, a
+speed-gated one withheld unmeasured) and checks the rung it emits on CUDA alone. Each pick CUDA
+does not verify is printed with its verdict; the exit status is 1 when CUDA refutes one. It
+judges the proposals of the file as written (the pipeline's first round): a proposal that
+overlaps an emitted one is judged here too, and what later rounds propose on the rewritten file
+is not; suppression comments are not read.
 Run it on a machine with a GPU (benchmarks/device_check.sh does):
 
     python benchmarks/gpu_divergence.py corpus/ --jobs 14 --json divergence.json
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -37,7 +42,7 @@ from torchfix.codemods.base import Proposal  # noqa: E402
 from torchfix.codemods.registry import select_rules  # noqa: E402
 from torchfix.equivalence.checker import Checker, CheckSettings, available_devices  # noqa: E402
 from torchfix.equivalence.kernel import Outcome  # noqa: E402
-from torchfix.pipeline import propose_all  # noqa: E402
+from torchfix.pipeline import judge_proposal, propose_all  # noqa: E402
 
 
 def _files(paths: list[str]) -> list[Path]:
@@ -45,7 +50,7 @@ def _files(paths: list[str]) -> list[Path]:
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            found += sorted(p for p in path.rglob("*.py") if not p.name.endswith(".expected.py"))
+            found += sorted(p for p in path.rglob("*.py") if not p.name.endswith((".expected.py", ".optimum.py")))
         else:
             found.append(path)
     return found
@@ -79,31 +84,32 @@ def _picks(paths: list[Path], gpu: bool, timeout: float) -> list[dict]:
         for path in paths:
             try:
                 module = cst.parse_module(path.read_bytes())
+                for proposal in propose_all(select_rules(), MetadataWrapper(module)):
+                    if not proposal.skip_reason:
+                        rows += _pick(proposal, path, on_cpu, on_gpu if gpu else None)
             except (cst.ParserSyntaxError, UnicodeDecodeError, OSError):
                 continue
-            for proposal in propose_all(select_rules(), MetadataWrapper(module)):
-                if not proposal.skip_reason:
-                    rows += _pick(proposal, path, on_cpu, on_gpu if gpu else None)
+            except Exception as exc:  # noqa: BLE001 - one file's failure is reported, not the share's
+                rows.append({"path": str(path), "line": 0, "rule": "", "rung": "", "cpu": "",
+                             "error": f"{type(exc).__name__}: {exc}"})
     return rows
 
 
 def _pick(proposal: Proposal, path: Path, on_cpu: Checker, on_gpu: Checker | None) -> list[dict]:
-    for candidate in proposal.candidates:
-        if candidate.unverifiable:
-            continue
-        cpu = on_cpu.check(candidate.kernel)
-        if cpu.outcome is not Outcome.VERIFIED:
-            continue
-        # the CPU-only machine emits this rung
-        row = {"path": str(path), "line": proposal.line, "rule": proposal.rule, "rung": candidate.description, "cpu": cpu.reason}
-        if on_gpu is not None:
-            cuda = on_gpu.check(candidate.kernel)
-            row.update(
-                cuda_outcome=cuda.outcome.value, cuda=cuda.reason,
-                counterexample=cuda.counterexample.render() if cuda.counterexample else None,
-            )
-        return [row]
-    return []
+    """The rung the pipeline emits for ``proposal`` on a CPU-only machine (its own judgement:
+    the ladder climbed in order, a speed-gated rung withheld unmeasured), checked on CUDA."""
+    judged = judge_proposal(proposal, lambda: on_cpu, unsafe=False)
+    if judged.outcome is not Outcome.VERIFIED or judged.candidate is None:
+        return []
+    candidate = judged.candidate
+    row = {"path": str(path), "line": proposal.line, "rule": proposal.rule, "rung": candidate.description, "cpu": judged.reason}
+    if on_gpu is not None:
+        cuda = on_gpu.check(candidate.kernel)
+        row.update(
+            cuda_outcome=cuda.outcome.value, cuda=cuda.reason,
+            counterexample=cuda.counterexample.render() if cuda.counterexample else None,
+        )
+    return [row]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,11 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     files = _files(args.paths)
     started = time.perf_counter()
     shares = [files[k:: args.jobs] for k in range(args.jobs)]
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+    # spawn: this process may have started CUDA (to ask whether there is a GPU), which a forked
+    # child cannot use
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         results = list(pool.map(_picks, shares, [gpu] * len(shares), [args.timeout] * len(shares)))
     rows = [row for found in results for row in found]
-    diverged = [row for row in rows if gpu and row["cuda_outcome"] != Outcome.VERIFIED.value]
-    for row in diverged:
+    for row in rows:
+        if "error" in row:
+            print(f"{row['path']}: not examined: {row['error']}")
+    rows = [row for row in rows if "error" not in row]
+    refuted = [row for row in rows if gpu and row["cuda_outcome"] == Outcome.REJECTED.value]
+    unverified = [row for row in rows if gpu and row["cuda_outcome"] not in (Outcome.VERIFIED.value, Outcome.REJECTED.value)]
+    for row in refuted + unverified:
         print(f"{row['path']}:{row['line']}: {row['rule']} [{row['rung']}] verified on the CPU; on CUDA {row['cuda_outcome']}: {row['cuda']}")
         if row["counterexample"]:
             print("    " + row["counterexample"].replace("\n", "\n    "))
@@ -135,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     if not gpu:
         print(f"no GPU here: {len(rows)} CPU picks in {len(files)} files, none checked on CUDA ({elapsed:.0f} s)")
         return 2
-    print(f"{len(rows)} CPU picks in {len(files)} files; {len(diverged)} not verified on CUDA ({elapsed:.0f} s)")
-    return 1 if diverged else 0
+    print(f"{len(rows)} CPU picks in {len(files)} files; {len(refuted)} refuted on CUDA, {len(unverified)} not verified there"
+          f" (a timeout, or an old code that raises on every CUDA input) ({elapsed:.0f} s)")
+    return 1 if refuted else 0
 
 
 if __name__ == "__main__":

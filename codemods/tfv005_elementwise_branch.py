@@ -526,9 +526,11 @@ class ElementwiseBranch(Rule):
             if isinstance(value, cst.Integer):
                 return ["count"]
             # `total += v[i]` adds two 0-d tensors in the dtype they promote to, then casts the sum
-            # back into `total`: summed in that dtype, the batch overflows where the loop does
-            # (neither int64 values near 2**63 summed as int64 into a float total, nor float32
-            # values summed as float16 into a float16 one, which the checker's draws do not reach)
+            # back into `total`: the batch sums in that dtype, not in v's (int64 values near 2**63
+            # wrap there, into a float total) nor in total's (float32 values overflow a float16
+            # one) -- values the checker's draws do not reach. It is still a reordered float sum,
+            # and in half precision more: the CPU sums float16 in float32 where the loop rounds
+            # every step to float16 (README, known gaps)
             promoted = ["masked_sum_promoted"] if self._array_read(value) is not None else []
             return promoted + ["masked_sum", "masked_sum_cast"]
         forms = []

@@ -265,7 +265,7 @@ class Judgement:
     shown: Candidate | None = None
 
 
-def _judge(proposal: Proposal, checker: CheckerFactory, unsafe: bool, allow_slower: bool = False) -> Judgement:
+def judge_proposal(proposal: Proposal, checker: CheckerFactory, unsafe: bool, allow_slower: bool = False) -> Judgement:
     """Climb the ladder, most idiomatic rung first.
 
     A verified candidate withheld for its speed (:func:`_withheld_for_speed`) does not end the
@@ -613,7 +613,7 @@ def _one_round(
         if budget is not None and not checker.judged(proposal):
             budget.candidate()
             budget.charge(f"after {budget.candidates - 1} checked candidate(s)")
-        judged = _judge(proposal, checker, unsafe, allow_slower)
+        judged = judge_proposal(proposal, checker, unsafe, allow_slower)
         candidate, verdict = judged.candidate, judged.verdict
         if candidate is not None:
             diff, replacement = _alone(wrapper.module, data, path, candidate) if details else (None, None)
