@@ -320,3 +320,18 @@ def test_each_device_leg_has_the_whole_timeout(monkeypatch) -> None:  # noqa: AN
         Checker(CheckSettings(timeout=7.0, devices=devices, measure=False), cache_dir=None).check(kernel)
     assert asked == [7.0, 14.0]
 
+
+
+def test_a_result_that_requires_grad_where_the_old_one_did_not_is_a_difference() -> None:
+    """`targets[i] = s[i].item() * 0.9` stores constants; `targets[:] = s * 0.9` stores a result
+    that backpropagates into `s`: the same values, another program once `loss.backward()` runs.
+    The gradient leg compared gradients only where the old results had any (a review found the
+    leak verified)."""
+    old = "t = torch.zeros(len(s), dtype=s.dtype)\nfor i in range(len(s)):\n    t[i] = s[i].item() * 0.9\n"
+    spec = (InputSpec("s", ranks=(1,), dtypes=("float32", "float64")),)
+    leaking = Kernel(old, "t = torch.zeros(len(s), dtype=s.dtype)\nt[:] = s * 0.9\n", spec, ("t",), gradients=True)
+    detached = Kernel(old, "t = torch.zeros(len(s), dtype=s.dtype)\nt[:] = s.detach() * 0.9\n", spec, ("t",), gradients=True)
+    with Checker(CheckSettings(examples=40, measure=False), cache_dir=None) as checker:
+        verdict = checker.check(leaking)
+        assert verdict.outcome is Outcome.REJECTED and "old results are constants" in str(verdict.counterexample)
+        assert checker.check(detached).outcome is Outcome.VERIFIED
