@@ -378,4 +378,17 @@ def test_item_numbers_are_python_numbers_where_the_dtype_is_known() -> None:
             return torch.tensor(out)
         """
     )
-    assert "torch.tensor((x.double() * 0.1 - 1.0)" in floats.candidates[0].kernel.new
+    assert "torch.tensor((x.detach().double() * 0.1 - 1.0).tolist())" in floats.candidates[0].kernel.new
+    (constants,) = _proposals(
+        """
+        import torch
+        def f(scores: torch.Tensor):
+            scores = scores.reshape(-1).float()
+            targets = torch.zeros(scores.size(0), device=scores.device)
+            for i in range(scores.size(0)):
+                targets[i] = scores[i].item() * 0.9
+            return targets
+        """
+    )
+    # a Python number carries no graph: neither does the batch of them
+    assert "scores.detach().double() * 0.9" in constants.candidates[0].kernel.new

@@ -888,6 +888,8 @@ class Lifter:
         for sample, other in ((left, right), (right, left)):
             if not (sample.batched and sample.scalar and sample.kind == "int"):
                 continue
+            if other.batched and other.scalar and other.kind == "float":
+                continue  # per-sample Python floats are batched in float64: so is the result
             floats = isinstance(node.operator, cst.Divide) or (
                 not other.batched and python_number(other.node, set(self.numbers)) and self.number_kind(other.node) != "int"
             ) or (other.batched and other.scalar and other.kind != "int")
@@ -1265,7 +1267,13 @@ class Lifter:
         twin = _MATH_TO_TORCH.get(qualified.split(".", 1)[1])
         if twin is None or any(a.keyword for a, _ in args) or not all(l.scalar or not l.batched for _, l in args):
             raise CannotLift(f"`{short(node)}` on per-sample values")
-        built = call(self.library.function(self.spell, twin), *[l.node for _, l in args])
+        # Python's math computes in double: so does the batch (torch computes an int64 batch's
+        # square root in float32; a review found `math.sqrt(k[i].item())` emitted so)
+        operands = [
+            self.library.cast(self.spell, l.node, "float") if l.batched and l.kind != "float" and not self.library.is_numpy else l.node
+            for _, l in args
+        ]
+        built = call(self.library.function(self.spell, twin), *operands)
         return Lifted(built, True, 0, scalar=True, kind="float")
 
     def _assume_within_sample(self, invariant: cst.BaseExpression) -> None:
@@ -1566,6 +1574,10 @@ class Lifter:
             if rank != 0:
                 raise CannotLift(f"`{short(source)}` has {rank} dimensions per sample, not one number")
             node = value.node
+        if not self.library.is_numpy:
+            # a Python number carries no graph: `targets[i] = s[i].item() * 0.9` is a constant
+            # (a review found the batch backpropagating into `s`)
+            node = method(node, "detach")
         if kind == "float":
             node = self.library.cast(self.spell, node, "float")
         return Lifted(node, True, 0, scalar=True, kind=kind, sources=value.sources)

@@ -2264,10 +2264,11 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, op
         else:
             # the numbers the loop collected, as one list, made a tensor by the same call: the
             # same dtype and device on every machine. `.tolist()` gives the Python numbers
-            # `.item()` gives, so a batch of `.item()`s needs no cast; one of `float(t)` does (a
-            # double holds any float dtype's values exactly)
-            listed = method(method(value, "detach"), {"float": "double"}.get(cast, cast)) if cast else method(value, "detach")
-            listed = method(listed, "tolist")
+            # `.item()` gives, so a batch of `.item()`s needs no cast
+            # (a float batch's `.tolist()` gives the very floats `.item()` gives, whatever its
+            # float dtype: no cast; an int or bool kind is cast as `int()` / `bool()` made it)
+            listed = method(value, cast) if cast in ("long", "bool") else value
+            listed = method(listed, "tolist")  # (numbers: no graph to detach)
             value = consumer.call.with_changes(args=[consumer.call.args[0].with_changes(value=listed)])
     _replace_consumer(plan, facts, consumer, definition, value, f"{items if definition is None else '`' + items + '`'} built at once")
 
