@@ -241,15 +241,7 @@ def parallel(
             job = next(upcoming, None)
             if job is None:
                 return
-            try:
-                future = pool.executor.submit(_run_job, job)
-            except BrokenProcessPool as exc:
-                # a later file killed a worker after the head's result came back: the pool is
-                # broken for this one too, and the restart below runs it again (a review found
-                # the run aborted here instead)
-                future = Future()
-                future.set_exception(exc)
-            queued.append((job, future))
+            queued.append((job, _submit(pool, job)))
 
     try:
         fill()
@@ -266,10 +258,12 @@ def parallel(
                     on_restart()
                 result = _alone(job, settings)
                 pool = _Pool(workers, settings)
-                rest = [j for j, _ in queued]
+                rest = list(queued)
                 queued.clear()
-                for other in rest:
-                    queued.append((other, pool.executor.submit(_run_job, other)))
+                for other, previous in rest:
+                    # a result that came back before the pool broke is kept, not computed again
+                    kept = previous.done() and not previous.cancelled() and previous.exception() is None
+                    queued.append((other, previous if kept else _submit(pool, other)))
             except Exception as exc:  # noqa: BLE001 - e.g. a result that does not unpickle
                 result = FileResult(job.display, error=f"internal error: {type(exc).__name__}: {exc}", internal=True, status=FileStatus.ERROR)
             fill()
@@ -279,6 +273,18 @@ def parallel(
         finished = True
     finally:
         pool.stop(kill=not finished)
+
+
+def _submit(pool: _Pool, job: Job) -> Future:
+    """``job`` submitted to ``pool``; a pool a worker's death broke meanwhile gives a failed
+    future, which the caller's restart handles (raised here, it aborted the run: a review found
+    it, with a later file killing its worker while the consumer was busy)."""
+    try:
+        return pool.executor.submit(_run_job, job)
+    except BrokenProcessPool as exc:
+        future: Future = Future()
+        future.set_exception(exc)
+        return future
 
 
 def _alone(job: Job, settings: Settings) -> FileResult:
