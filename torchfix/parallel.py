@@ -23,8 +23,8 @@ import time
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.connection import wait as wait_for
 from dataclasses import dataclass
+from multiprocessing.connection import wait as wait_for
 from typing import Callable, Iterable, Iterator, Sequence
 
 from torchfix import forget_working_directory

@@ -1350,8 +1350,8 @@ def _store(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, options
                          cst.Divide: cst.DivideAssign}.get(type(operator))
             if augmented is None:
                 raise CannotRewrite(f"`{_short(small)}`: this augmented store is not lifted", step.statement)
-            arrays = sorted(n for n in names_used(value) if Kind.NDARRAY in facts.evidence(n).kinds)
-            if arrays and not lifter.library.is_numpy and step.target is not None:
+            may_be_ndarray = any(Kind.NDARRAY in facts.evidence(n).kinds for n in names_used(value))
+            if may_be_ndarray and not lifter.library.is_numpy and step.target is not None:
                 # a NumPy array of the batch meets a tensor: torch adds it into a CPU tensor but
                 # raises for a GPU one (`mean[c] += images[:, c].mean()` adds a NumPy scalar, which
                 # any device takes) -- so the batch is made a tensor on the target's device first
@@ -2247,28 +2247,29 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, op
         # the default float dtype for floats; the legacy constructors ignore the default device
         # (`torch.set_default_device("cuda")`): `torch.FloatTensor` is a CPU float32 tensor, and
         # `torch.Tensor` one of the default tensor type, as `torch.Tensor()` is
-        legacy = call(lifter.library.function(spell, "Tensor"))
+        def legacy() -> cst.Call:
+            return call(lifter.library.function(spell, "Tensor"))
+
         if numbers_only:
             # made of Python numbers and an `arange` on the default device: no graph; int64 and
             # bool are what the numbers give already
             if consumer.form == "float tensor":
                 value = method(method(value, "float"), "cpu")
             elif consumer.form == "default float tensor":
-                value = method(value, "to", legacy)
+                value = method(value, "to", legacy())
             elif cast == "float":
                 value = method(value, "to", call(lifter.library.function(spell, "get_default_dtype")))
         elif consumer.form == "float tensor":
             value = method(method(method(value, "detach"), cast), "cpu")
         elif consumer.form == "default float tensor":
-            value = method(method(value, "detach"), "to", legacy)
+            value = method(method(value, "detach"), "to", legacy())
         else:
             # the numbers the loop collected, as one list, made a tensor by the same call: the
             # same dtype and device on every machine. `.tolist()` gives the Python numbers
-            # `.item()` gives, so a batch of `.item()`s needs no cast
-            # (a float batch's `.tolist()` gives the very floats `.item()` gives, whatever its
-            # float dtype: no cast; an int or bool kind is cast as `int()` / `bool()` made it)
+            # `.item()` gives (a float batch the very floats, whatever its float dtype), and no
+            # graph; an int or bool kind is cast as `int()` / `bool()` made it
             listed = method(value, cast) if cast in ("long", "bool") else value
-            listed = method(listed, "tolist")  # (numbers: no graph to detach)
+            listed = method(listed, "tolist")
             value = consumer.call.with_changes(args=[consumer.call.args[0].with_changes(value=listed)])
     _replace_consumer(plan, facts, consumer, definition, value, f"{items if definition is None else '`' + items + '`'} built at once")
 
