@@ -184,6 +184,27 @@ def test_rejected_rewrite_is_reported_with_its_counterexample_and_not_in_the_dif
     assert "TFV901" in err.split("rule")[-1] and "0 rewritten" in err
 
 
+def test_a_rung_refuted_on_a_gpu_only_is_named_beside_the_one_emitted(tmp_path, capfdbinary, hooks):
+    """A GPU machine emits a lower rung where CUDA refuted the first, which a machine without a
+    GPU emits: the verdict says so, since the report shows no refutation of a climb that ends
+    verified (an H200 run found four rungs that were wrong on a GPU this way)."""
+    import dataclasses
+
+    on_gpu = rejected("out differs")
+    on_gpu = dataclasses.replace(on_gpu, counterexample=dataclasses.replace(on_gpu.counterexample, device="cuda"))
+    hooks.rules = [variant(AssignOne, ladder=("2", "3"))]
+    hooks.checker = FakeChecker(by_new_code({"x = 2": on_gpu}))
+    (tmp_path / "m.py").write_text(SRC)
+    code, out, err = run(["m.py", "--format", "json"], tmp_path, capfdbinary)
+    (rewrite,) = json.loads(out)["rewrites"]
+    assert "+    x = 3" in rewrite["diff"]
+    assert rewrite["reason"].endswith("a rung above it, assign 2, was refuted on cuda only: a machine without a GPU emits that one")
+    hooks.checker = FakeChecker(by_new_code({"x = 2": rejected("out differs")}))
+    code, out, err = run(["m.py", "--format", "json"], tmp_path, capfdbinary)
+    (rewrite,) = json.loads(out)["rewrites"]
+    assert "+    x = 3" in rewrite["diff"] and "refuted on" not in rewrite["reason"]
+
+
 def test_skipped_and_overlapping_proposals_are_reported(tmp_path, capfdbinary, hooks):
     hooks.rules = [AssignOne, WholeFunction]
     (tmp_path / "m.py").write_text(SRC)

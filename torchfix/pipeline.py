@@ -286,7 +286,7 @@ def judge_proposal(proposal: Proposal, checker: CheckerFactory, unsafe: bool, al
             if held is not None:
                 withheld = withheld or held
                 continue
-            return Judgement(Outcome.VERIFIED, verdict.reason, candidate, verdict, candidate)
+            return Judgement(Outcome.VERIFIED, verdict.reason + _refuted_on_a_gpu_only(first_rejection), candidate, verdict, candidate)
         if verdict.outcome is Outcome.REJECTED:
             # the first refutation explains the climb; one found only on a GPU explains why a
             # rung that holds on the CPU was dropped there, so it is the one worth showing
@@ -308,6 +308,18 @@ def judge_proposal(proposal: Proposal, checker: CheckerFactory, unsafe: bool, al
         # emitted only on explicit request (--unsafe)
         return Judgement(Outcome.UNVERIFIED, reason, candidate if unsafe else None, verdict, candidate)
     return Judgement(Outcome.UNVERIFIED, "the rule offered no candidate rewrite", None, None)
+
+
+def _refuted_on_a_gpu_only(rejection: tuple[Candidate, Verdict] | None) -> str:
+    """What to add to a verified rung's reason where a rung above it was refuted on a GPU only:
+    its CPU leg verified it, so a machine without a GPU emits that one -- wrongly for a GPU user
+    (``benchmarks/gpu_divergence.py`` looks for such rungs in bulk)."""
+    if rejection is None or rejection[1].counterexample is None:
+        return ""
+    device = rejection[1].counterexample.device
+    if device in ("", "cpu"):
+        return ""
+    return f"; a rung above it, {rejection[0].description}, was refuted on {device} only: a machine without a GPU emits that one"
 
 
 def _withheld_for_speed(candidate: Candidate, verdict: Verdict) -> Judgement | None:
