@@ -120,6 +120,9 @@ class Lifted:
     keepdim: bool = False
     #: the dtype kind when evident: "bool", "int" or "float"
     kind: str | None = None
+    #: one Python number per sample converted from an element (``x[i].item()``): Python
+    #: computes with it as with a Python number, in double where it meets a float
+    converted: bool = False
     #: a (values, indices) pair per sample (``x[i].max(0)``)
     pair: bool = False
     #: the walked tensors whose rank decides this value's rank (for :class:`NeedRank`)
@@ -823,6 +826,7 @@ class Lifter:
         left, right = self._lift(node.left), self._lift(node.right)
         if isinstance(node.operator, cst.MatrixMultiply):
             return self._matmul(left, right, node)
+        left, right = self._as_python_floats(node, left, right)
         self._refuse_float32_numbers(node, left, right)
         if (left.batched or right.batched) and isinstance(node.operator, _INT_OPERATORS) and self._python_ints(left) and (
             self._python_ints(right)
@@ -875,6 +879,24 @@ class Lifter:
         if value.batched:
             return value.scalar and value.kind != "float"
         return python_number(value.node, set(self.numbers)) and self.number_kind(value.node) != "float"
+
+    def _as_python_floats(self, node: cst.BinaryOperation, left: Lifted, right: Lifted) -> tuple[Lifted, Lifted]:
+        """``x[i].item()`` meeting a float (``/``, a float literal or name, a per-sample float)
+        makes a double in Python whatever ``x`` holds -- an int converted exactly as Python
+        converts it, a float32 value exactly: the batch of such numbers is made float64 first
+        (torch would compute an int64 batch's in float32, and a float32 batch's in float32)."""
+        if self.library.is_numpy:
+            return left, right
+        operands = [left, right]
+        for k, (sample, other) in enumerate(((left, right), (right, left))):
+            if not (sample.batched and sample.scalar and sample.converted and sample.kind != "float"):
+                continue
+            floats = isinstance(node.operator, cst.Divide) or (
+                not other.batched and python_number(other.node, set(self.numbers)) and self.number_kind(other.node) == "float"
+            ) or (other.batched and other.scalar and other.kind == "float")
+            if floats:
+                operands[k] = replace(sample, node=self.library.cast(self.spell, sample.node, "float"), kind="float")
+        return operands[0], operands[1]
 
     def _refuse_float32_numbers(self, node: cst.BinaryOperation, left: Lifted, right: Lifted) -> None:
         """Per-sample Python ints (the index) meeting a float -- ``/``, a float literal, a number
@@ -1580,7 +1602,7 @@ class Lifter:
             node = method(node, "detach")
         if kind == "float":
             node = self.library.cast(self.spell, node, "float")
-        return Lifted(node, True, 0, scalar=True, kind=kind, sources=value.sources)
+        return Lifted(node, True, 0, scalar=True, kind=kind, sources=value.sources, converted=True)
 
     def _reshape(self, node: cst.Call, func: cst.Attribute, value: Lifted, args: list[tuple[cst.Arg, Lifted]]) -> Lifted:
         attr = func.attr.value
