@@ -290,11 +290,7 @@ def judge_proposal(proposal: Proposal, checker: CheckerFactory, unsafe: bool, al
         if verdict.outcome is Outcome.REJECTED:
             # the first refutation explains the climb; one found only on a GPU explains why a
             # rung that holds on the CPU was dropped there, so it is the one worth showing
-            on_gpu = verdict.counterexample is not None and verdict.counterexample.device not in ("", "cpu")
-            first_on_gpu = first_rejection is not None and first_rejection[1].counterexample is not None and (
-                first_rejection[1].counterexample.device not in ("", "cpu")
-            )
-            if first_rejection is None or (on_gpu and not first_on_gpu):
+            if first_rejection is None or (_refuted_on_a_gpu(verdict) and not _refuted_on_a_gpu(first_rejection[1])):
                 first_rejection = (candidate, verdict)
         elif unverified is None:
             unverified = (candidate, verdict.reason, verdict)
@@ -310,16 +306,21 @@ def judge_proposal(proposal: Proposal, checker: CheckerFactory, unsafe: bool, al
     return Judgement(Outcome.UNVERIFIED, "the rule offered no candidate rewrite", None, None)
 
 
+def _refuted_on_a_gpu(verdict: Verdict) -> bool:
+    """Whether ``verdict``'s counterexample ran on a GPU: the legs run CPU first, so its CPU leg
+    verified the rung."""
+    return verdict.counterexample is not None and verdict.counterexample.device not in ("", "cpu")
+
+
 def _refuted_on_a_gpu_only(rejection: tuple[Candidate, Verdict] | None) -> str:
     """What to add to a verified rung's reason where a rung above it was refuted on a GPU only:
-    its CPU leg verified it, so a machine without a GPU emits that one -- wrongly for a GPU user
+    a machine without a GPU emits that one -- wrongly for a GPU user
     (``benchmarks/gpu_divergence.py`` looks for such rungs in bulk)."""
-    if rejection is None or rejection[1].counterexample is None:
+    if rejection is None or not _refuted_on_a_gpu(rejection[1]):
         return ""
-    device = rejection[1].counterexample.device
-    if device in ("", "cpu"):
-        return ""
-    return f"; a rung above it, {rejection[0].description}, was refuted on {device} only: a machine without a GPU emits that one"
+    candidate, verdict = rejection
+    device = verdict.counterexample.device  # type: ignore[union-attr]
+    return f"; a rung above it, {candidate.description}, was refuted on {device} only: a machine without a GPU emits that one"
 
 
 def _withheld_for_speed(candidate: Candidate, verdict: Verdict) -> Judgement | None:
