@@ -26,7 +26,7 @@ from hypothesis.errors import HypothesisException
 from torchfix.equivalence.edges import bound_inputs, edge_inputs, long_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
-from torchfix.equivalence.execute import STEPS, RunResult, Unbound, base_namespace, error_site, leaves, map_leaves, per_object, run_snippet
+from torchfix.equivalence.execute import STEPS, Unbound, base_namespace, error_site, leaves, map_leaves, per_object, run_snippet
 from torchfix.equivalence.kernel import FLOAT_DTYPES, NO_DOMAIN, Counterexample, InputSpec, Kernel, Kind, Outcome, Verdict
 from torchfix.equivalence.values import (
     OneShot,
@@ -346,24 +346,6 @@ def _weighted_sum(outputs: list[torch.Tensor], seed_value: int) -> torch.Tensor:
     return total
 
 
-def _constant_results_leak(
-    new: RunResult, new_outs: list[torch.Tensor], names: list[str], tol: Tolerance, seed_value: int,
-) -> Difference | None:
-    """Where the old code's results carry no gradient: whether the new code's send any back."""
-    leaves = _leaves(new, names)
-    try:
-        grads = torch.autograd.grad(_weighted_sum(new_outs, seed_value), [t for _, t in leaves], allow_unused=True)
-    except RuntimeError as exc:
-        return Difference("the gradient", "none (the old results are constants)", f"backward raised {error_site(exc)}")
-    for (label, leaf), g_new in zip(leaves, grads):
-        if g_new is None:
-            continue
-        diff = compare(torch.zeros_like(leaf), g_new, f"gradient w.r.t. {label} (the old results are constants)", tol)
-        if diff is not None:
-            return diff
-    return None
-
-
 def _gradient_leg(
     kernel: Kernel, old_code: Any, new_code: Any, base: dict[str, Any], inputs: dict[str, Any],
     tol: Tolerance, seed_value: int, stats: _Stats,
@@ -397,23 +379,23 @@ def _gradient_leg(
         return Difference(diff.where + " (inputs requiring grad)", diff.old, diff.new, diff.detail)
     old_outs = [t for name in kernel.outputs for t in _differentiable_outputs(old.outputs[name])]
     new_outs = [t for name in kernel.outputs for t in _differentiable_outputs(new.outputs[name])]
-    if not old_outs:
-        # the old results are constants: their gradient w.r.t. every input is zero, and so must
-        # the new results' be (`t[i] = s[i].item() * 0.9` made `t[:] = s * 0.9` backpropagates
-        # into `s`: a review found it verified). A batch of no rows that requires grad passes
-        return _constant_results_leak(new, new_outs, names, tol, seed_value) if new_outs else None
+    if not old_outs and not new_outs:
+        return None  # neither code is differentiable: nothing to compare
+    # where the old results are constants, their gradient w.r.t. every input is zero, and so must
+    # the new results' be (`t[i] = s[i].item() * 0.9` made `t[:] = s * 0.9` backpropagates into
+    # `s`: a review found it verified); a batch of no rows that requires grad has zero gradients
     old_leaves, new_leaves = _leaves(old, names), _leaves(new, names)
     # each result's gradients on their own where the two codes have the same differentiable
     # results: summed, one result's NaN or infinite gradient (`x.exp().log()` at -inf) would
     # hide how another's differs
-    groups = [(old_outs, new_outs, "the outputs")]
+    groups = [(old_outs, new_outs, "the outputs" if old_outs else "the outputs; the old results are constants")]
     if len(old_outs) > 1 and len(new_outs) == len(old_outs):
         groups = [([o], [n], f"output {k + 1} of {len(old_outs)}") for k, (o, n) in enumerate(zip(old_outs, new_outs))]
     for k, (olds, news, which) in enumerate(groups):
         try:
             old_grads = torch.autograd.grad(
                 _weighted_sum(olds, seed_value + k), [t for _, t in old_leaves], allow_unused=True, retain_graph=True
-            )
+            ) if olds else [None] * len(old_leaves)
         except RuntimeError:
             return None  # no backward for the old code here
         try:
@@ -428,8 +410,10 @@ def _gradient_leg(
             diff = compare(g_old, g_new, f"gradient w.r.t. {label} (of a random weighted sum of {which})", tol)
             if diff is not None:
                 return diff
-            stats.grad_inputs.add(label.split("[")[0])
-    stats.grad_compared += 1
+            if old_outs:  # (what the notes count: gradients of a differentiable old code)
+                stats.grad_inputs.add(label.split("[")[0])
+    if old_outs:
+        stats.grad_compared += 1
     return None
 
 
