@@ -891,10 +891,7 @@ class Lifter:
         for k, (sample, other) in enumerate(((left, right), (right, left))):
             if not (sample.batched and sample.scalar and sample.converted and sample.kind != "float"):
                 continue
-            floats = isinstance(node.operator, cst.Divide) or (
-                not other.batched and python_number(other.node, set(self.numbers)) and self.number_kind(other.node) == "float"
-            ) or (other.batched and other.scalar and other.kind == "float")
-            if floats:
+            if self._meets_a_float(node, other, maybe=False):
                 operands[k] = replace(sample, node=self.library.cast(self.spell, sample.node, "float"), kind="float")
         return operands[0], operands[1]
 
@@ -912,11 +909,20 @@ class Lifter:
                 continue
             if other.batched and other.scalar and other.kind == "float":
                 continue  # per-sample Python floats are batched in float64: so is the result
-            floats = isinstance(node.operator, cst.Divide) or (
-                not other.batched and python_number(other.node, set(self.numbers)) and self.number_kind(other.node) != "int"
-            ) or (other.batched and other.scalar and other.kind != "int")
-            if floats:
+            if self._meets_a_float(node, other, maybe=True):
                 raise CannotLift(f"`{short(node)}`: {FLOAT32_NUMBERS}")
+
+    def _meets_a_float(self, node: cst.BinaryOperation, other: Lifted, maybe: bool) -> bool:
+        """Whether a per-sample number meets a float in ``node``: true division, a Python number
+        that is a float, or a per-sample float -- with ``maybe``, also one that may be a float."""
+        if isinstance(node.operator, cst.Divide):
+            return True
+        if other.batched:
+            return other.scalar and (other.kind != "int" if maybe else other.kind == "float")
+        if not python_number(other.node, set(self.numbers)):
+            return False
+        kind = self.number_kind(other.node)
+        return kind != "int" if maybe else kind == "float"
 
     def _combined(self, built: cst.BaseExpression, left: Lifted, right: Lifted, rank: int | None, kind: str | None) -> Lifted:
         if left.batched and right.batched:
@@ -1896,7 +1902,7 @@ def _dtype_kind(dtype: str | None) -> str | None:
     """The kind of Python number an element of an array of ``dtype`` converts to (``.item()``)."""
     if dtype is None:
         return None
-    if dtype == "bool" or dtype == "bool_":
+    if dtype == "bool":  # (`ShapeFacts.dtypes` spells NumPy's `bool_` so too)
         return "bool"
     if "float" in dtype:
         return "float"
