@@ -23,6 +23,15 @@ Why each piece is there:
 Only lists (or tuples) of number literals -- written at the loop or bound once before it -- are
 lifted, and only the arithmetic in-place methods whose arguments are numbers: their count is
 known, and their values have no shape of their own. The checker decides the rest.
+
+A parameter ``zip(img, mean, std)`` is not lifted, though ``torch.as_tensor(mean[:n], ...)``
+reads well: the checker must try every kind the code allows there, and no one-line form is
+faithful to all of them. An item of a 2-D ``mean`` is a row, which ``t.add_(row)`` broadcasts
+against the channel and computes in the row's dtype (float64 rows: float64 arithmetic, rounded
+once), where a number is first rounded to the channel's dtype; a generator cannot be cut to the
+channels ``zip`` reaches without consuming what ``zip`` leaves. (Tried, with ``movedim`` on both
+sides and a run-time dtype: the checker refuted the 2-D float64 case by a cancellation
+``1.00000002e20 - 1e20``.)
 """
 
 from __future__ import annotations
@@ -108,7 +117,16 @@ def inplace_chain_loop(facts: LoopFacts) -> LoopRewrite:
             continue
         literal = facts.number_list(other.source)
         if literal is None:
-            raise CannotRewrite(f"`{code_of(other.source)}` is not a list of number literals", statement)
+            # a sequence of unknown kind has no faithful one-line batched form: its items may be
+            # arrays, which broadcast against a channel and promote its dtype unlike a number
+            # (`t.add_(row)` computes in float64 for a float64 row, in float32 for a number),
+            # and a one-shot iterator cannot be cut to the channels zip reaches
+            raise CannotRewrite(
+                f"`{code_of(other.source)}` is not a list of number literals: its items may be arrays, which promote "
+                "and broadcast otherwise than numbers, or it may be a one-shot iterator; a literal list or tuple of "
+                "numbers, at the loop or bound to a name before it, is lifted",
+                statement,
+            )
         lengths.add(len(literal.elements))
         numbers[other.element] = (other.source, literal)
     if len(lengths) != 1:
