@@ -305,3 +305,67 @@ def long_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
     for position in range(len(specs)):
         for int_fill in ("ramp", "negative"):
             yield _example(specs, slots, _ONES, "ramp", int_fill, 0, 0, long=position)
+
+
+#: the precision each floating slot computes in, for :func:`cancellation_inputs`: a Python
+#: float (alone, in a list, or a NumPy float64) holds a double
+_PRECISION = {"float64": 53, "float32": 24, "bfloat16": 8, "float16": 11}
+
+
+def _precision(slot: Slot) -> int | None:
+    if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
+        return _PRECISION.get(slot.dtype)
+    if slot.kind is Kind.FLOAT or (slot.kind is Kind.LIST and slot.element is Kind.FLOAT):
+        return 53
+    if slot.kind is Kind.LIST and slot.element is Kind.TENSOR:
+        return _PRECISION.get(slot.dtype)
+    if slot.kind is Kind.NUMPY_SCALAR:
+        return _PRECISION.get(slot.dtype)
+    return None
+
+
+def _filled(value: Any, slot: Slot, number: float) -> Any:
+    """``value`` (an input of the sweep) with every float in it ``number``, in its own dtype."""
+    if slot.kind is Kind.TENSOR:
+        return torch.full_like(value, number)
+    if slot.kind is Kind.NDARRAY:
+        return to_ndarray(torch.full(tuple(value.shape), number, dtype=getattr(torch, slot.dtype)))
+    if slot.kind is Kind.FLOAT:
+        return number
+    if slot.kind is Kind.NUMPY_SCALAR:
+        return numpy_scalar(number, slot.dtype)
+    if slot.element is Kind.TENSOR:
+        return [torch.full_like(v, number) for v in value]
+    return [number] * len(value)
+
+
+def cancellation_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
+    """For signatures whose floating inputs hold different precisions only (a float32 array beside
+    a float64 one, a Python float, a list of them): per ordered pair of floating inputs, one
+    example with the first all ``V``, the second all ``-V`` and every other floating input all
+    ``1.0``, where ``V`` is a number the lower precision cannot hold (``1e20``; ``1000.1`` beside
+    a float16 or bfloat16 array).
+
+    ``t * s + m`` then cancels to what rounding left of ``V``: a double leaves ``2e12`` of a
+    float32 ``1e20`` minus ``1e20``, where a rewrite that rounds ``m`` to the array's dtype first
+    (or computes in the other precision) leaves ``0``. Random draws rarely make three inputs take
+    the three values at once; a review found a rewrite they let through."""
+    slots = dict(signature)
+    floating = [spec for spec in specs if slots[spec.name].kind is not Kind.OPAQUE and _precision(slots[spec.name]) is not None]
+    precisions = {_precision(slots[spec.name]) for spec in floating}
+    if len(floating) < 2 or len(precisions) < 2:
+        return
+    big = 1000.1 if min(p for p in precisions if p is not None) < 24 else 1e20
+    base = _example(specs, slots, _SHAPES[2], "ramp", "ramp", 0, 0)  # "small": non-empty, sizes that differ
+    for high in floating:
+        for low in floating:
+            if low is high:
+                continue
+            example = dict(base)
+            for spec in floating:
+                number = big if spec is high else -big if spec is low else 1.0
+                example[spec.name] = (
+                    [_filled(v, slots[spec.name], number) for v in base[spec.name]] if spec.per_step
+                    else _filled(base[spec.name], slots[spec.name], number)
+                )
+            yield example

@@ -23,7 +23,7 @@ from hypothesis.internal.conjecture import engine as conjecture_engine
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from torchfix.equivalence.edges import bound_inputs, edge_inputs, long_inputs
+from torchfix.equivalence.edges import bound_inputs, cancellation_inputs, edge_inputs, long_inputs
 from torchfix.equivalence import edges as _edges
 from torchfix.equivalence.compare import Difference, Tolerance, compare, short
 from torchfix.equivalence.execute import STEPS, Unbound, base_namespace, error_site, leaves, map_leaves, per_object, run_snippet
@@ -1108,7 +1108,9 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         # fills; the tensor and number signatures get the whole cycle
         budget = per_signature if is_primary(signature) and not is_narrow(signature) else min(per_signature, KIND_EDGES)
         sweep = itertools.islice(edge_inputs(specs, signature), budget)
-        for edge in itertools.chain(sweep, bound_inputs(specs, signature), long_inputs(specs, signature)):
+        for edge in itertools.chain(
+            sweep, bound_inputs(specs, signature), long_inputs(specs, signature), cancellation_inputs(specs, signature)
+        ):
             refuted = refute(edge, signature)
             if refuted is not None:
                 return _rejected(refuted, stats, config.device)

@@ -346,3 +346,49 @@ def test_an_8_bit_array_brings_one_long_input_at_a_time():
     assert [tuple(e["labels"].shape) for e in examples] == [(1, 1), (1, 1), (260, 1), (260, 1)]
     wide = (("scores", Slot(Kind.LIST, 1, "float64", Kind.FLOAT)), ("labels", Slot(Kind.TENSOR, 2, "int64")))
     assert list(long_inputs(specs, wide)) == []
+
+
+def test_a_float64_operand_rounded_to_float32_first_is_refuted_by_the_cancellation_sweep():
+    # `out += m` of a float64 `m` computes in double and rounds once; the rewrite rounds `m` to
+    # float32 first. Equal but where `t * s` nearly cancels `m`: 1e20 in float32 is 1.00000002e20,
+    # and in double 1.00000002e20 - 1e20 is 2e12 where the rewrite gets 0. Random draws rarely
+    # make all three inputs take those values at once (two seeds of three let it through)
+    specs = (
+        InputSpec("t", Kind.TENSOR, ranks=(1,), dtypes=("float32",)),
+        InputSpec("s", Kind.FLOAT),
+        InputSpec("m", Kind.TENSOR, ranks=(1,), dtypes=("float64",)),
+    )
+    old = "out = t.clone()\nout.mul_(s).add_(m)\n"
+    kernel = Kernel(old, "out = t.clone()\nout.mul_(s).add_(m.float())\n", specs, ("out",), modules=(("torch", "torch"),))
+    for seed in range(3):
+        verdict = check_kernel(kernel, EngineSettings(examples=30, seed=seed))
+        assert verdict.outcome is Outcome.REJECTED
+        assert "1e+20" in verdict.counterexample.render()
+    # the same computation spelled otherwise stands
+    same = Kernel(old, "out = t.clone()\nout.copy_(t * s + m)\n", specs, ("out",), modules=kernel.modules)
+    assert check_kernel(same, FAST).outcome is Outcome.VERIFIED
+
+
+def test_the_cancellation_sweep_pairs_floating_inputs_of_different_precisions():
+    from torchfix.equivalence.edges import cancellation_inputs
+
+    specs = [InputSpec("t"), InputSpec("s"), InputSpec("m"), InputSpec("k")]
+    signature = (
+        ("t", Slot(Kind.TENSOR, 2, "float32")), ("s", Slot(Kind.FLOAT)),
+        ("m", Slot(Kind.LIST, 1, "float64", Kind.FLOAT)), ("k", Slot(Kind.TENSOR, 1, "int64")),
+    )
+    examples = list(cancellation_inputs(specs, signature))
+    # one per ordered pair of the three floating inputs; the int input keeps its sweep values
+    assert len(examples) == 6
+    first = examples[0]
+    assert torch.all(first["t"] == torch.tensor(1e20, dtype=torch.float32)) and first["s"] == -1e20
+    assert first["m"] == [1.0] * len(first["m"]) and first["k"].dtype == torch.int64
+    assert {(float(e["t"].flatten()[0]), e["s"], e["m"][0]) for e in examples} >= {(1.0, 1e20, -1e20), (1.0, -1e20, 1e20)}
+    # beside a float16 array, a number float16 cannot hold exactly but can hold approximately
+    half = (("t", Slot(Kind.TENSOR, 1, "float16")), ("s", Slot(Kind.FLOAT)), ("m", Slot(Kind.TENSOR, 1, "float32")),
+            ("k", Slot(Kind.INT)))
+    assert {e["s"] for e in cancellation_inputs(specs, half)} == {1000.1, -1000.1, 1.0}
+    # one precision alone: no rounding to expose, no examples
+    alike = (("t", Slot(Kind.TENSOR, 2, "float32")), ("s", Slot(Kind.NDARRAY, 1, "float32")),
+             ("m", Slot(Kind.TENSOR, 1, "float32")), ("k", Slot(Kind.INT)))
+    assert list(cancellation_inputs(specs, alike)) == []

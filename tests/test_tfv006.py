@@ -96,6 +96,18 @@ def test_checker_rejects_plain_advanced_index_add():
         assert "accumulate=True" in kernel.new and strict.check(kernel).ok
 
 
+def test_a_weighted_scatter_is_judged_as_a_reordered_sum(checker):
+    """The loop adds a float64 weight into a float32 bin in double and rounds the sum; the rewrite
+    rounds the weight to float32 first. The cancellation sweep shows the two apart
+    (1.00000002e20 - 1e20); judged as the reordered sum each bin is, they agree."""
+    (proposal,) = _proposals(SCATTER)
+    kernel = proposal.candidates[-1].kernel
+    assert "accumulate=True" in kernel.new and kernel.reorders_float_reduction
+    assert checker.check(kernel).ok
+    strict = checker.check(dataclasses.replace(kernel, reorders_float_reduction=False))
+    assert strict.outcome is Outcome.REJECTED and "float64" in strict.reason
+
+
 def test_bincount_refuted_by_negative_index(checker):
     (proposal,) = _proposals(
         """
