@@ -588,6 +588,8 @@ class IndexAccumulation(Rule):
             description += ", extent clamped at 0"
         if extent == "zip":
             description += ", each array cut to the shortest as zip does"
+        # the array (or name) whose values the new code casts to the target's dtype
+        weights = mt.array_of(text) if kind in ("gather", "element") else text if kind == "name" else None
         new_stmt = cst.parse_statement(new + "\n", config=ctx.module.config_for_parsing)
         leading = list(mt.loop.leading_lines) + comments_in(mt.loop.with_changes(leading_lines=()))
         new_stmt = new_stmt.with_changes(leading_lines=leading)
@@ -597,11 +599,12 @@ class IndexAccumulation(Rule):
             inputs=self._inputs(mt, ctx, ranks, numpy),
             outputs=(),
             modules=ctx.kernel_modules(),
-            # each bin is a sum: the loop adds a float64 weight into a float32 bin in double and
-            # rounds the sum, where `.to(out.dtype)` rounds the weight first -- the same sum to
-            # within a reordered one's rounding, and judged as such (the cancellation sweep of
-            # `equivalence.edges` tells the two apart: 1.00000002e20 - 1e20)
-            reorders_float_reduction=not numpy and kind in ("gather", "element") and form in ("index_add", "index_put"),
+            # the loop adds a float64 weight into a float32 bin in double and rounds the sum, where
+            # `.to(out.dtype)` rounds the weight first: the same sum within the rounding of each
+            # addend, judged so where the example's weights have another float dtype (the
+            # cancellation sweep of `equivalence.edges` tells the two apart otherwise:
+            # 1.00000002e20 - 1e20 is 2e12 in double, 0 in float32)
+            rounds_addends=(target, weights) if weights is not None and not numpy and form in ("index_add", "index_put") else None,
             note=(
                 f"the loop, verbatim; `{target}` is compared after the run (it is written in place); "
                 "index arrays of every rank the code shows or allows (a row of positions per step "

@@ -171,8 +171,30 @@ def _reduction_length(value: Any) -> int:
 
 
 def _tolerance(kernel: Kernel, inputs: dict[str, Any]) -> Tolerance:
-    if not kernel.reorders_float_reduction:
-        return Tolerance()
+    if kernel.reorders_float_reduction:
+        return _widened(kernel, inputs)
+    if kernel.rounds_addends is not None and _wider_addends(inputs, *kernel.rounds_addends):
+        return dataclasses.replace(_widened(kernel, inputs), overflow_exempt=False)
+    return Tolerance()
+
+
+def _float_dtype(value: Any) -> torch.dtype | None:
+    """The float dtype of a tensor or ndarray (None for anything else: a Python float added to
+    an array is rounded to its dtype by the loop as by the rewrite)."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return torch.from_numpy(np.zeros((), dtype=value.dtype)).dtype
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.dtype
+    return None
+
+
+def _wider_addends(inputs: dict[str, Any], target: str, values: str) -> bool:
+    """Whether ``values`` holds floats of another dtype than ``target`` in this example."""
+    theirs, ours = _float_dtype(inputs.get(values)), _float_dtype(inputs.get(target))
+    return theirs is not None and ours is not None and theirs != ours
+
+
+def _widened(kernel: Kernel, inputs: dict[str, Any]) -> Tolerance:
     length, scale = 1, 0.0
     per_step = {s.name for s in kernel.inputs if s.per_step}
     # a loop over per-step values reduces across the steps too
@@ -882,7 +904,7 @@ def _kinds_outside(kernel: Kernel, admitted: list[Signature]) -> list[str]:
 
 def _notes(kernel: Kernel, stats: _Stats) -> list[str]:
     notes = []
-    if kernel.reorders_float_reduction:
+    if kernel.reorders_float_reduction or kernel.rounds_addends is not None:
         widest: dict[str, tuple[float, float, int]] = {}
         overflowed: set[str] = set()
         for dtype, rtol, atol, overflow, length in stats.widenings:
@@ -892,11 +914,15 @@ def _notes(kernel: Kernel, stats: _Stats) -> list[str]:
                 overflowed.add(dtype)
         if widest:
             parts = [f"{d}: up to rtol={r:.3g}, atol={a:.3g} (reductions of up to {n} elements)" for d, (r, a, n) in sorted(widest.items())]
-            notes.append(
-                "float tolerance widened beyond assert_close's defaults because the new code sums in "
-                "another order (by reduction length x eps x input scale): " + "; ".join(parts)
+            why = "sums in another order" if kernel.reorders_float_reduction else (
+                "rounds `{1}` to `{0}`'s dtype before adding it, where `{1}` held another float dtype".format(
+                    *(kernel.rounds_addends or ("", "")))
             )
-        else:
+            notes.append(
+                f"float tolerance widened beyond assert_close's defaults because the new code {why} "
+                "(by reduction length x eps x input scale): " + "; ".join(parts)
+            )
+        elif kernel.reorders_float_reduction:
             notes.append("reorders_float_reduction is set, but no floating result was compared: tolerance not widened")
         if overflowed:
             notes.append(
