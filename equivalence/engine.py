@@ -189,9 +189,11 @@ def _float_dtype(value: Any) -> torch.dtype | None:
 
 
 def _wider_addends(inputs: dict[str, Any], target: str, values: str) -> bool:
-    """Whether ``values`` holds floats of another dtype than ``target`` in this example."""
+    """Whether ``values`` holds floats that ``target``'s dtype rounds in this example: a wider
+    dtype, or one neither holds the other of (bfloat16 beside float16). Narrower values are cast
+    exactly, and nothing is widened for them."""
     theirs, ours = _float_dtype(inputs.get(values)), _float_dtype(inputs.get(target))
-    return theirs is not None and ours is not None and theirs != ours
+    return theirs is not None and ours is not None and torch.promote_types(theirs, ours) != ours
 
 
 def _widened(kernel: Kernel, inputs: dict[str, Any]) -> Tolerance:

@@ -4,6 +4,7 @@ scalars, dicts, one-shot iterators (issue 17). Admission, generation, comparison
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import json
 import math
@@ -392,3 +393,24 @@ def test_the_cancellation_sweep_pairs_floating_inputs_of_different_precisions():
     alike = (("t", Slot(Kind.TENSOR, 2, "float32")), ("s", Slot(Kind.NDARRAY, 1, "float32")),
              ("m", Slot(Kind.TENSOR, 1, "float32")), ("k", Slot(Kind.INT)))
     assert list(cancellation_inputs(specs, alike)) == []
+
+
+def test_rounded_addends_widen_only_where_the_target_rounds_them():
+    from torchfix.equivalence.engine import _tolerance
+
+    specs = (InputSpec("out", Kind.TENSOR, ranks=(1,)), InputSpec("w", Kind.TENSOR, ranks=(1,)))
+    kernel = Kernel("out += w\n", "out += w.to(out.dtype)\n", specs, (), rounds_addends=("out", "w"))
+
+    def widened(target: torch.dtype, values: torch.dtype) -> bool:
+        return _tolerance(kernel, {"out": torch.zeros(3, dtype=target), "w": torch.ones(3, dtype=values)}).reordered
+
+    assert widened(torch.float32, torch.float64) and widened(torch.float16, torch.bfloat16)
+    # narrower weights are cast exactly; weights of the bins' own dtype are the loop's addends
+    assert not widened(torch.float64, torch.float32) and not widened(torch.float32, torch.float32)
+    # a Python number is rounded to the bins' dtype by the loop as by the rewrite
+    assert not _tolerance(kernel, {"out": torch.zeros(3), "w": 0.1}).reordered
+    # overflowing positions stay compared: a weight past float32's range is inf once cast
+    huge = {"out": torch.zeros(3), "w": torch.full((3,), 3e38, dtype=torch.float64)}
+    assert _tolerance(kernel, huge).reordered and not _tolerance(kernel, huge).may_overflow(torch.float32)
+    reordering = dataclasses.replace(kernel, rounds_addends=None, reorders_float_reduction=True)
+    assert _tolerance(reordering, huge).may_overflow(torch.float32)  # (a reordered sum's exemption)
