@@ -191,8 +191,8 @@ class IndexAccumulation(Rule):
     indices count from the end as in the loop (`torch.bincount` is proposed first and kept only
     where the checker finds no negative index the loop accepts). The tensor is updated in place
     and keeps its dtype (`.to(out.dtype)`: the loop's `+=` adds a weight of a wider dtype in that
-    dtype and rounds the sum, the rewrite rounds the weight first -- the same sum within the
-    rounding of a reordered one, which is how the checker judges it). A loop over `range(n)`
+    dtype and rounds the sum, the rewrite rounds the weight first -- the same sum within each
+    addend's rounding, which is how the checker judges examples with wider weights). A loop over `range(n)`
     reads only the first `n` entries, and none when `n` is negative: hence `[:max(n, 0)]`.
 
     The rewrites hold where `idx[i]` is one position per step. The checks draw each index tensor

@@ -340,8 +340,8 @@ def _filled(value: Any, slot: Slot, number: float) -> Any:
 
 
 def cancellation_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
-    """For signatures whose floating inputs hold different precisions only (a float32 array beside
-    a float64 one, a Python float, a list of them): per ordered pair of floating inputs, one
+    """For signatures whose floating inputs differ in precision (a float32 array beside a float64
+    one, a Python float, a list of them): per ordered pair of floating inputs, one
     example with the first all ``V``, the second all ``-V`` and every other floating input all
     ``1.0``, where ``V`` is a number the lower precision cannot hold (``1e20``; ``1000.1`` beside
     a float16 or bfloat16 array).

@@ -916,10 +916,11 @@ def _notes(kernel: Kernel, stats: _Stats) -> list[str]:
                 overflowed.add(dtype)
         if widest:
             parts = [f"{d}: up to rtol={r:.3g}, atol={a:.3g} (reductions of up to {n} elements)" for d, (r, a, n) in sorted(widest.items())]
-            why = "sums in another order" if kernel.reorders_float_reduction else (
-                "rounds `{1}` to `{0}`'s dtype before adding it, where `{1}` held another float dtype".format(
-                    *(kernel.rounds_addends or ("", "")))
-            )
+            if kernel.rounds_addends is not None and not kernel.reorders_float_reduction:
+                target, values = kernel.rounds_addends
+                why = f"rounds `{values}` to `{target}`'s dtype before adding it, where `{values}` held a wider float dtype"
+            else:
+                why = "sums in another order"
             notes.append(
                 f"float tolerance widened beyond assert_close's defaults because the new code {why} "
                 "(by reduction length x eps x input scale): " + "; ".join(parts)

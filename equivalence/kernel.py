@@ -189,10 +189,11 @@ class Kernel:
     reorders_float_reduction: bool = False
     #: ``(target, values)``: the new code rounds ``values`` to ``target``'s dtype before adding
     #: them (``out.index_put_(..., w.to(out.dtype), accumulate=True)``), where the loop adds each
-    #: in the wider dtype and rounds the sum. On an example where ``values`` is an array of
-    #: another float dtype than ``target``, the tolerance is widened as for a reordered sum --
-    #: non-finite positions still compared (a weight past the target's range is inf once cast,
-    #: where the loop's sum may come back into range); on every other example, nothing is
+    #: in the wider dtype and rounds the sum. On an example where ``values`` is an array of a
+    #: dtype ``target``'s rounds (wider, or bfloat16 beside float16), the tolerance is widened as
+    #: for a reordered sum -- non-finite positions still compared (a weight past the target's
+    #: range is inf once cast, where the loop's sum may come back into range); on every other
+    #: example nothing is widened
     rounds_addends: tuple[str, str] | None = None
     #: free-text note shown with the verdict (why the kernel abstracts what it abstracts)
     note: str = ""
