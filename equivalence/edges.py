@@ -312,12 +312,15 @@ def long_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
 _PRECISION = {"float64": 53, "float32": 24, "bfloat16": 8, "float16": 11}
 
 
+_CONTAINERS = (Kind.LIST, Kind.DICT, Kind.ITERATOR)
+
+
 def _precision(slot: Slot) -> int | None:
     if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
         return _PRECISION.get(slot.dtype)
-    if slot.kind is Kind.FLOAT or (slot.kind is Kind.LIST and slot.element is Kind.FLOAT):
+    if slot.kind is Kind.FLOAT or (slot.kind in _CONTAINERS and slot.element is Kind.FLOAT):
         return 53
-    if slot.kind is Kind.LIST and slot.element is Kind.TENSOR:
+    if slot.kind in _CONTAINERS and slot.element is Kind.TENSOR:
         return _PRECISION.get(slot.dtype)
     if slot.kind is Kind.NUMPY_SCALAR:
         return _PRECISION.get(slot.dtype)
@@ -334,6 +337,11 @@ def _filled(value: Any, slot: Slot, number: float) -> Any:
         return number
     if slot.kind is Kind.NUMPY_SCALAR:
         return numpy_scalar(number, slot.dtype)
+    as_list = Slot(Kind.LIST, slot.rank, slot.dtype, slot.element)
+    if slot.kind is Kind.DICT:
+        return dict(zip(value, _filled(list(value.values()), as_list, number)))
+    if slot.kind is Kind.ITERATOR:
+        return OneShot(_filled(value.items, as_list, number))
     if slot.element is Kind.TENSOR:
         return [torch.full_like(v, number) for v in value]
     return [number] * len(value)
@@ -341,7 +349,7 @@ def _filled(value: Any, slot: Slot, number: float) -> Any:
 
 def cancellation_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
     """For signatures whose floating inputs differ in precision (a float32 array beside a float64
-    one, a Python float, a list of them): per ordered pair of floating inputs, one
+    one, a Python float, a list, dict or iterator of them): per ordered pair of floating inputs, one
     example with the first all ``V``, the second all ``-V`` and every other floating input all
     ``1.0``, where ``V`` is a number the lower precision cannot hold (``1e20``; ``1000.1`` beside
     a float16 or bfloat16 array).

@@ -389,6 +389,12 @@ def test_the_cancellation_sweep_pairs_floating_inputs_of_different_precisions():
     half = (("t", Slot(Kind.TENSOR, 1, "float16")), ("s", Slot(Kind.FLOAT)), ("m", Slot(Kind.TENSOR, 1, "float32")),
             ("k", Slot(Kind.INT)))
     assert {e["s"] for e in cancellation_inputs(specs, half)} == {1000.1, -1000.1, 1.0}
+    # a dict or a one-shot iterator of floats takes the numbers too, keys and kind kept
+    held = (("t", Slot(Kind.TENSOR, 1, "float32")), ("s", Slot(Kind.DICT, 1, "float64", Kind.FLOAT)),
+            ("m", Slot(Kind.ITERATOR, 1, "float32", Kind.TENSOR)), ("k", Slot(Kind.INT)))
+    (first, *_) = cancellation_inputs([InputSpec("t"), InputSpec("s", keys=("a",)), InputSpec("m"), InputSpec("k")], held)
+    assert set(first["s"].values()) == {-1e20} and "a" in first["s"]
+    assert isinstance(first["m"], OneShot) and all(bool((v == 1.0).all()) for v in first["m"].items)
     # one precision alone: no rounding to expose, no examples
     alike = (("t", Slot(Kind.TENSOR, 2, "float32")), ("s", Slot(Kind.NDARRAY, 1, "float32")),
              ("m", Slot(Kind.TENSOR, 1, "float32")), ("k", Slot(Kind.INT)))
