@@ -312,17 +312,11 @@ def long_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
 _PRECISION = {"float64": 53, "float32": 24, "bfloat16": 8, "float16": 11}
 
 
-_CONTAINERS = (Kind.LIST, Kind.DICT, Kind.ITERATOR)
-
-
 def _precision(slot: Slot) -> int | None:
-    if slot.kind in (Kind.TENSOR, Kind.NDARRAY):
-        return _PRECISION.get(slot.dtype)
-    if slot.kind is Kind.FLOAT or (slot.kind in _CONTAINERS and slot.element is Kind.FLOAT):
+    # (``element`` is set for the containers only: a list, dict or iterator of what it says)
+    if slot.kind is Kind.FLOAT or slot.element is Kind.FLOAT:
         return 53
-    if slot.kind in _CONTAINERS and slot.element is Kind.TENSOR:
-        return _PRECISION.get(slot.dtype)
-    if slot.kind is Kind.NUMPY_SCALAR:
+    if slot.kind in (Kind.TENSOR, Kind.NDARRAY, Kind.NUMPY_SCALAR) or slot.element is Kind.TENSOR:
         return _PRECISION.get(slot.dtype)
     return None
 

@@ -182,7 +182,7 @@ def _float_dtype(value: Any) -> torch.dtype | None:
     """The float dtype of a tensor or ndarray (None for anything else: a Python float added to
     an array is rounded to its dtype by the loop as by the rewrite)."""
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-        return torch.from_numpy(np.zeros((), dtype=value.dtype)).dtype
+        return getattr(torch, value.dtype.name)  # (float16/32/64: the names torch gives them too)
     if isinstance(value, torch.Tensor) and value.is_floating_point():
         return value.dtype
     return None
