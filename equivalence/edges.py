@@ -187,7 +187,7 @@ def _floating(slot: Slot) -> bool:
 def _example(
     specs: list[InputSpec], slots: dict[str, Slot], shape: tuple[str, tuple[int, ...], int], fill: str,
     int_fill: str, variant: int, k: int, bounds: int | None = None, long: int | None = None,
-    flip: int | None = None,
+    flip: int | None = None, widen: int = 0,
 ) -> dict[str, Any]:
     """One input of the sweep. ``bounds``: None, or the parity that sets Python float scalars to
     +inf / -inf by position (a pair of bounds wide open in one of the two parities). ``long``:
@@ -204,6 +204,9 @@ def _example(
             continue
         offset = position if k % 2 else 0  # half the sweep keeps shapes aligned
         pool = _LONG_POOL if position == long else shared_pool
+        if widen:
+            # every non-empty size past what the code's literal indices need (``t[:, 5]``)
+            pool = tuple(size + widen if size else 0 for size in pool)
         # which input is the longer one flips with each pass over the fills (or as ``flip`` says)
         parity = k // len(_SHAPES) if flip is None else flip
         lead = _RAGGED_LEADS[(position + parity) % 2] if label in _RAGGED_SHAPES else None
@@ -238,8 +241,9 @@ def _example(
     return values
 
 
-def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
-    """The sweep's inputs for one admitted signature."""
+def edge_inputs(specs: list[InputSpec], signature: Signature, widen: int = 0) -> Iterator[dict[str, Any]]:
+    """The sweep's inputs for one admitted signature; with ``widen``, every non-empty size that
+    much larger (for code whose literal indices need more than the sweep's sizes of 1 to 3)."""
     slots = dict(signature)
     has_float = any(_floating(s) for s in slots.values())
     fills = _FLOAT_FILLS if has_float else _INT_FILLS
@@ -254,7 +258,7 @@ def edge_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
         # beside floating data, integer tensors (indices) still cycle through their own
         # fills -- duplicates and negatives above all -- one per float fill
         int_fill = fill if fill in _INT_FILLS else _INT_FILL_BESIDE_FLOATS.get(fill, "ramp")
-        yield _example(specs, slots, shape, fill, int_fill, k % scalar_variants, k)
+        yield _example(specs, slots, shape, fill, int_fill, k % scalar_variants, k, widen=widen)
 
 
 def admission_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
@@ -273,7 +277,7 @@ def admission_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[d
 _BOUNDS_FILLS = (("huge", "huge"), ("ramp", "inexact"))
 
 
-def bound_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
+def bound_inputs(specs: list[InputSpec], signature: Signature, widen: int = 0) -> Iterator[dict[str, Any]]:
     """A few more inputs per signature, after the sweep: every Python float scalar at +inf or
     -inf (alternating by position, both ways), beside huge values and integers no float holds
     exactly. A condition like `lo < x[i] < hi` lets such values through only when its bounds
@@ -285,7 +289,7 @@ def bound_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[
     shape = _SHAPES[2]  # "small": non-empty, sizes that differ
     for fill, int_fill in _BOUNDS_FILLS:
         for parity in (0, 1):
-            yield _example(specs, slots, shape, fill, int_fill, 0, 0, bounds=parity)
+            yield _example(specs, slots, shape, fill, int_fill, 0, 0, bounds=parity, widen=widen)
 
 
 #: sizes longer than an 8-bit integer's range: a Python int meets an int8 / uint8 array in the
@@ -295,7 +299,7 @@ _LONG_POOL = (260, 1, 1)
 _ONES = ("long", (1, 1, 1), 1)
 
 
-def long_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
+def long_inputs(specs: list[InputSpec], signature: Signature, widen: int = 0) -> Iterator[dict[str, Any]]:
     """For signatures with an int8 or uint8 array only (where positions past 255 wrap): per
     input, two examples where that input's leading size (a list's length, a count) is 260 and
     every other size is 1 -- so that nested loops stay 260 steps long."""
@@ -304,7 +308,7 @@ def long_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[s
         return
     for position in range(len(specs)):
         for int_fill in ("ramp", "negative"):
-            yield _example(specs, slots, _ONES, "ramp", int_fill, 0, 0, long=position)
+            yield _example(specs, slots, _ONES, "ramp", int_fill, 0, 0, long=position, widen=widen)
 
 
 #: the precision each floating slot computes in, for :func:`cancellation_inputs`: a Python
@@ -341,7 +345,7 @@ def _filled(value: Any, slot: Slot, number: float) -> Any:
     return [number] * len(value)
 
 
-def cancellation_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
+def cancellation_inputs(specs: list[InputSpec], signature: Signature, widen: int = 0) -> Iterator[dict[str, Any]]:
     """For signatures whose floating inputs differ in precision (a float32 array beside a float64
     one, a Python float, a list, dict or iterator of them): per ordered pair of floating inputs, one
     example with the first all ``V``, the second all ``-V`` and every other floating input all
@@ -358,7 +362,7 @@ def cancellation_inputs(specs: list[InputSpec], signature: Signature) -> Iterato
     if len(floating) < 2 or len(precisions) < 2:
         return
     big = 1000.1 if min(p for p in precisions if p is not None) < 24 else 1e20
-    base = _example(specs, slots, _SHAPES[2], "ramp", "ramp", 0, 0)  # "small": non-empty, sizes that differ
+    base = _example(specs, slots, _SHAPES[2], "ramp", "ramp", 0, 0, widen=widen)  # "small": non-empty, sizes that differ
     for high in floating:
         for low in floating:
             if low is high:

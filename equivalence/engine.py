@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import functools
 import itertools
 import random
 import time
@@ -42,6 +43,7 @@ from torchfix.equivalence.values import (
     is_narrow,
     is_primary,
     literal_index_sizes,
+    MAX_DIM,
     primary_signatures,
     render_value,
     repeated_arrays,
@@ -573,6 +575,17 @@ def _list_elements(kernel: Kernel, inputs: dict[str, Any]) -> list[Callable[[ran
     return [_LIST_ELEMENTS[k] for k in ("int", "float", "bool") if k in kinds] or [_LIST_ELEMENTS["int"]]
 
 
+@functools.lru_cache(maxsize=256)
+def _literal_sizes(old: str) -> tuple[int, ...]:
+    """:func:`literal_index_sizes` of ``old``, parsed once per kernel."""
+    return literal_index_sizes(old)
+
+
+def _beyond(old: str) -> tuple[int, ...]:
+    """The sizes past :data:`MAX_DIM` that the literal indices of ``old`` need, smallest first."""
+    return tuple(size for size in _literal_sizes(old) if size > MAX_DIM)
+
+
 def _outside_nonempty_domain(kernel: Kernel, old_code: Any, base: dict[str, Any], inputs: dict[str, Any], seed_value: int) -> bool:
     """An example on which the loop runs zero times is in the domain only when the old code
     accepts it with a non-empty extent (the other inputs' shapes unchanged): otherwise its
@@ -581,7 +594,9 @@ def _outside_nonempty_domain(kernel: Kernel, old_code: Any, base: dict[str, Any]
     if not _zero_extent(kernel, inputs):
         return False
     rng = random.Random(seed_value)
-    for extent in (1, 2, 3):
+    # (and the sizes the code's literal indices need: `t[3]` along the walked dimension runs only
+    # on four samples or more, `t[5]` on six)
+    for extent in dict.fromkeys((1, 2, 3, 4, *_literal_sizes(kernel.old))):
         for element in _list_elements(kernel, inputs):
             for _ in range(2):
                 if run_snippet(old_code, kernel, base, _with_extent(kernel, inputs, extent, rng, element)).error is None:
@@ -733,6 +748,11 @@ def _admits(
             return True
         if errors is not None:
             errors[error_site(error)] += 1
+    # a size only a literal index asks for (`t[i, 5]`), every dimension at it: random pools
+    # rarely give it to the one dimension that needs it
+    beyond = tuple(size for size in sizes if size > MAX_DIM)
+    if beyond and _old_error(old_code, kernel, base, sample_nonempty(specs, signature, rng, beyond), device) is None:
+        return True
     return any(_old_error(old_code, kernel, base, raw, device) is None for raw in _edges.admission_inputs(specs, signature))
 
 
@@ -1086,7 +1106,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     specs = list(kernel.inputs)
     spec_by_name = {s.name: s for s in specs}
     stats = _Stats()
-    wanted = literal_index_sizes(kernel.old)
+    wanted = _literal_sizes(kernel.old)
     admitted = admit_signatures(kernel, old_code, base, rng, config.device, stats.old_errors, wanted)
     if not admitted:
         why = ""
@@ -1132,17 +1152,35 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     # inputs whatever hypothesis's version or luck
     # every shape x fill combination at least once per signature, more when the budget allows
     per_signature = max(edge_cycle(), min(80, (2 * config.examples) // len(admitted)))
+    # code whose literal indices need more than the sweep's sizes (`t[:, 5]`) raises on every
+    # input of it: the sweep runs again with every non-empty size widened past that need
+    # (and once more between: sizes of 5 to 7, where a test like `t.size(1) > 9` takes the
+    # other branch)
+    beyond = _beyond(kernel.old)
+    widths = tuple(dict.fromkeys((0, MAX_DIM - 1, beyond[0] - 1))) if beyond else (0,)
+    before_sweep = stats.compared
     for signature in admitted:
         # a signature with a list, an ndarray, an int8 tensor... in it: every shape with two
         # fills; the tensor and number signatures get the whole cycle
         budget = per_signature if is_primary(signature) and not is_narrow(signature) else min(per_signature, KIND_EDGES)
-        sweep = itertools.islice(edge_inputs(specs, signature), budget)
-        for edge in itertools.chain(
-            sweep, bound_inputs(specs, signature), long_inputs(specs, signature), cancellation_inputs(specs, signature)
-        ):
-            refuted = refute(edge, signature)
-            if refuted is not None:
-                return _rejected(refuted, stats, config.device)
+        for widen in widths:
+            sweep = itertools.islice(edge_inputs(specs, signature, widen), budget)
+            for edge in itertools.chain(
+                sweep, bound_inputs(specs, signature, widen), long_inputs(specs, signature, widen),
+                cancellation_inputs(specs, signature, widen),
+            ):
+                refuted = refute(edge, signature)
+                if refuted is not None:
+                    return _rejected(refuted, stats, config.device)
+    if beyond and stats.compared == before_sweep:
+        # the random draws alone would judge it: NaN at fixed places, infinities, cancellation,
+        # wrapping integers -- what the sweep is for -- would go unchecked
+        return Verdict(
+            Outcome.UNVERIFIED,
+            f"the fixed sweep ran on no input the old code accepts, even with sizes of {beyond[0]} and more "
+            "(what its literal indices need): random draws alone do not verify",
+            examples=stats.compared, devices=(config.device,),
+        )
 
     # a caller may pass one array as two inputs (`fill(out, out)`, `self.src = self.out`): where
     # the old code writes into an input, the same object given as each other input of its kind

@@ -469,20 +469,57 @@ def value_strategy(spec: InputSpec, slot: Slot, pool: tuple[int, ...]) -> st.Sea
     return scalar_strategy(spec, slot, pool)
 
 
+#: the largest size a literal index may ask for: real code reads ``targets[:, 5]`` (a class
+#: column after four box coordinates and a score) and ``pred[i, 4:6]``, past :data:`MAX_DIM`
+LITERAL_MAX_DIM = 16
+#: past :data:`MAX_DIM`, the sizes drawn beside the one a literal needs: one more keeps
+#: ``d[:, -1]`` apart from ``d[:, 5]``; three more, ``d[:, 5:]`` apart from ``d[:, 5:7]``
+LITERAL_MARGINS = (0, 1, 3)
+
+
+def _literal(node: ast.expr | None) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        return -node.operand.value if type(node.operand.value) is int else None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _slice_need(part: ast.Slice) -> int:
+    """The size at which a slice of literal bounds holds something (two elements, with a step)."""
+    lower, upper, step = _literal(part.lower), _literal(part.upper), _literal(part.step)
+    need = 0
+    if lower is not None:
+        need = max(need, lower + 1 if lower >= 0 else -lower)
+    if upper is not None:
+        need = max(need, upper if upper >= 0 else -upper + 1)
+    if lower is not None and lower >= 0 and upper is not None and upper < 0:
+        need = max(need, lower - upper + 1)  # `2:-5`: two from the front, five from the back, one between
+    if step is not None and step > 1:
+        need = max(need, max(lower or 0, 0) + step + 1)  # `::6`: a second element
+    return need
+
+
 def literal_index_sizes(source: str) -> tuple[int, ...]:
-    """Sizes the code's literal indices need beyond :data:`ADMISSION_SIZES` (``d[4]`` needs 5),
-    up to :data:`MAX_DIM`: an admission sample of only small sizes would never run such code."""
+    """Sizes the code's literal indices need beyond :data:`ADMISSION_SIZES` (``d[4]`` needs 5;
+    ``d[:, 4:6]`` 6, ``d[5:]`` 6, ``d[2:-5]`` 8, ``d[::6]`` 7, for a slice to hold something),
+    up to :data:`MAX_DIM`; past it, up to :data:`LITERAL_MAX_DIM`, the largest with the
+    :data:`LITERAL_MARGINS` (in that order: the engine widens its fixed sweep by the first). An
+    admission sample of only small sizes would never run such code."""
     needed = 0
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Subscript):
             continue
         elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for element in elements:
-            if isinstance(element, ast.UnaryOp) and isinstance(element.op, ast.USub) and isinstance(element.operand, ast.Constant):
-                value = element.operand.value
-                needed = max(needed, value if type(value) is int else 0)
-            elif isinstance(element, ast.Constant) and type(element.value) is int:
-                needed = max(needed, element.value + 1)
+            if isinstance(element, ast.Slice):
+                needed = max(needed, _slice_need(element))
+                continue
+            value = _literal(element)
+            if value is not None:
+                needed = max(needed, value + 1 if value >= 0 else -value)
+    if MAX_DIM < needed <= LITERAL_MAX_DIM:
+        return tuple(needed + margin for margin in LITERAL_MARGINS)
     return tuple(range(max(ADMISSION_SIZES) + 1, min(needed, MAX_DIM) + 1))
 
 
@@ -496,6 +533,10 @@ def pool_strategy(nonempty: bool, wanted: tuple[int, ...] = ()) -> st.SearchStra
 
     if not wanted:
         return sizes(POOL_SIZE).map(tuple)
+    if max(wanted) > MAX_DIM:
+        # a size past the random ones leads the pool: hypothesis draws (and shrinks towards) a
+        # pool's first place most, and only that size runs the code at all
+        return st.tuples(st.sampled_from(wanted), sizes(POOL_SIZE - 1)).map(lambda drawn: (drawn[0], *drawn[1]))
     return st.tuples(sizes(POOL_SIZE - 1), st.sampled_from(wanted)).map(lambda drawn: (*drawn[0], drawn[1]))
 
 

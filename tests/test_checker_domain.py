@@ -127,6 +127,72 @@ def test_admission_samples_reach_the_sizes_literal_indices_need():
     assert check_kernel(kernel, FAST).outcome is Outcome.VERIFIED
 
 
+def test_columns_past_the_random_sizes_are_reached_and_still_judged():
+    """Real code reads a class column after four coordinates and a score (`t[i, 5]`) and slices
+    past the random sizes (`p[i, 4:6]`): admission and the draws use the size such a literal
+    needs, and a few more, so the check runs -- and a rewrite that reads the wrong column is
+    still refuted there."""
+    from torchfix.equivalence.values import literal_index_sizes
+
+    assert literal_index_sizes("s = t[i, 5]\n") == (6, 7, 9)
+    assert literal_index_sizes("s = p[i, 4:6]\n") == (6, 7, 9)
+    assert literal_index_sizes("s = p[5:]\n") == (6, 7, 9)
+    assert literal_index_sizes("s = p[:, -7]\n") == (7, 8, 10)
+    assert literal_index_sizes("s = p[i, 2:-5]\n") == (8, 9, 11)  # two in front, five behind, one between
+    assert literal_index_sizes("s = p[i, ::6]\n") == (7, 8, 10)  # a second element
+    assert literal_index_sizes("s = p[:, 2:5]\n") == (5,)
+    assert literal_index_sizes("s = p[:4]\n") == ()
+    assert literal_index_sizes("s = p[:, 99]\n") == (5,)  # past any size worth drawing: as before
+    targets = (InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0),)
+    old = "out = t.new_zeros(t.size(0))\nfor i in range(t.size(0)):\n    out[i] = t[i, 5] * t[i, 4]\n"
+    right = Kernel(old, "out = t[:, 5] * t[:, 4]\n", targets, ("out",), modules=TORCH)
+    assert check_kernel(right, FAST).outcome is Outcome.VERIFIED
+    # (the last column is the sixth only where a row has six: the sizes drawn must differ)
+    wrong = Kernel(old, "out = t[:, -1] * t[:, 4]\n", targets, ("out",), modules=TORCH)
+    verdict = check_kernel(wrong, FAST)
+    assert verdict.outcome is Outcome.REJECTED, verdict.reason
+
+
+def test_the_fixed_sweep_reaches_code_whose_literal_indices_need_large_sizes():
+    """A review found three ways the larger sizes let a wrong rewrite through, each fixed here:
+    the edge sweep (sizes of 1 to 3) never ran such code, so cancellation went unchecked; an
+    empty batch was judged outside the domain because only extents of 1 to 3 were tried
+    against a literal along the walked dimension; and the sizes between were never drawn where a
+    test on the width picks a branch. No seed verifies any of these."""
+    mixed = (
+        InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",)),
+        InputSpec("s", Kind.FLOAT),
+        InputSpec("m", Kind.TENSOR, ranks=(1,), dtypes=("float64",)),
+    )
+    cancel_old = "out = t[:, 5].clone()\nout.mul_(s).add_(m)\n"
+    cancel_new = "out = t[:, 5].clone()\nout.mul_(s).add_(m.float())\n"  # rounds m to float32 first
+    walked = (InputSpec("t", Kind.TENSOR, ranks=(1,), dtypes=("float32",), batch_dim=0),)
+    empty_old = "out = torch.zeros_like(t)\nfor i in range(t.size(0)):\n    out[i] = t[i] - t[5]\n"
+    empty_new = "out = t - t[5]\n"  # raises on an empty `t`, where the loop runs zero times
+    wide = (InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0),)
+    branch_old = (
+        "out = torch.zeros(t.size(0))\nfor i in range(t.size(0)):\n"
+        "    out[i] = t[i, 9] if t.size(1) > 9 else t[i, 4]\n"
+    )
+    # the narrow branch reads a wrong column
+    branch_new = "out = t[:, 9].clone() if t.size(1) > 9 else t[:, 3].clone()\n"
+    for old, new, inputs in ((cancel_old, cancel_new, mixed), (empty_old, empty_new, walked), (branch_old, branch_new, wide)):
+        kernel = Kernel(old, new, inputs, ("out",), modules=TORCH)
+        for seed in range(2):
+            verdict = check_kernel(kernel, EngineSettings(examples=30, seed=seed))
+            assert verdict.outcome is not Outcome.VERIFIED, (new, seed)
+
+
+def test_code_the_fixed_sweep_cannot_run_is_not_verified_on_random_draws_alone():
+    """`t[:, 5] * t.new_ones(4)` runs only on four rows of six columns or more: no input of the
+    sweep has both, and random draws alone do not verify."""
+    inputs = (InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",)),)
+    kernel = Kernel("out = t[:, 5] * t.new_ones(4)\n", "out = t[:, 5] * 1.0\n", inputs, ("out",), modules=TORCH)
+    verdict = check_kernel(kernel, EngineSettings(examples=60, seed=0))
+    assert verdict.outcome is Outcome.UNVERIFIED
+    assert "the fixed sweep ran on no input the old code accepts" in verdict.reason
+
+
 def test_inputs_of_different_lengths_are_swept_whatever_the_seed():
     """`counts[k]` is read only where `out[k] != 0`: the loop accepts a `counts` shorter than
     `out` where the tail of `out` is zero, and a mask over all of `out` raises there. The edge
