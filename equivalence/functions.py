@@ -11,8 +11,11 @@ static vetting every kernel gets (``equivalence.policy``: imports of torch, nump
     result = f(*_tf_args)
 
 Parameters annotated ``int``/``float``/``bool`` get values of that type; ``torch.Tensor``
-(``Tensor``) ones get tensors; unannotated ones (or other annotations) get Kind.ANY -- Python
-numbers or tensors, as the old function's own domain decides.
+(``Tensor``) ones get tensors, ``np.ndarray`` ones arrays; unannotated ones (or other annotations)
+get Kind.ANY -- Python numbers, arrays or lists, as the old function's own domain decides. Arrays
+are drawn of ranks 0-3, and of the ranks the function's own code shows a parameter needs past
+them (``x[:, :, :, 0]``, ``n, c, h, w = x.shape``: 4): a checker that drew no 4-D input would
+find no input on which image code runs.
 """
 
 from __future__ import annotations
@@ -46,7 +49,49 @@ def _kind(annotation: ast.expr | None) -> Kind:
         return Kind.BOOL
     if text in ("torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"):
         return Kind.TENSOR
+    if text in ("np.ndarray", "numpy.ndarray", "ndarray"):
+        return Kind.NDARRAY
     return Kind.ANY
+
+
+#: the ranks every array parameter is drawn with, and the highest a parameter's own code may add
+_DEFAULT_RANKS = (0, 1, 2, 3)
+_MAX_RANK = 6
+
+
+def _shape_owner(value: ast.expr) -> str | None:
+    """``x`` of ``x.shape`` / ``x.size()``, else None."""
+    if isinstance(value, ast.Attribute) and value.attr == "shape" and isinstance(value.value, ast.Name):
+        return value.value.id
+    if (
+        isinstance(value, ast.Call) and not value.args and not value.keywords
+        and isinstance(value.func, ast.Attribute) and value.func.attr == "size" and isinstance(value.func.value, ast.Name)
+    ):
+        return value.func.value.id
+    return None
+
+
+def rank_hints(func: ast.FunctionDef) -> dict[str, tuple[int, ...]]:
+    """Ranks past :data:`_DEFAULT_RANKS` that the function's code shows a name needs: as many
+    dimensions as a subscript of it indexes (``x[:, :, :, 0]``: 4; ``None`` adds an axis and
+    ``...`` says nothing), or as unpacking its shape names (``n, c, h, w = x.shape``). Only
+    added to what is drawn, never taken from it: a name the function rebinds may hold another
+    rank at the subscript, and the old code's own domain still decides."""
+    needs: dict[str, set[int]] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elements):
+                continue
+            used = sum(1 for e in elements if not (isinstance(e, ast.Constant) and e.value is None))
+            needs.setdefault(node.value.id, set()).add(used)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)):
+            owner = _shape_owner(node.value)
+            names = node.targets[0].elts
+            if owner is not None and not any(isinstance(e, ast.Starred) for e in names):
+                needs.setdefault(owner, set()).add(len(names))
+    hints = {name: tuple(sorted(r for r in ranks if max(_DEFAULT_RANKS) < r <= _MAX_RANK)) for name, ranks in needs.items()}
+    return {name: ranks for name, ranks in hints.items() if ranks}
 
 
 def find_function(source: str, name: str, label: str) -> ast.FunctionDef:
@@ -113,7 +158,8 @@ def kernel_from_functions(
     for p in params:
         if p.name in ("result", "_tf_args", "_tf_kwargs"):
             raise UsageError(f"parameter name {p.name!r} is reserved")
-    inputs = tuple(InputSpec(p.name, p.kind) for p in params)
+    hints = rank_hints(old_func)
+    inputs = tuple(InputSpec(p.name, p.kind, ranks=_DEFAULT_RANKS + hints.get(p.name, ())) for p in params)
     return Kernel(
         _snippet(old_source, old_name, params),
         _snippet(new_source, new_name, params),

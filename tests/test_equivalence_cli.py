@@ -126,6 +126,39 @@ def test_annotations_pick_kinds():
     src = "import torch\ndef f(a: int, b: float, c: bool, d: torch.Tensor, e, *, g: 'torch.Tensor'):\n    return a\n"
     kernel = kernel_from_functions(src, "f", src, "f")
     assert [s.kind for s in kernel.inputs] == [Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.TENSOR, Kind.ANY, Kind.TENSOR]
+    src = "import numpy as np\ndef f(a: np.ndarray, b: 'numpy.ndarray'):\n    return a\n"
+    assert [s.kind for s in kernel_from_functions(src, "f", src, "f").inputs] == [Kind.NDARRAY, Kind.NDARRAY]
+
+
+IMAGES_OLD = """
+import torch
+
+def f(x):
+    n, c, h, w = x.shape
+    out = torch.zeros(n, c)
+    for i in range(n):
+        out[i] = x[i].sum(dim=(1, 2))
+    return out
+"""
+
+
+def test_ranks_the_function_shows_a_parameter_needs_are_drawn(tmp_path):
+    """Image code unpacks four sizes or indexes four dimensions: the checker draws that rank too
+    (it drew ranks 0-3 only, and found no input on which such code runs), and still refutes a
+    rewrite that reduces the wrong dimensions."""
+    from torchfix.equivalence.functions import find_function, rank_hints
+
+    hints = rank_hints(find_function("def f(x, y, z):\n    a, b, c, d, e = y.size()\n    return x[:, :, :, 0] + z[0, None, ..., 1]\n", "f", "t"))
+    assert hints == {"x": (4,), "y": (5,)}  # (`None` adds an axis and `...` says nothing: none for z)
+    (tmp_path / "old.py").write_text(IMAGES_OLD)
+    (tmp_path / "new.py").write_text(IMAGES_OLD.replace(
+        "    for i in range(n):\n        out[i] = x[i].sum(dim=(1, 2))\n", "    out[:] = x.sum(dim=(2, 3))\n"))
+    (tmp_path / "bad.py").write_text(IMAGES_OLD.replace(
+        "    for i in range(n):\n        out[i] = x[i].sum(dim=(1, 2))\n", "    out[:] = x.sum(dim=(1, 3))\n"))
+    right = run_cli(tmp_path, "old.py:f", "new.py:f", "--examples", "30", "--device", "cpu", "--no-cache")
+    assert right.returncode == 0, right.stdout
+    wrong = run_cli(tmp_path, "old.py:f", "bad.py:f", "--examples", "30", "--device", "cpu", "--no-cache")
+    assert wrong.returncode == 1, wrong.stdout
 
 
 # ----------------------------------------------------------------------------- gradients
