@@ -187,7 +187,7 @@ def _floating(slot: Slot) -> bool:
 def _example(
     specs: list[InputSpec], slots: dict[str, Slot], shape: tuple[str, tuple[int, ...], int], fill: str,
     int_fill: str, variant: int, k: int, bounds: int | None = None, long: int | None = None,
-    flip: int | None = None, widen: int = 0,
+    flip: int | None = None, widen: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """One input of the sweep. ``bounds``: None, or the parity that sets Python float scalars to
     +inf / -inf by position (a pair of bounds wide open in one of the two parities). ``long``:
@@ -204,9 +204,11 @@ def _example(
             continue
         offset = position if k % 2 else 0  # half the sweep keeps shapes aligned
         pool = _LONG_POOL if position == long else shared_pool
-        if widen:
-            # every non-empty size past what the code's literal indices need (``t[:, 5]``)
-            pool = tuple(size + widen if size else 0 for size in pool)
+        if widen is not None:
+            # one place of the pool past what the code's literal indices need (``t[:, 5]``),
+            # the others as they were: the ones of "single" and "trailing_one" stay ones
+            amount, place = widen
+            pool = tuple(size + amount if size and j == place else size for j, size in enumerate(pool))
         # which input is the longer one flips with each pass over the fills (or as ``flip`` says)
         parity = k // len(_SHAPES) if flip is None else flip
         lead = _RAGGED_LEADS[(position + parity) % 2] if label in _RAGGED_SHAPES else None
@@ -241,9 +243,12 @@ def _example(
     return values
 
 
-def edge_inputs(specs: list[InputSpec], signature: Signature, widen: int = 0) -> Iterator[dict[str, Any]]:
-    """The sweep's inputs for one admitted signature; with ``widen``, every non-empty size that
-    much larger (for code whose literal indices need more than the sweep's sizes of 1 to 3)."""
+def edge_inputs(
+    specs: list[InputSpec], signature: Signature, widen: tuple[int, int] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The sweep's inputs for one admitted signature; with ``widen`` = (amount, place), the
+    non-empty size at that place of every shape's pool that much larger (for code whose literal
+    indices need more than the sweep's sizes of 1 to 3)."""
     slots = dict(signature)
     has_float = any(_floating(s) for s in slots.values())
     fills = _FLOAT_FILLS if has_float else _INT_FILLS
@@ -261,23 +266,29 @@ def edge_inputs(specs: list[InputSpec], signature: Signature, widen: int = 0) ->
         yield _example(specs, slots, shape, fill, int_fill, k % scalar_variants, k, widen=widen)
 
 
-def admission_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
+def admission_inputs(
+    specs: list[InputSpec], signature: Signature, widen: tuple[int, int] | None = None,
+) -> Iterator[dict[str, Any]]:
     """Non-empty inputs of sizes a random sample rarely draws together, for admitting a signature
     its random tries missed: trailing sizes of one, with the inputs' leading sizes equal and
     differing either way round. (An old code that runs only there still has a domain, and a
-    rewrite wrong only there must meet it.)"""
+    rewrite wrong only there must meet it.) With ``widen`` (see :func:`edge_inputs`), also with
+    each input's sizes taken from its own place of the pool: a (3, 6) `t` beside a (6, 1) `b`."""
     slots = dict(signature)
     shapes = {shape[0]: shape for shape in _SHAPES}
-    yield _example(specs, slots, shapes["trailing_one"], "ramp", "ramp", 0, 0)
-    for flip in (0, 1):
-        yield _example(specs, slots, shapes["ragged_trailing_one"], "ramp", "ramp", 0, 0, flip=flip)
+    for k in (0, 1) if widen is not None else (0,):
+        yield _example(specs, slots, shapes["trailing_one"], "ramp", "ramp", 0, k, widen=widen)
+        for flip in (0, 1):
+            yield _example(specs, slots, shapes["ragged_trailing_one"], "ramp", "ramp", 0, k, flip=flip, widen=widen)
 
 
 #: (float fill, integer fill) of the wide-open-bounds examples
 _BOUNDS_FILLS = (("huge", "huge"), ("ramp", "inexact"))
 
 
-def bound_inputs(specs: list[InputSpec], signature: Signature, widen: int = 0) -> Iterator[dict[str, Any]]:
+def bound_inputs(
+    specs: list[InputSpec], signature: Signature, widen: tuple[int, int] | None = None,
+) -> Iterator[dict[str, Any]]:
     """A few more inputs per signature, after the sweep: every Python float scalar at +inf or
     -inf (alternating by position, both ways), beside huge values and integers no float holds
     exactly. A condition like `lo < x[i] < hi` lets such values through only when its bounds
@@ -299,7 +310,7 @@ _LONG_POOL = (260, 1, 1)
 _ONES = ("long", (1, 1, 1), 1)
 
 
-def long_inputs(specs: list[InputSpec], signature: Signature, widen: int = 0) -> Iterator[dict[str, Any]]:
+def long_inputs(specs: list[InputSpec], signature: Signature) -> Iterator[dict[str, Any]]:
     """For signatures with an int8 or uint8 array only (where positions past 255 wrap): per
     input, two examples where that input's leading size (a list's length, a count) is 260 and
     every other size is 1 -- so that nested loops stay 260 steps long."""
@@ -308,7 +319,7 @@ def long_inputs(specs: list[InputSpec], signature: Signature, widen: int = 0) ->
         return
     for position in range(len(specs)):
         for int_fill in ("ramp", "negative"):
-            yield _example(specs, slots, _ONES, "ramp", int_fill, 0, 0, long=position, widen=widen)
+            yield _example(specs, slots, _ONES, "ramp", int_fill, 0, 0, long=position)
 
 
 #: the precision each floating slot computes in, for :func:`cancellation_inputs`: a Python
@@ -345,7 +356,9 @@ def _filled(value: Any, slot: Slot, number: float) -> Any:
     return [number] * len(value)
 
 
-def cancellation_inputs(specs: list[InputSpec], signature: Signature, widen: int = 0) -> Iterator[dict[str, Any]]:
+def cancellation_inputs(
+    specs: list[InputSpec], signature: Signature, widen: tuple[int, int] | None = None,
+) -> Iterator[dict[str, Any]]:
     """For signatures whose floating inputs differ in precision (a float32 array beside a float64
     one, a Python float, a list, dict or iterator of them): per ordered pair of floating inputs, one
     example with the first all ``V``, the second all ``-V`` and every other floating input all

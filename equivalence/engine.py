@@ -44,6 +44,7 @@ from torchfix.equivalence.values import (
     is_primary,
     literal_index_sizes,
     MAX_DIM,
+    POOL_SIZE,
     primary_signatures,
     render_value,
     repeated_arrays,
@@ -576,14 +577,21 @@ def _list_elements(kernel: Kernel, inputs: dict[str, Any]) -> list[Callable[[ran
 
 
 @functools.lru_cache(maxsize=256)
-def _literal_sizes(old: str) -> tuple[int, ...]:
-    """:func:`literal_index_sizes` of ``old``, parsed once per kernel."""
-    return literal_index_sizes(old)
+def _literal_sizes_of(old: str, new: str) -> tuple[int, ...]:
+    # the larger need of the two codes: a rewrite may slice where the loop indexes
+    # (`t[:, 5:]` for `t[i, -1]`)
+    return max(literal_index_sizes(old), literal_index_sizes(new), key=lambda sizes: (max(sizes, default=0), sizes))
 
 
-def _beyond(old: str) -> tuple[int, ...]:
-    """The sizes past :data:`MAX_DIM` that the literal indices of ``old`` need, smallest first."""
-    return tuple(size for size in _literal_sizes(old) if size > MAX_DIM)
+def _literal_sizes(kernel: Kernel) -> tuple[int, ...]:
+    """The sizes the literal indices of the kernel's old and new code need
+    (:func:`literal_index_sizes`), parsed once per kernel."""
+    return _literal_sizes_of(kernel.old, kernel.new)
+
+
+def _beyond(kernel: Kernel) -> tuple[int, ...]:
+    """The sizes past :data:`MAX_DIM` that the kernel's literal indices need, smallest first."""
+    return tuple(size for size in _literal_sizes(kernel) if size > MAX_DIM)
 
 
 def _outside_nonempty_domain(kernel: Kernel, old_code: Any, base: dict[str, Any], inputs: dict[str, Any], seed_value: int) -> bool:
@@ -596,7 +604,7 @@ def _outside_nonempty_domain(kernel: Kernel, old_code: Any, base: dict[str, Any]
     rng = random.Random(seed_value)
     # (and the sizes the code's literal indices need: `t[3]` along the walked dimension runs only
     # on four samples or more, `t[5]` on six)
-    for extent in dict.fromkeys((1, 2, 3, 4, *_literal_sizes(kernel.old))):
+    for extent in dict.fromkeys((1, 2, 3, 4, *_literal_sizes(kernel))):
         for element in _list_elements(kernel, inputs):
             for _ in range(2):
                 if run_snippet(old_code, kernel, base, _with_extent(kernel, inputs, extent, rng, element)).error is None:
@@ -753,7 +761,12 @@ def _admits(
     beyond = tuple(size for size in sizes if size > MAX_DIM)
     if beyond and _old_error(old_code, kernel, base, sample_nonempty(specs, signature, rng, beyond), device) is None:
         return True
-    return any(_old_error(old_code, kernel, base, raw, device) is None for raw in _edges.admission_inputs(specs, signature))
+    # (and the sizes of one beside it, one place of the pool widened at a time)
+    widenings = [None, *((min(beyond) - 1, place) for place in range(POOL_SIZE))] if beyond else [None]
+    return any(
+        _old_error(old_code, kernel, base, raw, device) is None
+        for widen in widenings for raw in _edges.admission_inputs(specs, signature, widen)
+    )
 
 
 def _old_error(old_code: Any, kernel: Kernel, base: dict[str, Any], raw: dict[str, Any], device: str) -> BaseException | None:
@@ -1106,7 +1119,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     specs = list(kernel.inputs)
     spec_by_name = {s.name: s for s in specs}
     stats = _Stats()
-    wanted = _literal_sizes(kernel.old)
+    wanted = _literal_sizes(kernel)
     admitted = admit_signatures(kernel, old_code, base, rng, config.device, stats.old_errors, wanted)
     if not admitted:
         why = ""
@@ -1153,34 +1166,37 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     # every shape x fill combination at least once per signature, more when the budget allows
     per_signature = max(edge_cycle(), min(80, (2 * config.examples) // len(admitted)))
     # code whose literal indices need more than the sweep's sizes (`t[:, 5]`) raises on every
-    # input of it: the sweep runs again with every non-empty size widened past that need
-    # (and once more between: sizes of 5 to 7, where a test like `t.size(1) > 9` takes the
-    # other branch)
-    beyond = _beyond(kernel.old)
-    widths = tuple(dict.fromkeys((0, MAX_DIM - 1, beyond[0] - 1))) if beyond else (0,)
-    before_sweep = stats.compared
+    # input of it: the sweep runs again with one place of the pool at a time widened past that
+    # need (the other places keep their ones), and once more between (sizes of 5 to 7, where a
+    # test like `t.size(1) > 9` takes the other branch)
+    beyond = _beyond(kernel)
+    widenings: tuple[tuple[int, int] | None, ...] = (None,)
+    if beyond:
+        amounts = dict.fromkeys((MAX_DIM - 1, beyond[0] - 1))
+        widenings += tuple((amount, place) for amount in amounts for place in range(POOL_SIZE))
     for signature in admitted:
         # a signature with a list, an ndarray, an int8 tensor... in it: every shape with two
         # fills; the tensor and number signatures get the whole cycle
         budget = per_signature if is_primary(signature) and not is_narrow(signature) else min(per_signature, KIND_EDGES)
-        for widen in widths:
+        before_sweep = stats.compared
+        for widen in widenings:
             sweep = itertools.islice(edge_inputs(specs, signature, widen), budget)
             for edge in itertools.chain(
-                sweep, bound_inputs(specs, signature, widen), long_inputs(specs, signature, widen),
+                sweep, bound_inputs(specs, signature, widen), long_inputs(specs, signature) if widen is None else (),
                 cancellation_inputs(specs, signature, widen),
             ):
                 refuted = refute(edge, signature)
                 if refuted is not None:
                     return _rejected(refuted, stats, config.device)
-    if beyond and stats.compared == before_sweep:
-        # the random draws alone would judge it: NaN at fixed places, infinities, cancellation,
-        # wrapping integers -- what the sweep is for -- would go unchecked
-        return Verdict(
-            Outcome.UNVERIFIED,
-            f"the fixed sweep ran on no input the old code accepts, even with sizes of {beyond[0]} and more "
-            "(what its literal indices need): random draws alone do not verify",
-            examples=stats.compared, devices=(config.device,),
-        )
+        if beyond and stats.compared == before_sweep:
+            # the random draws alone would judge this signature: NaN at fixed places,
+            # infinities, sizes of one, cancellation -- what the sweep is for -- unchecked
+            return Verdict(
+                Outcome.UNVERIFIED,
+                f"the fixed sweep ran on no input of {describe(signature, spec_by_name)} that the old code accepts, "
+                f"even with sizes of {beyond[0]} and more (what its literal indices need): random draws alone do not verify",
+                examples=stats.compared, devices=(config.device,),
+            )
 
     # a caller may pass one array as two inputs (`fill(out, out)`, `self.src = self.out`): where
     # the old code writes into an input, the same object given as each other input of its kind

@@ -34,6 +34,9 @@ from torchfix.equivalence.kernel import FLOAT_DTYPES, NARROW_DTYPES, NUMPY_SCALA
 MAX_STEPS = 4
 POOL_SIZE = 3
 MAX_DIM = 5
+#: the most elements of one tensor drawn one by one (ranks up to 5 at :data:`MAX_DIM` stay
+#: under it); past it, a drawn run is repeated
+MAX_DRAWN_ELEMENTS = 4096
 
 #: the dtype names that stand for Python numbers inside lists, dicts and iterators
 _PYTHON_NUMBER_DTYPES = {Kind.FLOAT: "float64", Kind.INT: "int64", Kind.BOOL: "bool"}
@@ -398,8 +401,14 @@ def tensor_strategy(draw: st.DrawFn, spec: InputSpec, slot: Slot, pool: tuple[in
     numel = 1
     for d in shape:
         numel *= d
-    values = draw(st.lists(element_strategy(spec, slot.dtype, pool), min_size=numel, max_size=numel))
-    return _tensor_from(values, slot.dtype, shape)
+    if numel <= MAX_DRAWN_ELEMENTS:
+        values = draw(st.lists(element_strategy(spec, slot.dtype, pool), min_size=numel, max_size=numel))
+        return _tensor_from(values, slot.dtype, shape)
+    # sizes a literal index asks for (`t[:, :, :, :, 15]`) make tensors hypothesis cannot draw
+    # element by element (it refuses lists past 8192): a drawn run of values, repeated
+    values = draw(st.lists(element_strategy(spec, slot.dtype, pool), min_size=MAX_DRAWN_ELEMENTS, max_size=MAX_DRAWN_ELEMENTS))
+    run = _tensor_from(values, slot.dtype, (MAX_DRAWN_ELEMENTS,))
+    return run.repeat(-(-numel // MAX_DRAWN_ELEMENTS))[:numel].reshape(shape)
 
 
 def to_ndarray(tensor: torch.Tensor) -> np.ndarray:
@@ -495,8 +504,8 @@ def _slice_need(part: ast.Slice) -> int:
         need = max(need, upper if upper >= 0 else -upper + 1)
     if lower is not None and lower >= 0 and upper is not None and upper < 0:
         need = max(need, lower - upper + 1)  # `2:-5`: two from the front, five from the back, one between
-    if step is not None and step > 1:
-        need = max(need, max(lower or 0, 0) + step + 1)  # `::6`: a second element
+    if step is not None and abs(step) > 1:
+        need = max(need, max(lower or 0, 0) + abs(step) + 1)  # `::6`, `::-6`: a second element
     return need
 
 

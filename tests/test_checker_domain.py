@@ -140,6 +140,7 @@ def test_columns_past_the_random_sizes_are_reached_and_still_judged():
     assert literal_index_sizes("s = p[:, -7]\n") == (7, 8, 10)
     assert literal_index_sizes("s = p[i, 2:-5]\n") == (8, 9, 11)  # two in front, five behind, one between
     assert literal_index_sizes("s = p[i, ::6]\n") == (7, 8, 10)  # a second element
+    assert literal_index_sizes("s = p[i, ::-6]\n") == (7, 8, 10)
     assert literal_index_sizes("s = p[:, 2:5]\n") == (5,)
     assert literal_index_sizes("s = p[:4]\n") == ()
     assert literal_index_sizes("s = p[:, 99]\n") == (5,)  # past any size worth drawing: as before
@@ -183,14 +184,53 @@ def test_the_fixed_sweep_reaches_code_whose_literal_indices_need_large_sizes():
             assert verdict.outcome is not Outcome.VERIFIED, (new, seed)
 
 
+def test_sizes_of_one_stay_beside_the_wide_ones():
+    """A second review: widening every size of the sweep lost its ones, so a `b` of (n, 1),
+    whose rows a one-number slot takes and whose batch broadcasts to (n, n), was never swept
+    beside a six-column `t` (and never admitted), and a rewrite wrong only for one row
+    verified. One place of the pool is widened at a time, and admission tries the inputs at
+    their own places (a (3, 6) `t` beside a (6, 1) `b`)."""
+    pair = (
+        InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0),
+        InputSpec("b", Kind.TENSOR, ranks=(1, 2), dtypes=("float32",), batch_dim=0),
+    )
+    broadcast_old = "out = torch.zeros(t.size(0))\nfor i in range(t.size(0)):\n    out[i] = t[i, 5] + b[i]\n"
+    broadcast_new = "out = t[:, 5] + b[:t.size(0)]\n"
+    single = (InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0),)
+    squeeze_old = "out = torch.zeros(t.size(0))\nfor i in range(t.size(0)):\n    out[i] = t[i, 5]\n"
+    squeeze_new = "out = t[:, 5:6].squeeze().clone()\n"  # a 0-d result for one row
+    for old, new, inputs in ((broadcast_old, broadcast_new, pair), (squeeze_old, squeeze_new, single)):
+        for seed in range(2):
+            verdict = check_kernel(Kernel(old, new, inputs, ("out",), modules=TORCH), EngineSettings(examples=60, seed=seed))
+            assert verdict.outcome is Outcome.REJECTED, (new, seed, verdict.reason)
+
+
+def test_literal_needs_count_the_new_code_and_big_tensors_are_drawn():
+    """The new code's literals count too (`t[:, 5:]` for a loop reading `t[i, -1]`), and a 5-D
+    tensor of 7 to 9 elements a side is drawn as a repeated run rather than refused by hypothesis
+    (a checker error before)."""
+    row = (InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0),)
+    old = "out = torch.zeros(t.size(0))\nfor i in range(t.size(0)):\n    out[i] = t[i, -1]\n"
+    wrong = Kernel(old, "out = t[:, -1] + t[:, 5:].sum(1)\n", row, ("out",), modules=TORCH)
+    assert check_kernel(wrong, EngineSettings(examples=40, seed=0)).outcome is Outcome.REJECTED
+    blocks = (InputSpec("w", Kind.TENSOR, ranks=(4, 5), dtypes=("float32",), batch_dim=0),)
+    old = "out = torch.zeros(w.size(0))\nfor c in range(w.size(0)):\n    out[c] = w[c, 5, :, :].sum()\n"
+    right = Kernel(old, "out = w[:, 5].sum(tuple(range(1, w.dim() - 1)))\n", blocks, ("out",), modules=TORCH)
+    verdict = check_kernel(right, EngineSettings(examples=40, seed=0))
+    assert verdict.outcome is Outcome.VERIFIED, verdict.reason
+    wrong = Kernel(old, "out = w[:, 5, :, :].sum((1, 2))\n", blocks, ("out",), modules=TORCH)  # wrong for a 5-D `w`
+    assert check_kernel(wrong, EngineSettings(examples=40, seed=0)).outcome is Outcome.REJECTED
+
+
 def test_code_the_fixed_sweep_cannot_run_is_not_verified_on_random_draws_alone():
-    """`t[:, 5] * t.new_ones(4)` runs only on four rows of six columns or more: no input of the
-    sweep has both, and random draws alone do not verify."""
+    """`t[:, 5].view(2, 2)` runs only on four rows of six columns or more: no input of the sweep
+    has both (its sizes are 1 to 3, widened to 5 to 7 or past the need), and random draws alone
+    do not verify."""
     inputs = (InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",)),)
-    kernel = Kernel("out = t[:, 5] * t.new_ones(4)\n", "out = t[:, 5] * 1.0\n", inputs, ("out",), modules=TORCH)
+    kernel = Kernel("out = t[:, 5].view(2, 2)\n", "out = t[:, 5].reshape(2, 2)\n", inputs, ("out",), modules=TORCH)
     verdict = check_kernel(kernel, EngineSettings(examples=60, seed=0))
     assert verdict.outcome is Outcome.UNVERIFIED
-    assert "the fixed sweep ran on no input the old code accepts" in verdict.reason
+    assert "the fixed sweep ran on no input of t: float32[rank 2] that the old code accepts" in verdict.reason
 
 
 def test_inputs_of_different_lengths_are_swept_whatever_the_seed():
