@@ -43,6 +43,8 @@ from torchfix.equivalence.values import (
     is_narrow,
     is_primary,
     literal_index_sizes,
+    literal_need,
+    LITERAL_MAX_DIM,
     MAX_DIM,
     POOL_SIZE,
     primary_signatures,
@@ -589,6 +591,17 @@ def _literal_sizes(kernel: Kernel) -> tuple[int, ...]:
     return _literal_sizes_of(kernel.old, kernel.new)
 
 
+def _literal_need(kernel: Kernel) -> int:
+    """The largest size a literal index of the kernel needs (``t[i, 2]``: 3; see
+    :func:`literal_index_sizes`)."""
+    return _literal_need_of(kernel.old, kernel.new)
+
+
+@functools.lru_cache(maxsize=256)
+def _literal_need_of(old: str, new: str) -> int:
+    return max(literal_need(old), literal_need(new))
+
+
 def _beyond(kernel: Kernel) -> tuple[int, ...]:
     """The sizes past :data:`MAX_DIM` that the kernel's literal indices need, smallest first."""
     return tuple(size for size in _literal_sizes(kernel) if size > MAX_DIM)
@@ -761,8 +774,10 @@ def _admits(
     beyond = tuple(size for size in sizes if size > MAX_DIM)
     if beyond and _old_error(old_code, kernel, base, sample_nonempty(specs, signature, rng, beyond), device) is None:
         return True
-    # (and the sizes of one beside it, one place of the pool widened at a time)
-    widenings = [None, *((min(beyond) - 1, place) for place in range(POOL_SIZE))] if beyond else [None]
+    # (and the sizes of one beside the size a literal needs, one place of the pool widened at a
+    # time: `t[i, 2]` beside a `b` of (n, 1))
+    need = min(beyond) if beyond else _literal_need(kernel)
+    widenings = [None, *((need - 1, place) for place in range(POOL_SIZE))] if 2 < need <= LITERAL_MAX_DIM else [None]
     return any(
         _old_error(old_code, kernel, base, raw, device) is None
         for widen in widenings for raw in _edges.admission_inputs(specs, signature, widen)
@@ -1172,8 +1187,13 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     beyond = _beyond(kernel)
     widenings: tuple[tuple[int, int] | None, ...] = (None,)
     if beyond:
-        amounts = dict.fromkeys((MAX_DIM - 1, beyond[0] - 1))
-        widenings += tuple((amount, place) for amount in amounts for place in range(POOL_SIZE))
+        amounts: tuple[int, ...] = tuple(dict.fromkeys((MAX_DIM - 1, beyond[0] - 1)))
+    else:
+        # (`t[i, 2]` runs on the sweep's sizes of 3 only, and no shape has a 3 where another
+        # input has its one: the same, at the need)
+        need = _literal_need(kernel)
+        amounts = (need - 1,) if 2 < need <= LITERAL_MAX_DIM else ()
+    widenings += tuple((amount, place) for amount in amounts for place in range(POOL_SIZE))
     for signature in admitted:
         # a signature with a list, an ndarray, an int8 tensor... in it: every shape with two
         # fills; the tensor and number signatures get the whole cycle

@@ -509,12 +509,9 @@ def _slice_need(part: ast.Slice) -> int:
     return need
 
 
-def literal_index_sizes(source: str) -> tuple[int, ...]:
-    """Sizes the code's literal indices need beyond :data:`ADMISSION_SIZES` (``d[4]`` needs 5;
-    ``d[:, 4:6]`` 6, ``d[5:]`` 6, ``d[2:-5]`` 8, ``d[::6]`` 7, for a slice to hold something),
-    up to :data:`MAX_DIM`; past it, up to :data:`LITERAL_MAX_DIM`, the largest with the
-    :data:`LITERAL_MARGINS` (in that order: the engine widens its fixed sweep by the first). An
-    admission sample of only small sizes would never run such code."""
+def literal_need(source: str) -> int:
+    """The largest size a literal index of ``source`` needs: ``d[4]`` 5; ``d[:, 4:6]`` 6,
+    ``d[5:]`` 6, ``d[2:-5]`` 8, ``d[::6]`` 7, for a slice to hold something."""
     needed = 0
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Subscript):
@@ -527,6 +524,15 @@ def literal_index_sizes(source: str) -> tuple[int, ...]:
             value = _literal(element)
             if value is not None:
                 needed = max(needed, value + 1 if value >= 0 else -value)
+    return needed
+
+
+def literal_index_sizes(source: str) -> tuple[int, ...]:
+    """Sizes the code's literal indices need (:func:`literal_need`) beyond
+    :data:`ADMISSION_SIZES`, up to :data:`MAX_DIM`; past it, up to :data:`LITERAL_MAX_DIM`, the
+    largest with the :data:`LITERAL_MARGINS` (in that order: the engine widens its fixed sweep
+    by the first). An admission sample of only small sizes would never run such code."""
+    needed = literal_need(source)
     if MAX_DIM < needed <= LITERAL_MAX_DIM:
         return tuple(needed + margin for margin in LITERAL_MARGINS)
     return tuple(range(max(ADMISSION_SIZES) + 1, min(needed, MAX_DIM) + 1))
