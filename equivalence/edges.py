@@ -19,7 +19,7 @@ from typing import Any, Iterator
 import torch
 
 from torchfix.equivalence.kernel import FLOAT_DTYPES, InputSpec, Kind
-from torchfix.equivalence.values import OneShot, Signature, Slot, numpy_scalar, to_ndarray
+from torchfix.equivalence.values import MAX_DIM, MAX_DRAWN_ELEMENTS, POOL_SIZE, OneShot, Signature, Slot, numpy_scalar, to_ndarray
 
 #: (name, size pool, step count): shapes draw their sizes from the pool in order
 _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
@@ -123,6 +123,10 @@ def _tensor(slot: Slot, spec: InputSpec, pool: tuple[int, ...], fill: str, offse
     numel = 1
     for d in shape:
         numel *= d
+    if numel > MAX_DRAWN_ELEMENTS:
+        # (sizes widened past a literal's need, at a high rank: the pattern's first run, repeated)
+        run = _tensor(Slot(slot.kind, 1, slot.dtype), spec, (MAX_DRAWN_ELEMENTS,), fill)
+        return run.repeat(-(-numel // MAX_DRAWN_ELEMENTS))[:numel].reshape(shape)
     dtype = getattr(torch, slot.dtype)
     if dtype == torch.bool:
         # uniform masks matter: a loop whose branch never runs never touches what it would index
@@ -187,7 +191,7 @@ def _floating(slot: Slot) -> bool:
 def _example(
     specs: list[InputSpec], slots: dict[str, Slot], shape: tuple[str, tuple[int, ...], int], fill: str,
     int_fill: str, variant: int, k: int, bounds: int | None = None, long: int | None = None,
-    flip: int | None = None, widen: tuple[int, int] | None = None,
+    flip: int | None = None, widen: tuple[int, ...] | None = None,
 ) -> dict[str, Any]:
     """One input of the sweep. ``bounds``: None, or the parity that sets Python float scalars to
     +inf / -inf by position (a pair of bounds wide open in one of the two parities). ``long``:
@@ -205,10 +209,9 @@ def _example(
         offset = position if k % 2 else 0  # half the sweep keeps shapes aligned
         pool = _LONG_POOL if position == long else shared_pool
         if widen is not None:
-            # one place of the pool past what the code's literal indices need (``t[:, 5]``),
+            # some places of the pool past what the code's literal indices need (``t[:, 5]``),
             # the others as they were: the ones of "single" and "trailing_one" stay ones
-            amount, place = widen
-            pool = tuple(size + amount if size and j == place else size for j, size in enumerate(pool))
+            pool = tuple(size + widen[j] if size else size for j, size in enumerate(pool))
         # which input is the longer one flips with each pass over the fills (or as ``flip`` says)
         parity = k // len(_SHAPES) if flip is None else flip
         lead = _RAGGED_LEADS[(position + parity) % 2] if label in _RAGGED_SHAPES else None
@@ -243,12 +246,28 @@ def _example(
     return values
 
 
+def widenings(need: int, between: bool = False) -> list[tuple[int, ...] | None]:
+    """The pools a sweep runs with for code whose literal indices need ``need`` (``t[i, 2]``:
+    3): as it is; one place at a time widened past the need (the other places keep their ones);
+    two places at a time, one size apart (two dimensions that each need a literal may differ);
+    with ``between``, the same again at sizes of 5 to 7 (where `t.size(1) > 9` takes the other
+    branch)."""
+    found: list[tuple[int, ...] | None] = [None]
+    for amount in dict.fromkeys(([MAX_DIM - 1] if between else []) + [need - 1]):
+        for place in range(POOL_SIZE):
+            found.append(tuple(amount if j == place else 0 for j in range(POOL_SIZE)))
+        for first in range(POOL_SIZE):
+            second = (first + 1) % POOL_SIZE
+            found.append(tuple(amount if j == first else amount + 1 if j == second else 0 for j in range(POOL_SIZE)))
+    return found
+
+
 def edge_inputs(
-    specs: list[InputSpec], signature: Signature, widen: tuple[int, int] | None = None,
+    specs: list[InputSpec], signature: Signature, widen: tuple[int, ...] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """The sweep's inputs for one admitted signature; with ``widen`` = (amount, place), the
-    non-empty size at that place of every shape's pool that much larger (for code whose literal
-    indices need more than the sweep's sizes of 1 to 3)."""
+    """The sweep's inputs for one admitted signature; with ``widen`` (an amount per place of the
+    pool, :func:`widenings`), every shape's non-empty sizes that much larger (for code whose
+    literal indices need more than the sweep's sizes of 1 to 3)."""
     slots = dict(signature)
     has_float = any(_floating(s) for s in slots.values())
     fills = _FLOAT_FILLS if has_float else _INT_FILLS
@@ -267,7 +286,7 @@ def edge_inputs(
 
 
 def admission_inputs(
-    specs: list[InputSpec], signature: Signature, widen: tuple[int, int] | None = None,
+    specs: list[InputSpec], signature: Signature, widen: tuple[int, ...] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Non-empty inputs of sizes a random sample rarely draws together, for admitting a signature
     its random tries missed: trailing sizes of one, with the inputs' leading sizes equal and
@@ -287,7 +306,7 @@ _BOUNDS_FILLS = (("huge", "huge"), ("ramp", "inexact"))
 
 
 def bound_inputs(
-    specs: list[InputSpec], signature: Signature, widen: tuple[int, int] | None = None,
+    specs: list[InputSpec], signature: Signature, widen: tuple[int, ...] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """A few more inputs per signature, after the sweep: every Python float scalar at +inf or
     -inf (alternating by position, both ways), beside huge values and integers no float holds
@@ -357,7 +376,7 @@ def _filled(value: Any, slot: Slot, number: float) -> Any:
 
 
 def cancellation_inputs(
-    specs: list[InputSpec], signature: Signature, widen: tuple[int, int] | None = None,
+    specs: list[InputSpec], signature: Signature, widen: tuple[int, ...] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """For signatures whose floating inputs differ in precision (a float32 array beside a float64
     one, a Python float, a list, dict or iterator of them): per ordered pair of floating inputs, one

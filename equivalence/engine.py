@@ -46,7 +46,6 @@ from torchfix.equivalence.values import (
     literal_need,
     LITERAL_MAX_DIM,
     MAX_DIM,
-    POOL_SIZE,
     primary_signatures,
     render_value,
     repeated_arrays,
@@ -591,6 +590,10 @@ def _literal_sizes(kernel: Kernel) -> tuple[int, ...]:
     return _literal_sizes_of(kernel.old, kernel.new)
 
 
+#: the most dimensions an array may have where a kernel's literal indices need sizes past 5
+WIDE_RANK_LIMIT = 4
+
+
 def _literal_need(kernel: Kernel) -> int:
     """The largest size a literal index of the kernel needs (``t[i, 2]``: 3; see
     :func:`literal_index_sizes`)."""
@@ -771,16 +774,13 @@ def _admits(
             errors[error_site(error)] += 1
     # a size only a literal index asks for (`t[i, 5]`), every dimension at it: random pools
     # rarely give it to the one dimension that needs it
-    beyond = tuple(size for size in sizes if size > MAX_DIM)
-    if beyond and _old_error(old_code, kernel, base, sample_nonempty(specs, signature, rng, beyond), device) is None:
-        return True
-    # (and the sizes of one beside the size a literal needs, one place of the pool widened at a
-    # time: `t[i, 2]` beside a `b` of (n, 1))
-    need = min(beyond) if beyond else _literal_need(kernel)
-    widenings = [None, *((need - 1, place) for place in range(POOL_SIZE))] if 2 < need <= LITERAL_MAX_DIM else [None]
+    # (and the fixed shapes, with sizes past what a literal needs at one or two places of the
+    # pool and ones beside them: `t[i, 2]` beside a `b` of (n, 1))
+    need = _literal_need(kernel)
+    pools = _edges.widenings(need) if 1 < need <= LITERAL_MAX_DIM else [None]
     return any(
         _old_error(old_code, kernel, base, raw, device) is None
-        for widen in widenings for raw in _edges.admission_inputs(specs, signature, widen)
+        for widen in pools for raw in _edges.admission_inputs(specs, signature, widen)
     )
 
 
@@ -1147,6 +1147,19 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             devices=(config.device,),
         )
 
+    if _beyond(kernel) and any(
+        slot.kind in (Kind.TENSOR, Kind.NDARRAY) and slot.rank > WIDE_RANK_LIMIT for signature in admitted for _, slot in signature
+    ):
+        # sizes past 5 at five dimensions and more: the sweep's places cannot line up what such
+        # arrays broadcast (a review verified a wrong rewrite of two 6-D inputs), and each example
+        # costs seconds
+        return Verdict(
+            Outcome.UNVERIFIED,
+            f"its literal indices need sizes of {_beyond(kernel)[0]} and more, and an input may have more than "
+            f"{WIDE_RANK_LIMIT} dimensions: not checked at those sizes",
+            devices=(config.device,),
+        )
+
     outside = _kinds_outside(kernel, admitted)
     if outside:
         stats.notes.append(
@@ -1184,16 +1197,11 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     # input of it: the sweep runs again with one place of the pool at a time widened past that
     # need (the other places keep their ones), and once more between (sizes of 5 to 7, where a
     # test like `t.size(1) > 9` takes the other branch)
+    # (`t[i, 2]` runs on the sweep's sizes of 3 only, and no shape has a 3 where another input
+    # has its one: the same, at the need)
     beyond = _beyond(kernel)
-    widenings: tuple[tuple[int, int] | None, ...] = (None,)
-    if beyond:
-        amounts: tuple[int, ...] = tuple(dict.fromkeys((MAX_DIM - 1, beyond[0] - 1)))
-    else:
-        # (`t[i, 2]` runs on the sweep's sizes of 3 only, and no shape has a 3 where another
-        # input has its one: the same, at the need)
-        need = _literal_need(kernel)
-        amounts = (need - 1,) if 2 < need <= LITERAL_MAX_DIM else ()
-    widenings += tuple((amount, place) for amount in amounts for place in range(POOL_SIZE))
+    need = _literal_need(kernel)
+    widenings = _edges.widenings(need, between=bool(beyond)) if 1 < need <= LITERAL_MAX_DIM else [None]
     for signature in admitted:
         # a signature with a list, an ndarray, an int8 tensor... in it: every shape with two
         # fills; the tensor and number signatures get the whole cycle

@@ -549,9 +549,12 @@ def pool_strategy(nonempty: bool, wanted: tuple[int, ...] = ()) -> st.SearchStra
     if not wanted:
         return sizes(POOL_SIZE).map(tuple)
     if max(wanted) > MAX_DIM:
-        # a size past the random ones leads the pool: hypothesis draws (and shrinks towards) a
-        # pool's first place most, and only that size runs the code at all
-        return st.tuples(st.sampled_from(wanted), sizes(POOL_SIZE - 1)).map(lambda drawn: (drawn[0], *drawn[1]))
+        # sizes past the random ones lead the pool: hypothesis draws (and shrinks towards) a
+        # pool's first places most, and only those sizes run the code at all. Two of them, drawn
+        # apart: two dimensions that each need a literal column may differ (`a[i, 5] + b[i, 5]`
+        # against `(a + b)[:, 5]`)
+        return st.tuples(st.sampled_from(wanted), st.sampled_from(wanted), sizes(POOL_SIZE - 2)).map(
+            lambda drawn: (drawn[0], drawn[1], *drawn[2]))
     return st.tuples(sizes(POOL_SIZE - 1), st.sampled_from(wanted)).map(lambda drawn: (*drawn[0], drawn[1]))
 
 

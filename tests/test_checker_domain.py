@@ -210,20 +210,48 @@ def test_sizes_of_one_stay_beside_the_wide_ones():
 
 
 def test_literal_needs_count_the_new_code_and_big_tensors_are_drawn():
-    """The new code's literals count too (`t[:, 5:]` for a loop reading `t[i, -1]`), and a 5-D
-    tensor of 7 to 9 elements a side is drawn as a repeated run rather than refused by hypothesis
-    (a checker error before)."""
+    """The new code's literals count too (`t[:, 5:]` for a loop reading `t[i, -1]`); a 4-D
+    tensor of up to 19 elements a side is drawn as a repeated run rather than refused by
+    hypothesis (a checker error before); past 4 dimensions such sizes are not checked at all (a
+    review verified a wrong rewrite of two 6-D inputs, at seconds an example)."""
     row = (InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0),)
     old = "out = torch.zeros(t.size(0))\nfor i in range(t.size(0)):\n    out[i] = t[i, -1]\n"
     wrong = Kernel(old, "out = t[:, -1] + t[:, 5:].sum(1)\n", row, ("out",), modules=TORCH)
     assert check_kernel(wrong, EngineSettings(examples=40, seed=0)).outcome is Outcome.REJECTED
-    blocks = (InputSpec("w", Kind.TENSOR, ranks=(4, 5), dtypes=("float32",), batch_dim=0),)
     old = "out = torch.zeros(w.size(0))\nfor c in range(w.size(0)):\n    out[c] = w[c, 5, :, :].sum()\n"
-    right = Kernel(old, "out = w[:, 5].sum(tuple(range(1, w.dim() - 1)))\n", blocks, ("out",), modules=TORCH)
-    verdict = check_kernel(right, EngineSettings(examples=40, seed=0))
+    new = "out = w[:, 5].sum(tuple(range(1, w.dim() - 1)))\n"
+    blocks = (InputSpec("w", Kind.TENSOR, ranks=(4,), dtypes=("float32",), batch_dim=0),)
+    verdict = check_kernel(Kernel(old, new, blocks, ("out",), modules=TORCH), EngineSettings(examples=40, seed=0))
     assert verdict.outcome is Outcome.VERIFIED, verdict.reason
-    wrong = Kernel(old, "out = w[:, 5, :, :].sum((1, 2))\n", blocks, ("out",), modules=TORCH)  # wrong for a 5-D `w`
+    wrong = Kernel(old, "out = w[:, 5, :, :].sum((1, 2)) * 2\n", blocks, ("out",), modules=TORCH)
     assert check_kernel(wrong, EngineSettings(examples=40, seed=0)).outcome is Outcome.REJECTED
+    deep = (InputSpec("w", Kind.TENSOR, ranks=(4, 5), dtypes=("float32",), batch_dim=0),)
+    verdict = check_kernel(Kernel(old, new, deep, ("out",), modules=TORCH), EngineSettings(examples=40, seed=0))
+    assert verdict.outcome is Outcome.UNVERIFIED and "more than 4 dimensions" in verdict.reason
+
+
+def test_two_dimensions_that_each_need_a_literal_may_differ():
+    """A third review: every dimension that needed a size past 5 got the same one (one place of
+    the pool), so `(a + b)[:, L]` -- which raises where `a` and `b` differ in width -- verified
+    against `a[i, L] + b[i, L]`. Two places are drawn, and swept, apart; and literal 1 (a need
+    of 2) widens too, where a `b` of (n, 1) beside `t[i, 1]` was admitted by luck."""
+    pair = (
+        InputSpec("a", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0),
+        InputSpec("b", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0),
+    )
+    for column in (4, 6):
+        old = f"out = torch.zeros(a.size(0))\nfor i in range(a.size(0)):\n    out[i] = a[i, {column}] + b[i, {column}]\n"
+        kernel = Kernel(old, f"out = (a + b[:a.size(0)])[:, {column}]\n", pair, ("out",), modules=TORCH)
+        for seed in range(2):
+            assert check_kernel(kernel, EngineSettings(examples=60, seed=seed)).outcome is Outcome.REJECTED, (column, seed)
+    mixed = (
+        InputSpec("b", Kind.TENSOR, ranks=(1, 2), dtypes=("float32",), batch_dim=0),
+        InputSpec("t", Kind.TENSOR, ranks=(2,), dtypes=("float32",), batch_dim=0),
+    )
+    old = "out = torch.zeros(t.size(0))\nfor i in range(t.size(0)):\n    out[i] = t[i, 1] + b[i]\n"
+    kernel = Kernel(old, "out = t[:, 1] + b[:t.size(0)]\n", mixed, ("out",), modules=TORCH)
+    for seed in range(2):
+        assert check_kernel(kernel, EngineSettings(examples=60, seed=seed)).outcome is Outcome.REJECTED, seed
 
 
 def test_code_the_fixed_sweep_cannot_run_is_not_verified_on_random_draws_alone():
