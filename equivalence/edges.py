@@ -19,7 +19,9 @@ from typing import Any, Iterator
 import torch
 
 from torchfix.equivalence.kernel import FLOAT_DTYPES, InputSpec, Kind
-from torchfix.equivalence.values import MAX_DIM, MAX_DRAWN_ELEMENTS, POOL_SIZE, OneShot, Signature, Slot, numpy_scalar, to_ndarray
+from torchfix.equivalence.values import (
+    LITERAL_MAX_DIM, MAX_DIM, MAX_DRAWN_ELEMENTS, POOL_SIZE, OneShot, Signature, Slot, numpy_scalar, repeated, to_ndarray,
+)
 
 #: (name, size pool, step count): shapes draw their sizes from the pool in order
 _SHAPES: tuple[tuple[str, tuple[int, ...], int], ...] = (
@@ -125,8 +127,7 @@ def _tensor(slot: Slot, spec: InputSpec, pool: tuple[int, ...], fill: str, offse
         numel *= d
     if numel > MAX_DRAWN_ELEMENTS:
         # (sizes widened past a literal's need, at a high rank: the pattern's first run, repeated)
-        run = _tensor(Slot(slot.kind, 1, slot.dtype), spec, (MAX_DRAWN_ELEMENTS,), fill)
-        return run.repeat(-(-numel // MAX_DRAWN_ELEMENTS))[:numel].reshape(shape)
+        return repeated(_tensor(Slot(slot.kind, 1, slot.dtype), spec, (MAX_DRAWN_ELEMENTS,), fill), shape)
     dtype = getattr(torch, slot.dtype)
     if dtype == torch.bool:
         # uniform masks matter: a loop whose branch never runs never touches what it would index
@@ -251,8 +252,11 @@ def widenings(need: int, between: bool = False) -> list[tuple[int, ...] | None]:
     3): as it is; one place at a time widened past the need (the other places keep their ones);
     two places at a time, one size apart (two dimensions that each need a literal may differ);
     with ``between``, the same again at sizes of 5 to 7 (where `t.size(1) > 9` takes the other
-    branch)."""
+    branch). Only the pool as it is for needs the sweep's sizes meet (1) or that are past
+    drawing (over :data:`LITERAL_MAX_DIM`)."""
     found: list[tuple[int, ...] | None] = [None]
+    if not 1 < need <= LITERAL_MAX_DIM:
+        return found
     for amount in dict.fromkeys(([MAX_DIM - 1] if between else []) + [need - 1]):
         for place in range(POOL_SIZE):
             found.append(tuple(amount if j == place else 0 for j in range(POOL_SIZE)))

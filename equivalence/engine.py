@@ -42,12 +42,11 @@ from torchfix.equivalence.values import (
     inputs_strategy,
     is_narrow,
     is_primary,
-    literal_index_sizes,
     literal_need,
-    LITERAL_MAX_DIM,
     MAX_DIM,
     primary_signatures,
     render_value,
+    sizes_for_need,
     repeated_arrays,
     sample_nonempty,
     slot_choices,
@@ -577,32 +576,27 @@ def _list_elements(kernel: Kernel, inputs: dict[str, Any]) -> list[Callable[[ran
     return [_LIST_ELEMENTS[k] for k in ("int", "float", "bool") if k in kinds] or [_LIST_ELEMENTS["int"]]
 
 
-@functools.lru_cache(maxsize=256)
-def _literal_sizes_of(old: str, new: str) -> tuple[int, ...]:
-    # the larger need of the two codes: a rewrite may slice where the loop indexes
-    # (`t[:, 5:]` for `t[i, -1]`)
-    return max(literal_index_sizes(old), literal_index_sizes(new), key=lambda sizes: (max(sizes, default=0), sizes))
-
-
-def _literal_sizes(kernel: Kernel) -> tuple[int, ...]:
-    """The sizes the literal indices of the kernel's old and new code need
-    (:func:`literal_index_sizes`), parsed once per kernel."""
-    return _literal_sizes_of(kernel.old, kernel.new)
-
-
 #: the most dimensions an array may have where a kernel's literal indices need sizes past 5
 WIDE_RANK_LIMIT = 4
 
 
-def _literal_need(kernel: Kernel) -> int:
-    """The largest size a literal index of the kernel needs (``t[i, 2]``: 3; see
-    :func:`literal_index_sizes`)."""
-    return _literal_need_of(kernel.old, kernel.new)
-
-
 @functools.lru_cache(maxsize=256)
-def _literal_need_of(old: str, new: str) -> int:
-    return max(literal_need(old), literal_need(new))
+def _literal_needs(old: str, new: str) -> tuple[int, int]:
+    """:func:`literal_need` of the old and of the new code, parsed once per kernel (a rewrite
+    may slice where the loop indexes: `t[:, 5:]` for `t[i, -1]`)."""
+    return literal_need(old), literal_need(new)
+
+
+def _literal_need(kernel: Kernel) -> int:
+    """The largest size a literal index of the kernel needs (``t[i, 2]``: 3)."""
+    return max(_literal_needs(kernel.old, kernel.new))
+
+
+def _literal_sizes(kernel: Kernel) -> tuple[int, ...]:
+    """The sizes drawn for the kernel's literal indices: those of the code whose need asks for
+    the largest (:func:`sizes_for_need`)."""
+    per_code = (sizes_for_need(need) for need in _literal_needs(kernel.old, kernel.new))
+    return max(per_code, key=lambda sizes: (max(sizes, default=0), sizes))
 
 
 def _beyond(kernel: Kernel) -> tuple[int, ...]:
@@ -772,15 +766,11 @@ def _admits(
             return True
         if errors is not None:
             errors[error_site(error)] += 1
-    # a size only a literal index asks for (`t[i, 5]`), every dimension at it: random pools
-    # rarely give it to the one dimension that needs it
-    # (and the fixed shapes, with sizes past what a literal needs at one or two places of the
-    # pool and ones beside them: `t[i, 2]` beside a `b` of (n, 1))
-    need = _literal_need(kernel)
-    pools = _edges.widenings(need) if 1 < need <= LITERAL_MAX_DIM else [None]
+    # (and the fixed shapes with sizes past what a literal needs at one or two places of the
+    # pool, ones beside them: `t[i, 2]` beside a `b` of (n, 1))
     return any(
         _old_error(old_code, kernel, base, raw, device) is None
-        for widen in pools for raw in _edges.admission_inputs(specs, signature, widen)
+        for widen in _edges.widenings(_literal_need(kernel)) for raw in _edges.admission_inputs(specs, signature, widen)
     )
 
 
@@ -1147,7 +1137,8 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
             devices=(config.device,),
         )
 
-    if _beyond(kernel) and any(
+    beyond = _beyond(kernel)
+    if beyond and any(
         slot.kind in (Kind.TENSOR, Kind.NDARRAY) and slot.rank > WIDE_RANK_LIMIT for signature in admitted for _, slot in signature
     ):
         # sizes past 5 at five dimensions and more: the sweep's places cannot line up what such
@@ -1155,7 +1146,7 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
         # costs seconds
         return Verdict(
             Outcome.UNVERIFIED,
-            f"its literal indices need sizes of {_beyond(kernel)[0]} and more, and an input may have more than "
+            f"its literal indices need sizes of {beyond[0]} and more, and an input may have more than "
             f"{WIDE_RANK_LIMIT} dimensions: not checked at those sizes",
             devices=(config.device,),
         )
@@ -1194,14 +1185,9 @@ def _check_kernel(kernel: Kernel, config: EngineSettings) -> Verdict:
     # every shape x fill combination at least once per signature, more when the budget allows
     per_signature = max(edge_cycle(), min(80, (2 * config.examples) // len(admitted)))
     # code whose literal indices need more than the sweep's sizes (`t[:, 5]`) raises on every
-    # input of it: the sweep runs again with one place of the pool at a time widened past that
-    # need (the other places keep their ones), and once more between (sizes of 5 to 7, where a
-    # test like `t.size(1) > 9` takes the other branch)
-    # (`t[i, 2]` runs on the sweep's sizes of 3 only, and no shape has a 3 where another input
-    # has its one: the same, at the need)
-    beyond = _beyond(kernel)
-    need = _literal_need(kernel)
-    widenings = _edges.widenings(need, between=bool(beyond)) if 1 < need <= LITERAL_MAX_DIM else [None]
+    # input of it, and `t[i, 2]` runs on its threes only, where no other input has its one: the
+    # sweep runs again with places of the pool widened past the need (:func:`edges.widenings`)
+    widenings = _edges.widenings(_literal_need(kernel), between=bool(beyond))
     for signature in admitted:
         # a signature with a list, an ndarray, an int8 tensor... in it: every shape with two
         # fills; the tensor and number signatures get the whole cycle

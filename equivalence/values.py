@@ -407,8 +407,16 @@ def tensor_strategy(draw: st.DrawFn, spec: InputSpec, slot: Slot, pool: tuple[in
     # sizes a literal index asks for (`t[:, :, :, :, 15]`) make tensors hypothesis cannot draw
     # element by element (it refuses lists past 8192): a drawn run of values, repeated
     values = draw(st.lists(element_strategy(spec, slot.dtype, pool), min_size=MAX_DRAWN_ELEMENTS, max_size=MAX_DRAWN_ELEMENTS))
-    run = _tensor_from(values, slot.dtype, (MAX_DRAWN_ELEMENTS,))
-    return run.repeat(-(-numel // MAX_DRAWN_ELEMENTS))[:numel].reshape(shape)
+    return repeated(_tensor_from(values, slot.dtype, (MAX_DRAWN_ELEMENTS,)), shape)
+
+
+def repeated(run: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """A tensor of ``shape`` filled with the 1-D ``run`` over and over (for sizes past
+    :data:`MAX_DRAWN_ELEMENTS`)."""
+    numel = 1
+    for d in shape:
+        numel *= d
+    return run.repeat(-(-numel // len(run)))[:numel].reshape(shape)
 
 
 def to_ndarray(tensor: torch.Tensor) -> np.ndarray:
@@ -528,11 +536,15 @@ def literal_need(source: str) -> int:
 
 
 def literal_index_sizes(source: str) -> tuple[int, ...]:
-    """Sizes the code's literal indices need (:func:`literal_need`) beyond
+    """Sizes the code's literal indices need (:func:`literal_need`): :func:`sizes_for_need`."""
+    return sizes_for_need(literal_need(source))
+
+
+def sizes_for_need(needed: int) -> tuple[int, ...]:
+    """The sizes drawn beside the usual ones for a literal need of ``needed``: beyond
     :data:`ADMISSION_SIZES`, up to :data:`MAX_DIM`; past it, up to :data:`LITERAL_MAX_DIM`, the
-    largest with the :data:`LITERAL_MARGINS` (in that order: the engine widens its fixed sweep
-    by the first). An admission sample of only small sizes would never run such code."""
-    needed = literal_need(source)
+    need with the :data:`LITERAL_MARGINS`. An admission sample of only small sizes would never
+    run such code."""
     if MAX_DIM < needed <= LITERAL_MAX_DIM:
         return tuple(needed + margin for margin in LITERAL_MARGINS)
     return tuple(range(max(ADMISSION_SIZES) + 1, min(needed, MAX_DIM) + 1))
