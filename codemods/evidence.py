@@ -1187,8 +1187,11 @@ class ScopeEvidence:
             return _known({I}, f"`{text}` is an int")
         if method == "size":
             return _known({I}, f"`{text}` is an int") if node.args else _Value(frozenset(), (), _known({I}, ""))
-        if method in TENSOR_ONLY_ATTRIBUTES and method not in _TENSOR_METHODS_NOT_A_TENSOR:
-            # only a tensor has the method: wherever the old code runs, this is a tensor's result
+        if (method in TENSOR_ONLY_ATTRIBUTES and method not in _TENSOR_METHODS_NOT_A_TENSOR) or (
+            method == "view" and _int_first_argument(node)
+        ):
+            # only a tensor has the method (an ndarray's `.view` takes a dtype, and raises on `-1`):
+            # wherever the old code runs, this is a tensor's result
             return _known({T}, f"`.{method}(...)` is a tensor method", _known({T}, ""))
         receiver = self._expr(func.value, at, shadowed)
         if method in ("values", "keys", "items") and receiver.kinds == frozenset({D}):

@@ -13,6 +13,7 @@ from libcst.metadata import MetadataWrapper
 from torchfix.codemods.analysis import (
     ARITHMETIC_OPERATORS,
     BUILTIN_NAMES,
+    all_nodes,
     ELEMENTWISE_FUNCTIONAL,
     ELEMENTWISE_METHODS,
     LoopShape,
@@ -128,6 +129,11 @@ class ElementwiseBranch(Rule):
       `torch.where`;
     - masking (`if mask[i]: x[i] = 0`, `if x[i] < 0: x[i] = 0`) becomes one boolean-mask
       assignment (`x[mask.bool()] = 0`, `x[x < 0] = 0`);
+    - `if x[i] > 0 and z[i] != 0: y[i] = z[i] + k`, where `z` may be shorter than the loop
+      (`and` reads it only where `x[i] > 0`), narrows the selected positions test by test and
+      reads `z` only at those left:
+      `y_rows = (x > 0).nonzero().squeeze(1)`, then `y_rows = y_rows[z[y_rows] != 0]` and
+      `y[y_rows] = (z[y_rows] + k).to(y.dtype)`, each under `if y_rows.numel() > 0:`;
     - conditional accumulation (`if keep[i]: total += v[i]`) becomes a masked reduction
       (`total += v[keep.bool()].sum()`), and conditional counting (`if x[i] > t: count += 1`)
       becomes `count += int((x > t).sum())`.
@@ -193,7 +199,9 @@ class ElementwiseBranch(Rule):
       shows it has an element for every step (the loop measures it, reads it in the first test
       or in every branch, or it has the rows of such an array: `lo = bounds[:, 0]` beside
       `hi = bounds[:, 1]`). It may be shorter than the loop, which never reads the rest, where a
-      batched form reads all of it and raises.
+      batched form reads all of it and raises. The one exception is an `if` without `elif` or
+      `else` whose test is a chain of `and`, each later test one comparison or one value: the
+      positions are then narrowed test by test (above).
     - The loop can leave early (`break`, `return`) or its index is used after the loop.
     - Nothing shows that an indexed name is a tensor (it could be a list or a numpy array);
       annotate it `x: torch.Tensor`.
@@ -505,13 +513,18 @@ class ElementwiseBranch(Rule):
         always, sometimes = self._split_reads(mt)
         covered = self._covered(mt, always, lengths(mt.loop))
         shorter = sorted(sometimes - covered)
-        if shorter:
+        if shorter and not self._narrowing_chain(mt, set(shorter)):
             return self._skip(
                 mt, ctx, message,
                 f"`{shorter[0]}` is read only where a condition holds: it may have fewer elements than the loop "
                 "runs (the loop never reads the others), which a batched read of every element raises on",
             )
-        forms = self._forms(mt, may_be_shorter=mt.kind == "assign" and mt.target not in covered)
+        if shorter:
+            # read each later test and the value only at the positions the tests before it kept,
+            # as Python's `and` does
+            forms = ["narrowing_rows"]
+        else:
+            forms = self._forms(mt, may_be_shorter=mt.kind == "assign" and mt.target not in covered)
         extents = ["full"] if mt.shape.extent is None else ["plain", "max0"]
         pinned = ranks(mt.loop)
         candidates = [self._candidate(mt, form, extent, init, ctx, pinned) for form in forms for extent in extents]
@@ -559,6 +572,39 @@ class ElementwiseBranch(Rule):
             # (the checker rarely draws a guard false on exactly the rows past the target's end)
             forms = [f for f in forms if f in ("index_fill", "branches_index")] or ["branches_index"]
         return forms
+
+    def _narrowing_chain(self, mt: _Match, shorter: set[str]) -> list[cst.BaseExpression] | None:
+        """The tests of ``if a and b and c: y[i] = v`` (no ``elif``, no ``else``), where the arrays
+        that may be shorter than the loop (``shorter``) are read only by ``b``, ``c`` and ``v``,
+        and not where those may skip a part of themselves: narrowing the selected positions test
+        by test, and reading each array only there, reads what the loop reads. Else None."""
+        if mt.kind != "assign" or len(mt.conditions) != 1 or mt.values[-1] is not None:
+            return None
+        index = mt.shape.index or ""
+        parts: list[cst.BaseExpression] = []
+        pending: cst.BaseExpression = mt.conditions[0]
+        while isinstance(pending, cst.BooleanOperation) and isinstance(pending.operator, cst.And) and not pending.lpar:
+            parts.insert(0, pending.right)
+            pending = pending.left
+        parts.insert(0, pending)
+        if len(parts) < 2:
+            return None
+
+        def reads(node: cst.BaseExpression) -> set[str]:
+            return self._element_reads(node, index, allow_none=True) or set()
+
+        if reads(parts[0]) & shorter:
+            return None
+        for part in parts[1:]:
+            # a later test is read at the kept positions as it is written: one comparison, or one
+            # value tested bare (`and`, `not` and chained comparisons there would need the rows
+            # narrowed again, part by part)
+            if skippable_parts(part) or any(
+                isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)
+                for node in all_nodes(part)
+            ):
+                return None
+        return parts
 
     @staticmethod
     def _array_read(value: cst.BaseExpression) -> str | None:
@@ -738,6 +784,9 @@ class ElementwiseBranch(Rule):
         elif form == "branches":
             new = "\n".join(self._branch_lines(mt, whole(target), cond, vec, ctx))
             description = "one boolean-mask assignment per branch (casts each branch into the target on its own)"
+        elif form == "narrowing_rows":
+            new = "\n".join(self._narrowing_lines(mt, cond, ctx))
+            description = "the selected positions narrowed test by test (reads each array where `and` reads it)"
         elif form == "index_fill":
             c = cond(mt.conditions[0])
             value = mt.values[0]
@@ -858,6 +907,47 @@ class ElementwiseBranch(Rule):
         for k in range(branches):
             where = f"{masks[k]}.nonzero().squeeze(1)" if by_index else masks[k]
             lines.append(f"{view}[{where}] = {values[k]}")
+        return lines
+
+    def _narrowing_lines(self, mt: _Match, cond, ctx: RuleContext) -> list[str]:  # noqa: ANN001
+        """``rows = a.nonzero().squeeze(1)``, then ``rows = rows[b(rows)]`` per later test, then
+        ``y[rows] = v(rows)``. Each later step runs only where some position is left: the loop
+        evaluates a later test, or the value, only at a position the tests before it selected
+        (an empty index still reads a 0-d array, or a `len()` of something without one, and a
+        write of nothing into a leaf that needs grad raises where the loop wrote nothing)."""
+        parts = self._narrowing_chain(mt, set())
+        assert parts is not None
+        index = mt.shape.index or ""
+        taken = names_used(enclosing_scope(mt.loop, ctx.parents)) | ctx.module_names | set(BUILTIN_NAMES)
+        rows = next(n for n in (f"{mt.target}_rows{k or ''}" for k in range(100)) if n not in taken)
+
+        class _AtRows(cst.CSTTransformer):
+            def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+                name = element_of(original, index)
+                if name is not None:
+                    return cst.parse_expression(f"{name}[{rows}]")
+                return updated
+
+        def at_rows(expr: cst.BaseExpression) -> tuple[str, bool]:
+            new = expr.visit(_AtRows())
+            assert isinstance(new, cst.BaseExpression)
+            return _code(new), _atomic(new)
+
+        first = cond(parts[0])
+        lines = [f"{rows} = {_wrap(*first)}.nonzero().squeeze(1)"]
+        guard = f"if {rows}.numel() > 0:\n    "
+        for part in parts[1:]:
+            text, atomic = at_rows(part)
+            if not (isinstance(part, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
+                    or infer_dtype_kind(part) == "bool"):
+                text, atomic = f"{_wrap(text, atomic)}.bool()", True
+            lines.append(f"{guard}{rows} = {rows}[{text}]")
+        value = mt.values[0]
+        assert value is not None
+        text, atomic = at_rows(value)
+        if self._element_reads(value, index):
+            text = f"{_wrap(text, atomic)}.to({mt.target}.dtype)"  # cast as `y[i] = v` does
+        lines.append(f"{guard}{mt.target}[{rows}] = {text}")
         return lines
 
     def _inputs(

@@ -378,6 +378,8 @@ def test_view_with_a_shape_shows_a_tensor_and_view_with_a_dtype_does_not():
     assert torch.zeros(3).view(-1).shape == (3,)
     shaped = "import torch\nimport numpy as np\ndef f(x):\n    y = x.view(-1)\n    return y\n"
     assert kinds(shaped, "x") == (T,)
+    assert kinds(shaped, "y") == (T,)
+    assert kinds(shaped.replace("x.view(-1)", "x.view(2, -1)"), "y") == (T,)
     typed = "import torch\nimport numpy as np\ndef f(x):\n    y = x.view(np.float32)\n    return y\n"
     assert T in kinds(typed, "x") and ND in kinds(typed, "x")
 

@@ -212,6 +212,56 @@ def test_chain_without_else_writes_by_index(checker):
     assert candidates[-1].kernel.new in result.source.decode().replace("\n    ", "\n")
 
 
+NARROWING = """
+import torch
+def f(x: torch.Tensor, z: torch.Tensor, w: torch.Tensor, y: torch.Tensor):
+    x = x.view(-1)
+    z = z.view(-1)
+    w = w.view(-1)
+    y = y.view(-1)
+    for i in range(len(x)):
+        if x[i] > 0 and z[i] != 0 and w[i] < 1:
+            y[i] = z[i] * 2
+"""
+
+
+def test_and_chain_narrows_the_positions_test_by_test(checker):
+    """`z` and `w` are read only where the tests before them hold, so either may be shorter than
+    `x`: the rewrite keeps the positions of `x > 0`, reads `z` there, then `w` at what is left.
+    Reading a later test over the whole of `x`'s positions (as `&` would) is refuted on a shorter
+    array, and so is a value written without the cast `y[i] = v` makes."""
+    (candidate,) = _proposal(NARROWING).candidates
+    new = candidate.kernel.new
+    assert "y_rows = (x > 0).nonzero().squeeze(1)\n" in new
+    assert "    y_rows = y_rows[z[y_rows] != 0]\n" in new
+    assert "    y_rows = y_rows[w[y_rows] < 1]\n" in new
+    assert "    y[y_rows] = (z[y_rows] * 2).to(y.dtype)\n" in new
+    assert checker.check(candidate.kernel).ok
+    eager = dataclasses.replace(candidate.kernel, new=(
+        "y_rows = ((x > 0) & (z[:len(x)] != 0) & (w[:len(x)] < 1)).nonzero().squeeze(1)\n"
+        + new[new.index("if y_rows.numel() > 0:\n    y[y_rows]"):]
+    ))
+    verdict = checker.check(eager)
+    assert verdict.outcome is Outcome.REJECTED and "raise" in verdict.counterexample.detail
+    uncast = dataclasses.replace(candidate.kernel, new=new.replace(".to(y.dtype)", ""))
+    assert checker.check(uncast).outcome is Outcome.REJECTED
+
+
+@pytest.mark.parametrize("condition", [
+    "x[i] > 0 or z[i] != 0",  # `or` asks `z` where the first test fails
+    "x[i] > 0 and (z[i] != 0 or w[i] < 1)",  # `w` only where `z[i] == 0`
+    "x[i] > 0 and not z[i] != 0",
+    "x[i] > 0 and 0 < z[i] < w[i]",  # `w` only where `0 < z[i]`
+    "z[i] != 0 and x[i] > 0",  # `z` read at every step but not measured: may be shorter still
+])
+def test_and_chain_is_not_narrowed_past_what_it_models(condition):
+    source = NARROWING.replace("x[i] > 0 and z[i] != 0 and w[i] < 1", condition)
+    proposal = _proposal(source)
+    assert not any("_rows" in c.kernel.new for c in proposal.candidates)
+    if "or" in condition or "not" in condition or "<" in condition.split("and")[-1]:
+        assert proposal.skip_reason is not None and "read only where a condition holds" in proposal.skip_reason
+
+
 def test_masked_sum_adds_in_the_dtype_each_step_adds_in(checker):
     """`total += v[i]` adds two 0-d tensors in the dtype they promote to and casts the sum back:
     the batch sums in that dtype. Summed in `v`'s own dtype, int64 values near 2**63 wrap where a
