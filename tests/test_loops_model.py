@@ -79,6 +79,51 @@ def test_the_spellings_of_a_batch_loop_are_one_domain(header, index, walked, mea
     assert domain.measures == measures
 
 
+@pytest.mark.parametrize(
+    ("header", "keepdim"),
+    [
+        ("for r in x.unbind():", False),
+        ("for r in th.unbind(x, dim=0):", False),
+        ("for r in th.chunk(x, x.size(0), dim=0):", True),
+        ("for r in x.chunk(len(x)):", True),
+        ("for r in x.chunk(b, 0):", True),  # b, d = x.shape
+        ("for r in th.chunk(x, chunks=x.shape[0]):", True),
+    ],
+    ids=["unbind-method", "unbind-function", "chunk-size", "chunk-len", "chunk-unpacked-size", "chunk-keyword"],
+)
+def test_rows_unbound_or_chunked_one_by_one_walk_the_tensor(header: str, keepdim: bool) -> None:
+    facts = _first_loop_facts(f"""
+        import torch as th
+        def f(x, y):
+            b, d = x.shape
+            {header}
+                pass
+        """)
+    assert facts is not None
+    assert [(w.element, w.name, w.keepdim) for w in facts.domain.walked] == [("r", "x", keepdim)]
+
+
+@pytest.mark.parametrize("header", [
+    "for r in x.chunk(2):",  # two blocks of rows
+    "for r in x.chunk(len(y)):",  # as many chunks as `y` has rows: not one row each
+    "for r in th.chunk(x, x.size(1), dim=1):",  # columns
+    "for r in x.chunk(x.size(0), 1):",
+    "for r in th.split(x, 1):",  # one empty chunk of an empty `x`, where `chunk` raises
+    "for r in x.unbind(1):",
+    "for r in chunk(x, x.size(0)):",  # some other `chunk`
+])
+def test_other_chunks_are_walked_as_written(header: str) -> None:
+    facts = _first_loop_facts(f"""
+        import torch as th
+        from mylib import chunk
+        def f(x, y):
+            {header}
+                pass
+        """)
+    assert facts is not None
+    assert [w.name for w in facts.domain.walked] == [None] and not facts.domain.walked[0].keepdim
+
+
 @pytest.mark.parametrize("source", [
     "for i in range(0, n, 2):\n    pass\n",
     "for i in range(n - 1, 0, -1):\n    pass\n",

@@ -3,6 +3,7 @@ loop engine builds (what the code shows first, then hypotheses, then torch.vmap)
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 import pytest
@@ -392,3 +393,31 @@ def test_item_numbers_are_python_numbers_where_the_dtype_is_known() -> None:
     )
     # a Python number carries no graph: neither does the batch of them
     assert "scores.detach().double() * 0.9" in constants.candidates[0].kernel.new
+
+
+def test_walked_rows_kept_in_a_list_extend_it(checker) -> None:  # noqa: ANN001
+    """Rows the loop iterates (`for r in x`, one-row chunks squeezed) appended to a list that
+    stays a list become one `extend` by `x.unbind(0)`; the checker refutes an `extend` by other
+    rows. A value computed from the row, or a row read as `x[i]`, is not taken (the list would
+    hold views of a batch where the loop held fresh tensors, or views that take in-place writes
+    under autograd)."""
+    source = textwrap.dedent(
+        """
+        import torch
+        def f(x: torch.Tensor, first: torch.Tensor):
+            out = [first]
+            for r in x:
+                out.append(r)
+            return out
+        """
+    )
+    (proposal,) = _proposals(source)
+    (candidate,) = proposal.candidates
+    assert candidate.kernel.new.endswith("\nout.extend(x.unbind(0))\n")
+    assert checker.check(candidate.kernel).ok
+    wrong = dataclasses.replace(candidate.kernel, new=candidate.kernel.new.replace("x.unbind", "x[1:].unbind"))
+    assert checker.check(wrong).outcome is Outcome.REJECTED
+    for other in ("out.append(r * 2)", "out.append(x[i])", "out.append(r.squeeze(0))"):
+        header = "for i in range(len(x)):" if "x[i]" in other else "for r in x:"
+        changed = source.replace("for r in x:", header).replace("out.append(r)", other)
+        assert all(not p.candidates or "extend" not in p.candidates[0].kernel.new for p in _proposals(changed)), other

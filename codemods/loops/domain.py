@@ -33,6 +33,9 @@ class Walked:
     source: cst.BaseExpression
     #: the iterated name when ``source`` is a plain name
     name: str | None
+    #: ``element`` is ``source[k:k + 1]``, not ``source[k]``: the loop walks one-row chunks
+    #: (``torch.chunk(x, x.size(0))``), and ``source`` is the chunked tensor
+    keepdim: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,9 +85,54 @@ def measure_of(expr: cst.BaseExpression, sizes: SizeResolver | None = None) -> M
     return None
 
 
-def _walked(target: cst.BaseExpression, source: cst.BaseExpression) -> list[Walked] | None:
+#: resolves a dotted callee (``th.chunk``) to its qualified name (``torch.chunk``), else None
+Qualifier = Callable[[cst.BaseExpression], Optional[str]]
+
+
+def _dim_zero(args: list[cst.Arg]) -> bool:
+    """Whether the optional ``dim`` among ``args`` (positional or keyword) is 0."""
+    if not args:
+        return True
+    if len(args) > 1 or args[0].star:
+        return False
+    keyword = args[0].keyword
+    return (keyword is None or keyword.value == "dim") and int_literal(args[0].value) == 0
+
+
+def unbatched_source(source: cst.BaseExpression, sizes: SizeResolver | None = None,
+                     qualify: Qualifier | None = None) -> tuple[str, bool] | None:
+    """``(x, keepdim)`` where ``for v in source`` walks the rows of the tensor ``x``:
+    ``x.unbind()`` / ``torch.unbind(x, 0)`` bind ``v = x[k]``, and one-row chunks --
+    ``torch.chunk(x, x.size(0), dim=0)``, ``x.chunk(len(x))`` -- bind ``v = x[k:k + 1]``
+    (``keepdim``). Chunks of another count, or of another dimension, are not rows; nor is
+    ``split(1)``, which gives one empty chunk of an empty ``x`` where ``chunk`` raises."""
+    if not isinstance(source, cst.Call) or not isinstance(source.func, cst.Attribute):
+        return None
+    attr = source.func.attr.value
+    if attr not in ("chunk", "unbind") or any(a.star for a in source.args):
+        return None
+    args = list(source.args)
+    if qualify is not None and qualify(source.func) in ("torch.chunk", "torch.unbind"):
+        if not args or args[0].keyword is not None or not isinstance(args[0].value, cst.Name):
+            return None
+        tensor, args = args[0].value.value, args[1:]
+    elif isinstance(source.func.value, cst.Name):
+        tensor = source.func.value.value  # a method: only a tensor has `.chunk` / `.unbind`
+    else:
+        return None
+    if attr == "unbind":
+        return (tensor, False) if _dim_zero(args) else None
+    if not args or args[0].star or (args[0].keyword is not None and args[0].keyword.value != "chunks"):
+        return None
+    if measure_of(args[0].value, sizes) != (tensor, 0) or not _dim_zero(args[1:]):
+        return None
+    return tensor, True
+
+
+def _walked(target: cst.BaseExpression, source: cst.BaseExpression, sizes: SizeResolver | None = None,
+            qualify: Qualifier | None = None) -> list[Walked] | None:
     """Element variables bound by ``for target in source`` where ``source`` is one sequence
-    (a name or another expression) or ``zip(a, b, ...)``."""
+    (a name or another expression, the rows of :func:`unbatched_source`) or ``zip(a, b, ...)``."""
     if m.matches(source, m.Call(func=m.Name("zip"))):
         assert isinstance(source, cst.Call)
         if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(source.args):
@@ -93,20 +141,26 @@ def _walked(target: cst.BaseExpression, source: cst.BaseExpression) -> list[Walk
         for element, argument in zip(target.elements, source.args):
             if argument.keyword is not None or argument.star or not isinstance(element.value, cst.Name):
                 return None
-            walked += _walked(element.value, argument.value) or [None]  # type: ignore[list-item]
+            walked += _walked(element.value, argument.value, sizes, qualify) or [None]  # type: ignore[list-item]
         if None in walked or len({w.element for w in walked}) != len(walked):
             return None
         return walked
     if isinstance(target, cst.Name):
         if isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and source.func.value in ("range", "enumerate", "zip", "reversed", "sorted"):
             return None
+        rows = unbatched_source(source, sizes, qualify)
+        if rows is not None:
+            return [Walked(target.value, cst.Name(rows[0]), rows[0], keepdim=rows[1])]
         return [Walked(target.value, source, source.value if isinstance(source, cst.Name) else None)]
     return None
 
 
-def loop_domain(loop: cst.For | cst.CompFor, sizes: SizeResolver | None = None) -> Domain | None:
+def loop_domain(loop: cst.For | cst.CompFor, sizes: SizeResolver | None = None,
+                qualify: Qualifier | None = None) -> Domain | None:
     """The domain of ``loop`` (a ``for`` statement or a comprehension's ``for``), or None when it
-    iterates over something else (a dict, ``range`` with a step, a reversed range, ...)."""
+    iterates over something else (a dict, ``range`` with a step, a reversed range, ...).
+    ``qualify`` resolves ``th.chunk`` to ``torch.chunk``; without it only the method spellings of
+    :func:`unbatched_source` are known."""
     if isinstance(loop, cst.For) and (loop.asynchronous is not None or loop.orelse is not None):
         return None
     if isinstance(loop, cst.CompFor) and loop.asynchronous is not None:
@@ -131,12 +185,12 @@ def loop_domain(loop: cst.For | cst.CompFor, sizes: SizeResolver | None = None) 
             return None
         if not isinstance(target, cst.Tuple) or len(target.elements) != 2 or not isinstance(target.elements[0].value, cst.Name):
             return None
-        walked = _walked(target.elements[1].value, source.args[0].value)
+        walked = _walked(target.elements[1].value, source.args[0].value, sizes, qualify)
         index = target.elements[0].value.value
         if walked is None or index in {w.element for w in walked}:
             return None
         return Domain(index, tuple(walked))
-    walked = _walked(target, source)
+    walked = _walked(target, source, sizes, qualify)
     if walked is None:
         return None
     return Domain(None, tuple(walked))

@@ -941,7 +941,7 @@ def loop_facts(
     shapes = shape_facts(function, context)
     if not isinstance(loop.body, cst.IndentedBlock):
         return None
-    sketch = loop_domain(loop, shapes.measures.get)
+    sketch = loop_domain(loop, shapes.measures.get, context.qualified)
     if sketch is None:
         return None
     steps = _body_steps(loop.body.body, set(sketch.variables))
@@ -950,7 +950,7 @@ def loop_facts(
     shapes = _with_flow_ranks(shapes, loop, function, context)
     # (the domain again, for the measures the flow keeps; its variables are the loop target's
     # names, which no measure changes, so the steps stand)
-    domain = loop_domain(loop, shapes.measures.get)
+    domain = loop_domain(loop, shapes.measures.get, context.qualified)
     assert domain is not None
     loop_vars = set(domain.variables)
     per_sample = _per_sample(steps, loop_vars)
@@ -1034,7 +1034,7 @@ def loop_counts(facts: LoopFacts) -> frozenset[str]:
     domains = [facts.domain]
     inner = lifted_inner_loop(facts)
     if inner is not None:
-        inner_domain = loop_domain(inner, facts.shapes.measures.get)
+        inner_domain = loop_domain(inner, facts.shapes.measures.get, facts.context.qualified)
         if inner_domain is not None:
             domains.append(inner_domain)
     return frozenset(d.stop.value for d in domains if isinstance(d.stop, cst.Name) and d.measures is None)
@@ -1065,10 +1065,10 @@ def comprehension_facts(comprehension: cst.ListComp | cst.GeneratorExp, context:
     function = context.enclosing_function(comprehension)
     shapes = shape_facts(function, context)
     statement = context.statement_of(comprehension)
-    if statement is None or loop_domain(clause, shapes.measures.get) is None:
+    if statement is None or loop_domain(clause, shapes.measures.get, context.qualified) is None:
         return None
     shapes = _with_flow_ranks(shapes, statement, function, context)
-    domain = loop_domain(clause, shapes.measures.get)
+    domain = loop_domain(clause, shapes.measures.get, context.qualified)
     assert domain is not None
     blockers = _effects(comprehension.elt, context)
     blockers += _enclosing_variables(comprehension, context)

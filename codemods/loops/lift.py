@@ -332,15 +332,18 @@ class Lifter:
             return self.hypotheses[tensor]
         return None
 
-    def walked(self, source: cst.BaseExpression) -> Lifted:
-        """The lift of ``for v in source``'s element ``v``: ``source`` sliced to the samples."""
+    def walked(self, source: cst.BaseExpression, keepdim: bool = False) -> Lifted:
+        """The lift of ``for v in source``'s element ``v``: ``source`` sliced to the samples
+        (``keepdim``: each ``v`` is a one-row chunk ``source[k:k + 1]``)."""
         rank = None
         sources: frozenset[str] = frozenset()
         if isinstance(source, cst.Name):
             self.walked_dims.setdefault(source.value, 0)
             full = self.rank_of(source.value)
-            rank = None if full is None else full - 1
+            rank = None if full is None else full - (0 if keepdim else 1)
             sources = frozenset({source.value})
+            if keepdim:
+                return Lifted(self._slice_rows(source), True, rank, keepdim=True, sources=sources, min_rank=1)
         else:
             # an array the loop header builds (`np.arange(0., 1.1, 0.1)`): its rank is in the code
             found = rank_of(source, self.ranks, self.qualify, self.numbers)
@@ -1612,6 +1615,12 @@ class Lifter:
 
     def _reshape(self, node: cst.Call, func: cst.Attribute, value: Lifted, args: list[tuple[cst.Arg, Lifted]]) -> Lifted:
         attr = func.attr.value
+        if value.keepdim and attr == "squeeze" and len(args) == 1 and int_literal(args[0][0].value) == 0 and (
+            args[0][0].keyword is None or args[0][0].keyword.value == "dim"
+        ):
+            # `x[i:i + 1].squeeze(0)` drops the length-one leading dimension: it is `x[i]`
+            rank = None if value.rank is None else value.rank - 1
+            return replace(value, keepdim=False, rank=rank, min_rank=max(value.min_rank - 1, 0), keep=None)
         if value.keepdim:
             raise CannotLift(f"`.{attr}()` of an `x[i:i + 1]` sample")
         literals = [int_literal(a.value) if a.keyword is None else None for a, _ in args]

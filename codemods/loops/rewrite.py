@@ -771,7 +771,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     for walked in facts.domain.walked:
         if lifter.depends(walked.source):
             raise CannotRewrite("the loop walks a value computed per sample", facts.loop)
-        lifter.per_sample[walked.element] = lifter.walked(walked.source)
+        lifter.per_sample[walked.element] = lifter.walked(walked.source, walked.keepdim)
     for variable in facts.loop_variables:
         if facts.used_after(variable):
             raise CannotRewrite(f"the loop variable `{variable}` is read after the loop", facts.loop)
@@ -908,7 +908,7 @@ def _runs_test(facts: LoopFacts, extent: Extent) -> cst.BaseExpression | None:
     if test is None or inner is None:
         return test
     # two loops lifted at once: the statement runs only when the inner loop runs too
-    inner_domain = loop_domain(inner, facts.shapes.measures.get)
+    inner_domain = loop_domain(inner, facts.shapes.measures.get, facts.context.qualified)
     inner_test = _range_runs(inner_domain) if inner_domain is not None else None
     if inner_test is None:
         return None
@@ -1646,7 +1646,7 @@ def _enclosing_counts(facts: LoopFacts) -> set[str]:
     node = facts.context.parents.get(facts.loop)
     while node is not None and not isinstance(node, (cst.FunctionDef, cst.Module)):
         if isinstance(node, cst.For):
-            domain = loop_domain(node, facts.shapes.measures.get)
+            domain = loop_domain(node, facts.shapes.measures.get, facts.context.qualified)
             if domain is not None and domain.is_range:
                 found |= {v for v in domain.variables if v} | ({domain.stop.value} if isinstance(domain.stop, cst.Name) else set())
         node = facts.context.parents.get(node)
@@ -2129,6 +2129,48 @@ def _kept_number_list(facts: LoopFacts, step: Step) -> Definition | None:
     return definition
 
 
+def _kept_row_list(facts: LoopFacts, step: Step) -> Definition | None:
+    """``items = [...]`` (empty or not) for a loop whose one step is ``items.append(v)`` of the
+    walked row itself -- ``for v in x``, ``x.unbind()``, or a one-row chunk ``c`` of
+    ``torch.chunk(x, len(x))`` as ``c.squeeze(0)`` -- and after which ``items`` stays a list: it
+    is ``items.extend(x.unbind(0))`` at once. Only rows the loop got by iterating: those are
+    outputs of one op that returns many views, as ``unbind``'s are, so the list's tensors are
+    the same views, refusing the same in-place writes under autograd (``x[i]`` is a view that
+    takes them). Nothing may see the list between its binding and the loop's end."""
+    items = step.target
+    if facts.comprehension is not None or items is None or step.value is None or len(facts.steps) != 1:
+        return None
+    walked = {w.element: w for w in facts.domain.walked}
+    value = step.value
+    if m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("squeeze")), args=[m.Arg(value=m.Integer("0"), keyword=None)])):
+        row = walked.get(value.func.value.value)  # type: ignore[attr-defined]
+        if row is None or not row.keepdim:
+            return None
+    elif not isinstance(value, cst.Name) or value.value not in walked or walked[value.value].keepdim:
+        return None
+    definition = facts.definition(items)
+    if definition is None or not isinstance(definition.value, cst.List) or not definition.same_block:
+        return None
+    if any(items in names_used(s) for s in definition.between) or any(items in names_used(e.value) for e in definition.value.elements):
+        return None
+    if not definition.value.elements:
+        try:
+            _consumer(facts, items)
+            return None  # a consumer makes it one tensor: that form is the batch itself
+        except CannotRewrite:
+            pass
+    context = facts.context
+    own = {id(n) for n in name_nodes(step.statement)} | {id(definition.statement.body[0].targets[0].target)}  # type: ignore[attr-defined]
+    start, end = context.position(definition.statement), context.position(facts.loop)
+    loop_nodes = {id(n) for n in name_nodes(facts.loop)}
+    for node in name_nodes(facts.scope):
+        if node.value != items or id(node) in own:
+            continue
+        if id(node) in loop_nodes or start <= context.position(node) <= end or _in_nested_function(facts, node):
+            return None
+    return definition
+
+
 def _in_nested_function(facts: LoopFacts, node: cst.CSTNode) -> bool:
     """Whether ``node`` sits in a function or lambda inside the loop's scope."""
     current = facts.context.parents.get(node)
@@ -2164,6 +2206,18 @@ def _append(step: Step, lifter: Lifter, facts: LoopFacts, plan: _Plan, spell, op
             # may be (n,) or (n, 1, 1))
             value = method(value, "flatten")
         _number_list(step, kept, value, facts, plan, f"`{kept.name}` as one list of numbers")
+        return
+    rows = _kept_row_list(facts, step) if not lifter.library.is_numpy else None
+    if rows is not None:
+        lifted = lifter.lift(step.value)
+        if lifted is None:
+            raise CannotRewrite(lifter.why, step.statement)
+        if not lifted.batched or lifted.scalar or lifted.keepdim or lifted.pair or lifted.selected is not None:
+            raise CannotRewrite(f"`{rows.name}` collects something else than the walked rows", step.statement)
+        extend = method(name(rows.name), "extend", method(lifted.node, "unbind", integer(0)))
+        plan.statements.append(cst.SimpleStatementLine([cst.Expr(extend)]))
+        plan.outputs.append(rows.name)
+        plan.descriptions.append(f"`{rows.name}` extended by the rows at once")
         return
     items, definition, consumer = _collected(facts, step, lifter.library.is_numpy)
     concatenated = consumer.form == "cat" and consumer.dim == 0
@@ -2483,6 +2537,8 @@ def vmap_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
     if lifter.library.is_numpy or not any(t == "torch" or t.startswith("torch.") for t in context.bindings.values()):
         raise CannotRewrite("torch.vmap maps tensors, not NumPy arrays", facts.loop)
     for walked in facts.domain.walked:
+        if walked.keepdim:
+            raise CannotRewrite("torch.vmap maps rows, and the loop walks one-row chunks", facts.loop)
         lifter.per_sample[walked.element] = lifter.walked(walked.source)
     for variable in facts.loop_variables:
         if facts.used_after(variable):
