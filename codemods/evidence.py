@@ -957,6 +957,12 @@ class ScopeEvidence:
             if inner.parts is not None and source[1] < len(inner.parts):
                 part = inner.parts[source[1]]
                 return _Value(part.kinds, inner.found + part.found, part.elements, part.parts)
+            if inner.parts is None:
+                # unpacking iterates: `b, c = x.t()` binds rows of a tensor, which are tensors
+                element = _elements(inner)
+                if element.kinds is not None:
+                    return _Value(element.kinds, (f"`{name}` is unpacked from it",) + inner.found + element.found,
+                                  element.elements, element.parts)
             return _Value(None, inner.found)
         if tag == "annotation":
             # `scale: float = w.abs().max()` holds what its value is (Python never checks the

@@ -371,6 +371,12 @@ def test_arithmetic_with_a_tensor_is_a_tensor_and_with_len_a_number():
     assert _expression(source, "len(x) * 0.5").kinds == (FL,)
 
 
+def test_names_unpacked_from_a_tensor_are_tensors():
+    source = "import torch\ndef f(x, pair):\n    b, j = x.view(-1, 2).long().t()\n    c, d = pair\n    return b, j, c, d\n"
+    assert kinds(source, "b") == (T,) and kinds(source, "j") == (T,)
+    assert T in kinds(source, "c") and LST in kinds(source, "c")  # `pair` may be anything
+
+
 def test_view_with_a_shape_shows_a_tensor_and_view_with_a_dtype_does_not():
     # the real types: an ndarray's view takes a dtype and raises on a shape
     with pytest.raises(TypeError):

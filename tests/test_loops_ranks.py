@@ -404,6 +404,22 @@ def test_columns_and_copies_of_one_array_have_its_rows() -> None:
     assert "out" not in shapes.lengths
 
 
+def test_rows_unpacked_from_an_array_of_known_rank_are_arrays_with_as_many_rows() -> None:
+    shapes = _shapes("""
+        import torch
+        def f(target, grid, out):
+            b, j, k = target.view(-1, 3).long().t()
+            p, q = grid.view(2, -1, 4)
+            u, v = target  # nothing pins `target`'s rank
+            for s in range(len(b)):
+                out[b[s], j[s], k[s]] = p[s, 0] + q[s, 0] + u[s] + v[s]
+            return out
+        """)
+    assert {n: shapes.ranks.get(n) for n in "bjkpquv"} == {"b": 1, "j": 1, "k": 1, "p": 2, "q": 2, "u": None, "v": None}
+    assert _same_rows(shapes, "j", "b") and _same_rows(shapes, "k", "b") and _same_rows(shapes, "q", "p")
+    assert not _same_rows(shapes, "p", "b")
+
+
 @pytest.mark.parametrize(
     "value",
     ["pairs[1:, 0]", "pairs[0]", "pairs[:, idx, :, idy]", "pairs.view(-1)", "pairs.sum(0)", "pairs.t()",

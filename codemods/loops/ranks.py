@@ -542,6 +542,23 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                         flow.bools.add(target)
                     if isinstance(small.value, cst.Call) and flow.qualified(small.value.func) in _ALLOCATORS:
                         flow.private.add(target)
+            elif (rows := _unpacked_rows(small, flow)) is not None:
+                # `b, j = pairs.t()` of an array of rank r >= 2: each name holds one of its rows,
+                # of rank r - 1 and as many rows as the others (else the unpacking raised)
+                targets, rank = rows
+                dtype = converted_dtype(small.value, flow.qualified)  # type: ignore[union-attr]
+                is_bool = flow.is_bool(small.value)  # type: ignore[union-attr]
+                _forget(flow, set(targets))
+                flow.private -= set(targets)
+                flow._tokens += 1
+                for row in targets:
+                    flow.arrays.add(row)
+                    flow.ranks[row] = rank
+                    flow.lengths[row] = flow._tokens
+                    if dtype is not None:
+                        flow.dtypes[row] = dtype
+                    if is_bool:
+                        flow.bools.add(row)
             elif (unpacked := _unpacked_shape(small)) is not None:
                 # `h, w = x.shape`: past it, `x` has as many dimensions as names (else it raised)
                 owner, targets = unpacked
@@ -614,6 +631,23 @@ def _stores_items(small: cst.BaseSmallStatement, arrays: Container[str]) -> bool
         type(t) is cst.Subscript and type(t.value) is cst.Name and t.value.value in arrays  # type: ignore[attr-defined]
         for t in targets
     )
+
+
+def _unpacked_rows(small: cst.BaseSmallStatement, flow: "_Ranks") -> tuple[list[str], int] | None:
+    """``(["b", "j"], 1)`` for ``b, j = pairs.t()`` where the value is an array of a known rank of
+    2 or more (distinct plain names, no star, nothing bound inside the value), else None."""
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Tuple, cst.List))):
+        return None
+    elements = small.targets[0].target.elements
+    if not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in elements):
+        return None
+    names = [e.value.value for e in elements]  # type: ignore[attr-defined]
+    if len(set(names)) != len(names) or assigned_names(small.value) or shape_owner(small.value) is not None:
+        return None
+    found = flow.of(small.value)
+    if found is None or not found[1] or found[0] < 2:
+        return None
+    return names, found[0] - 1
 
 
 def _unpacked_shape(small: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
