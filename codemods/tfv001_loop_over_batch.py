@@ -53,8 +53,8 @@ class LoopOverBatch(Rule):
     ## What it does
     Finds loops over the samples of a batch -- `for i in range(n)` (also `range(len(x))`,
     `range(x.size(0))`, `range(b)` after `b = x.shape[0]`), `for r in x`, `enumerate(x)`,
-    `zip(x, y)` -- whose body is a dataflow of per-sample computations, and batches the body
-    statement by statement:
+    `zip(x, y)`, `x.unbind()`, one-row chunks `torch.chunk(x, x.size(0))` -- whose body is a
+    dataflow of per-sample computations, and batches the body statement by statement:
 
     - a per-sample temporary (`a = x[i] @ w`) becomes a batched temporary (`a = x @ w`);
     - a store `out[i] = e` (also `out[i, :]`, `out[:, i]`, `out[i] += e`) becomes one store of
@@ -94,6 +94,11 @@ class LoopOverBatch(Rule):
       table, an augmented store, or a value that also reads a tensor is not such a table (libm and
       torch may round a last place apart, which truncation would expose; the tensor's device may
       differ from the table's);
+    - the walked rows themselves appended to a list that stays a list -- `for c in
+      torch.chunk(x, x.size(0)): items.append(c.squeeze(0))`, or `for r in x: items.append(r)`,
+      the list empty or not -- become `items.extend(x.unbind(0))`. Only rows the loop iterates:
+      like `unbind`'s, they are views that refuse in-place writes under autograd, where `x[i]`
+      takes them, so a list of `x[i]` keeps its loop;
     - one loop that appends to several lists, each turned into a tensor on its own line after
       the loop (`a = torch.stack(a)`; `b = torch.stack(b)`), gives each list its batched value;
       a list may be created a few lines before its loop when nothing in between reads it;
