@@ -4,6 +4,7 @@ suppression, containment of buggy rules, and picklable results."""
 from __future__ import annotations
 
 import pickle
+import textwrap
 
 import pytest
 
@@ -312,3 +313,38 @@ def test_a_refutation_found_only_on_the_gpu_is_the_one_reported():
     assert result.records[0].outcome == "rejected" and result.records[0].reason == "second rung"
     result = run(SRC, [rule], FakeChecker(by_new_code({"x = 2": on("cpu", "first rung"), "x = 3": on("cpu", "second rung")})))
     assert result.records[0].reason == "first rung"
+
+
+def test_views_of_one_array_written_and_read_are_refused_for_every_rule() -> None:
+    """Two names the function binds to overlapping views of one array (`dst = y[1:]`, `src =
+    y[:-1]`) are independent inputs to a kernel that starts at the loop: the checker cannot see
+    that a step reads what the step before wrote. Every rule's proposal is turned into a skip;
+    views that are only read, or arrays the function does not link, keep their candidates."""
+    from libcst.metadata import MetadataWrapper
+    import libcst as cst
+
+    from torchfix.codemods.registry import select_rules
+    from torchfix.pipeline import propose_all
+
+    def proposals(source: str) -> list:
+        return [p for p in propose_all(select_rules(), MetadataWrapper(cst.parse_module(textwrap.dedent(source))))
+                if p.rule == "TFV005"]
+
+    shifted = """
+        import torch
+        def f(y: torch.Tensor, keep: torch.Tensor):
+            y = y.view(-1)
+            keep = keep.view(-1)
+            dst = y[1:]
+            src = y[:-1]
+            for i in range(len(src)):
+                if keep[i] > 0:
+                    dst[i] = src[i] * 2
+                else:
+                    dst[i] = src[i]
+            return y
+        """
+    (refused,) = proposals(shifted)
+    assert not refused.candidates and "`dst` and `src` may be views of one array" in refused.skip_reason
+    (kept,) = proposals(shifted.replace("dst = y[1:]", "dst = torch.zeros(len(y) - 1)"))
+    assert kept.candidates

@@ -339,6 +339,71 @@ def with_alias_pairs(proposals: Iterable[Proposal], wrapper: "MetadataWrapper") 
     return proposals
 
 
+def _written_roots(code: str) -> set[str]:
+    """The names whose arrays ``code`` writes into: stored through a subscript or an attribute
+    chain (``a[i] = v``, ``a.data[i] += v``), augmented (``total += v``: in place for an array),
+    or the receiver of an in-place method (``a[i].add_(v)``)."""
+    import ast
+
+    def root(node: ast.expr) -> str | None:
+        while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    written: set[str] = set()
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return written
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_in_place_method(node.func.attr):
+            targets = [node.func.value]
+        for target in targets:
+            name_ = root(target)
+            if name_ is not None:
+                written.add(name_)
+    return written
+
+
+def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") -> list[Proposal]:
+    """``proposals`` whose kernels take as independent inputs two names that the function binds
+    to one array or to views of it (``a = y[1:]``, ``b = y[:-1]``), one of them written by the
+    loop, turned into skips: one place for every rule. The checker draws inputs as independent
+    values, and tries one object passed twice (:func:`with_alias_pairs`), but not views that
+    overlap in part, where the loop reads at step ``i`` what step ``i - 1`` wrote. (The loop
+    engine refuses the same where its replayed prelude stops: ``_refuse_shared``.)"""
+    if not any(p.candidates for p in proposals):
+        return proposals
+    context = ModuleContext.of(wrapper)
+    ignored = set(context.bindings) | BUILTINS
+    for proposal in proposals:
+        reason = None
+        for candidate in proposal.candidates:
+            names = sorted(s.name for s in candidate.kernel.inputs if s.name not in ignored)
+            written = _written_roots(candidate.kernel.old) & set(names)
+            if len(names) < 2 or not written:
+                continue
+            roots = _Sharing(context, _function_of(proposal.anchor, context), (proposal.anchor,), ignored).roots
+            found = {n: roots(n) for n in names}
+            for first in sorted(written):
+                shared = next((other for other in names if other != first and found[first] & found[other]), None)
+                if shared is not None:
+                    reason = (f"`{first}` and `{shared}` may be views of one array in the function: the loop writes "
+                              f"`{first}`, and a step may read what an earlier one wrote")
+                    break
+            if reason is not None:
+                break
+        if reason is not None:
+            proposal.candidates = ()
+            proposal.skip_reason = reason
+    return proposals
+
+
 def refuse_caught(proposals: list[Proposal], wrapper: "MetadataWrapper") -> list[Proposal]:
     """``proposals`` whose edits fall where the function catches errors, turned into skips:
     one place for every rule (see :func:`torchfix.codemods.loops.facts.inside_handler`)."""
