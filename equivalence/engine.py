@@ -191,6 +191,14 @@ def _float_dtype(value: Any) -> torch.dtype | None:
     return None
 
 
+def _float_dtypes(value: Any) -> list[torch.dtype]:
+    """The float dtypes of the arrays in one input (a tensor, an ndarray, a list of them)."""
+    if isinstance(value, (list, tuple)):
+        return [d for v in value for d in _float_dtypes(v)]
+    found = _float_dtype(value)
+    return [found] if found is not None else []
+
+
 def _wider_addends(inputs: dict[str, Any], target: str, values: str) -> bool:
     """Whether ``values`` holds floats that ``target``'s dtype rounds in this example: a wider
     dtype, or one neither holds the other of (bfloat16 beside float16). Narrower values are cast
@@ -418,6 +426,11 @@ def _gradient_leg(
     groups = [(old_outs, new_outs, "the outputs" if old_outs else "the outputs; the old results are constants")]
     if len(old_outs) > 1 and len(new_outs) == len(old_outs):
         groups = [([o], [n], f"output {k + 1} of {len(old_outs)}") for k, (o, n) in enumerate(zip(old_outs, new_outs))]
+    # a gradient sums float parts in an order autograd picks (over the samples, for a batch):
+    # where they were computed in a narrower float than the leaf, that order moves the leaf's
+    # gradient by the narrower dtype's rounding
+    narrowest = min((d for value in inputs.values() for d in _float_dtypes(value)), key=lambda d: -torch.finfo(d).eps, default=None)
+    grad_tol = dataclasses.replace(tol, computed_in=narrowest, events=tol.events)
     for k, (olds, news, which) in enumerate(groups):
         try:
             old_grads = torch.autograd.grad(
@@ -434,7 +447,7 @@ def _gradient_leg(
         for (label, leaf), g_old, g_new in zip(old_leaves, old_grads, new_grads):
             g_old = torch.zeros_like(leaf) if g_old is None else g_old
             g_new = torch.zeros_like(leaf) if g_new is None else g_new
-            diff = compare(g_old, g_new, f"gradient w.r.t. {label} (of a random weighted sum of {which})", tol)
+            diff = compare(g_old, g_new, f"gradient w.r.t. {label} (of a random weighted sum of {which})", grad_tol)
             if diff is not None:
                 return diff
             if old_outs:  # (what the notes count: gradients of a differentiable old code)
@@ -836,6 +849,7 @@ def admit_signatures(
                     break
     _cover_ranks(specs, admitted, tried, admit)
     _cover_dtypes(specs, admitted, tried, admit)
+    _cover_promotion(specs, admitted, tried, admit)
     return admitted
 
 
@@ -885,6 +899,50 @@ def _cover_dtypes(
 
 #: the kinds whose rank and dtype coverage tries
 _ARRAY_KINDS = (Kind.TENSOR, Kind.NDARRAY)
+#: (wide, narrow) dtypes of one category, for :func:`_cover_promotion`
+_PROMOTION_PAIRS = (("int64", "int32"), ("float64", "float32"))
+#: signatures :func:`_cover_promotion` tries at most, per check
+PROMOTION_TRIES = 8
+
+
+def _cover_promotion(
+    specs: list[InputSpec], admitted: list[Signature], tried: set[Signature], admit: Callable[[Signature], bool],
+) -> None:
+    """Promotion coverage: a 0-d tensor of a wide dtype (int64, float64) beside an array of the
+    narrow dtype of its category (int32, float32), the other arrays of that category wide. Two
+    0-d operands promote as their dtypes say, where a 0-d operand beside a batch takes the
+    batch's dtype: `z[i] + t` of an int32 `z` and a 0-d int64 `t` computes in int64 at every
+    step, where `z + t` computes in int32 and wraps. The edge sweep's large and cancelling
+    values then show it -- in signatures that a random sample, and the dtype coverage that
+    replaces one dtype at a time, rarely make (a review found a rewrite they let through)."""
+    choices = [slot_choices(spec, coverage=True) for spec in specs]
+    allowed = [{(s.kind, s.dtype) for s in slots} for slots in choices]
+    tries = 0
+    for base_signature in admitted[:COVERAGE_BASES]:
+        for p, (name_p, slot_p) in enumerate(base_signature):
+            if 0 not in specs[p].ranks or (Kind.TENSOR, "int64") not in allowed[p] and (Kind.TENSOR, "float64") not in allowed[p]:
+                continue
+            for wide, narrow in _PROMOTION_PAIRS:
+                if (Kind.TENSOR, wide) not in allowed[p]:
+                    continue
+                for q, (_, slot_q) in enumerate(base_signature):
+                    if q == p or slot_q.kind not in _ARRAY_KINDS or slot_q.rank == 0 or (slot_q.kind, narrow) not in allowed[q]:
+                        continue
+                    signature = tuple(
+                        (name, Slot(Kind.TENSOR, 0, wide)) if k == p
+                        else (name, dataclasses.replace(slot, dtype=narrow)) if k == q
+                        else (name, dataclasses.replace(slot, dtype=wide))
+                        if slot.kind in _ARRAY_KINDS and (slot.dtype in FLOAT_DTYPES) == (wide in FLOAT_DTYPES)
+                        and slot.dtype != "bool" and (slot.kind, wide) in allowed[k]
+                        else (name, slot)
+                        for k, (name, slot) in enumerate(base_signature)
+                    )
+                    if signature in tried:
+                        continue
+                    if tries == PROMOTION_TRIES:
+                        return
+                    tries += 1
+                    admit(signature)
 
 
 def _try_in_bases(

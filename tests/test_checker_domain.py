@@ -396,3 +396,39 @@ def test_an_invalid_value_of_another_operation_stays_a_difference_beside_a_reord
     assert "invalid value" in _judge(kernel, {"x": np.array([np.nan, 1.0])}).new
     verdict = check_kernel(kernel, EngineSettings(examples=60))
     assert verdict.outcome is Outcome.REJECTED, verdict.reason
+
+
+def test_a_zero_d_operand_of_a_wider_dtype_beside_a_batch_is_tried(monkeypatch):
+    """`z[i] + t` adds two 0-d tensors, which promote as their dtypes say (int32 and int64 make
+    int64); `z[rows] + t` of a batch demotes the 0-d `t` to the batch's dtype and wraps. The
+    promotion coverage makes that signature (a 0-d int64 or float64 beside an int32 or float32
+    batch, the stored-into array wide), which a random sample and the one-dtype-at-a-time
+    coverage missed in a review (TFV005's kernel, `t = w.sum()` pinning `t` 0-d); without it
+    the wrong rewrite passes."""
+    import textwrap
+
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    from torchfix.codemods.tfv005_elementwise_branch import ElementwiseBranch
+    from torchfix.equivalence import engine
+
+    source = textwrap.dedent("""
+        import torch
+        def f(x: torch.Tensor, z: torch.Tensor, y: torch.Tensor, w: torch.Tensor):
+            x = x.view(-1)
+            z = z.view(-1)
+            y = y.view(-1)
+            t = w.sum()
+            for i in range(len(x)):
+                if x[i] > 0 and z[i] != 0:
+                    y[i] = z[i] + t
+            return y
+        """)
+    (proposal,) = ElementwiseBranch().propose(MetadataWrapper(cst.parse_module(source)))
+    (candidate,) = proposal.candidates
+    verdict = check_kernel(candidate.kernel, FAST)
+    assert verdict.outcome is Outcome.REJECTED
+    assert "t: int64[rank 0]" in verdict.reason or "t: float64[rank 0]" in verdict.reason
+    monkeypatch.setattr(engine, "PROMOTION_TRIES", 0)
+    assert check_kernel(candidate.kernel, FAST).outcome is Outcome.VERIFIED
