@@ -938,8 +938,8 @@ class ElementwiseBranch(Rule):
         guard = f"if {rows}.numel() > 0:\n    "
         for part in parts[1:]:
             text, atomic = at_rows(part)
-            if not (isinstance(part, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
-                    or infer_dtype_kind(part) == "bool"):
+            # (a value tested bare is its truth: `-z[i]` or `z[i] * 2` must not index by position)
+            if not (isinstance(part, cst.Comparison) or infer_dtype_kind(part) == "bool"):
                 text, atomic = f"{_wrap(text, atomic)}.bool()", True
             lines.append(f"{guard}{rows} = {rows}[{text}]")
         value = mt.values[0]

@@ -247,6 +247,13 @@ def test_and_chain_narrows_the_positions_test_by_test(checker):
     assert checker.check(uncast).outcome is Outcome.REJECTED
 
 
+def test_a_later_test_used_bare_is_narrowed_by_its_truth() -> None:
+    """`and -z[i]` tests the truth of `-z[i]`: indexing the kept positions with it as it is
+    would take its values as positions (a review found the form doing so)."""
+    (candidate,) = _proposal(NARROWING.replace("z[i] != 0 and w[i] < 1", "-z[i]")).candidates
+    assert "    y_rows = y_rows[(-z[y_rows]).bool()]\n" in candidate.kernel.new
+
+
 @pytest.mark.parametrize("condition", [
     "x[i] > 0 or z[i] != 0",  # `or` asks `z` where the first test fails
     "x[i] > 0 and (z[i] != 0 or w[i] < 1)",  # `w` only where `z[i] == 0`
