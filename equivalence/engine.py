@@ -695,6 +695,7 @@ def aliased_variants(kernel: Kernel, old_code: Any, base: dict[str, Any], raw: d
     if run.error is not None:
         return []
     written = [n for n, v in raw.items() if _array_family(v) is not None and _changed(v, run.inputs_after.get(n))]
+    specs = {spec.name: spec for spec in kernel.inputs}
     variants = []
     for target in written:
         family = _array_family(raw[target])
@@ -702,10 +703,18 @@ def aliased_variants(kernel: Kernel, old_code: Any, base: dict[str, Any], raw: d
             if other != target and _array_family(value) is family and _may_alias(kernel, target, other):
                 # both ways: the written array's values as the other input's (a weight, say),
                 # and the other's as the written one's (an index array's positions, which the
-                # loop then reads after it has written them)
-                variants.append({**raw, other: raw[target]})
-                variants.append({**raw, target: value})
+                # loop then reads after it has written them) -- where the one object has a rank
+                # both inputs may have: a rank the code pins (`keep = keep.view(-1)`) makes an
+                # array of another rank a view of it at most, not the object
+                if _rank_fits(specs.get(other), raw[target]):
+                    variants.append({**raw, other: raw[target]})
+                if _rank_fits(specs.get(target), value):
+                    variants.append({**raw, target: value})
     return variants
+
+
+def _rank_fits(spec: InputSpec | None, value: Any) -> bool:
+    return spec is None or not spec.ranks or getattr(value, "ndim", 0) in spec.ranks
 
 
 def judge_example(
