@@ -40,7 +40,7 @@ from typing import Any, Collection, Iterable, Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from torchfix.codemods.analysis import comprehension_variables, dotted, rebound_elsewhere, within
+from torchfix.codemods.analysis import all_nodes, comprehension_variables, dotted, rebound_elsewhere, within
 from torchfix.equivalence.kernel import UNKNOWN_KINDS, InputSpec, Kind, expand_kinds
 
 T, ND, LST, I, FL, B, NS, D, IT = (
@@ -398,11 +398,15 @@ class _Collector(cst.CSTVisitor):
         if isinstance(target, cst.Name):
             self._bind(target.value, node, source, top_level)
         elif isinstance(target, (cst.Tuple, cst.List)):
+            starred = False
             for i, element in enumerate(target.elements):
                 if isinstance(element, cst.StarredElement):
+                    starred = True
                     self._bind_target(element.value, node, ("unknown", "a starred target"), False)
                 else:
-                    self._bind_target(element.value, node, ("part", i, source), False)
+                    # past a starred target, a name holds a part counted from the end
+                    index = i - len(target.elements) if starred else i
+                    self._bind_target(element.value, node, ("part", index, source), False)
 
     def _top_level(self, node: cst.CSTNode) -> bool:
         body = self.scope.body.body if isinstance(self.scope, cst.FunctionDef) and isinstance(
@@ -834,6 +838,41 @@ class ScopeEvidence:
             kept.append(use)
         return kept
 
+    def _container_changed(self, name: str) -> bool:
+        """Whether the scope may change the items of the container bound to ``name``: a store or a
+        deletion through a subscript of it (in a tuple target too), an augmented assignment, a
+        method call or any attribute of it, the name given to a call (but ``len``) or bound to
+        another name; iterating it, unpacking it and reading an item leave it as it was. Without
+        parents, anything may."""
+        if self.parents is None:
+            return True
+        for node in all_nodes(self.scope):
+            if not (isinstance(node, cst.Name) and node.value == name):
+                continue
+            parent = self.parents.get(node)
+            if isinstance(parent, cst.Subscript) and parent.value is node:
+                above = self.parents.get(parent)
+                while isinstance(above, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+                    above = self.parents.get(above)
+                if isinstance(above, (cst.AssignTarget, cst.AugAssign, cst.Del)):
+                    return True
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                return True
+            if isinstance(parent, cst.AugAssign) and parent.target is node:
+                return True
+            if isinstance(parent, cst.Arg):
+                call = self.parents.get(parent)
+                if not (isinstance(call, cst.Call) and m.matches(call.func, m.Name()) and call.func.value in _READING_BUILTINS):
+                    return True
+            if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.NamedExpr)) and getattr(parent, "value", None) is node:
+                targets = parent.targets if isinstance(parent, cst.Assign) else [parent]
+                if any(isinstance(getattr(t, "target", None), cst.Name) for t in targets):
+                    return True  # another name for it
+            if isinstance(parent, (cst.Element, cst.DictElement, cst.Yield)):
+                return True  # held elsewhere
+        return False
+
     def _in_a_loop(self, node: cst.CSTNode) -> bool:
         """Whether a loop of this scope runs ``node`` more than once (or parents are unknown)."""
         if self.parents is None:
@@ -864,6 +903,10 @@ class ScopeEvidence:
                 values = [self._binding_value(b, name) for b in bindings]
                 value = _union(values)
                 uniform = len({v.kinds for v in values}) == 1
+                if (value.elements is not None or value.parts is not None) and self._container_changed(name):
+                    # a list whose items may be replaced (`pair[1] = vals`, `pair.append(v)`, given
+                    # to a call or to another name) holds what its display said no longer
+                    value = _Value(value.kinds, value.found)
             uses = self._uses_for(name, at, start)
             keys = tuple(dict.fromkeys(u.key for u in uses if u.key))
             if bindings and not uniform:
@@ -954,7 +997,7 @@ class ScopeEvidence:
             return _Value(element.kinds, (f"`{name}` {where}",) + inner.found + element.found, element.elements, element.parts)
         if tag == "part":
             inner = self._source(source[2], at, name)
-            if inner.parts is not None and source[1] < len(inner.parts):
+            if inner.parts is not None and -len(inner.parts) <= source[1] < len(inner.parts):
                 part = inner.parts[source[1]]
                 return _Value(part.kinds, inner.found + part.found, part.elements, part.parts)
             if inner.parts is None:
@@ -1261,6 +1304,11 @@ def _with_found_all(value: _Value, found: tuple[str, ...]) -> _Value:
 
 def _with_found(value: _Value, text: str) -> _Value:
     return _Value(value.kinds, value.found + (text,), value.elements, value.parts)
+
+
+#: builtins that read a container given to them and change none of its items
+_READING_BUILTINS = frozenset({"len", "enumerate", "zip", "sorted", "reversed", "list", "tuple", "sum", "min", "max",
+                               "any", "all", "iter", "print", "isinstance"})
 
 
 def _narrow(name: str, value: _Value, uses: list[_Use]) -> _Value:

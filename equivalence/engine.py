@@ -191,14 +191,6 @@ def _float_dtype(value: Any) -> torch.dtype | None:
     return None
 
 
-def _float_dtypes(value: Any) -> list[torch.dtype]:
-    """The float dtypes of the arrays in one input (a tensor, an ndarray, a list of them)."""
-    if isinstance(value, (list, tuple)):
-        return [d for v in value for d in _float_dtypes(v)]
-    found = _float_dtype(value)
-    return [found] if found is not None else []
-
-
 def _wider_addends(inputs: dict[str, Any], target: str, values: str) -> bool:
     """Whether ``values`` holds floats that ``target``'s dtype rounds in this example: a wider
     dtype, or one neither holds the other of (bfloat16 beside float16). Narrower values are cast
@@ -426,12 +418,14 @@ def _gradient_leg(
     groups = [(old_outs, new_outs, "the outputs" if old_outs else "the outputs; the old results are constants")]
     if len(old_outs) > 1 and len(new_outs) == len(old_outs):
         groups = [([o], [n], f"output {k + 1} of {len(old_outs)}") for k, (o, n) in enumerate(zip(old_outs, new_outs))]
-    # a gradient sums float parts in an order autograd picks (over the samples, for a batch):
-    # where they were computed in a narrower float than the leaf, that order moves the leaf's
-    # gradient by the narrower dtype's rounding
-    narrowest = min((d for value in inputs.values() for d in _float_dtypes(value)), key=lambda d: -torch.finfo(d).eps, default=None)
-    grad_tol = dataclasses.replace(tol, computed_in=narrowest, events=tol.events)
     for k, (olds, news, which) in enumerate(groups):
+        # a gradient sums float parts in an order autograd picks (over the samples, for a
+        # batch): flowing back from results of a narrower float than the leaf (a float64 weight
+        # times float32 samples gives float32 results), its parts carry that float's rounding,
+        # and the order moves the leaf's gradient by it. Results as wide as the leaf: its own
+        # tolerance (a review showed any float32 input relaxing every float64 gradient)
+        narrowest = min((t.dtype for t in olds + news if t.is_floating_point()), key=lambda d: -torch.finfo(d).eps, default=None)
+        grad_tol = dataclasses.replace(tol, computed_in=narrowest, events=tol.events)
         try:
             old_grads = torch.autograd.grad(
                 _weighted_sum(olds, seed_value + k), [t for _, t in old_leaves], allow_unused=True, retain_graph=True

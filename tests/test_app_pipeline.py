@@ -348,3 +348,6 @@ def test_views_of_one_array_written_and_read_are_refused_for_every_rule() -> Non
     assert not refused.candidates and "`dst` and `src` may be views of one array" in refused.skip_reason
     (kept,) = proposals(shifted.replace("dst = y[1:]", "dst = torch.zeros(len(y) - 1)"))
     assert kept.candidates
+    # two results of a call torchfix cannot see into may be views of one global buffer
+    (unseen,) = proposals(shifted.replace("dst = y[1:]", "dst = window(1).view(-1)").replace("src = y[:-1]", "src = window(0).view(-1)"))
+    assert not unseen.candidates and "may be views of one array" in unseen.skip_reason

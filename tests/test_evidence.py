@@ -377,6 +377,22 @@ def test_names_unpacked_from_a_tensor_are_tensors():
     assert T in kinds(source, "c") and LST in kinds(source, "c")  # `pair` may be anything
 
 
+def test_a_name_past_a_starred_target_holds_a_part_counted_from_the_end():
+    source = "import torch\ndef f(y: torch.Tensor, vals: list):\n    head, *_, w = (y, y, y, vals)\n    return head, w\n"
+    assert kinds(source, "w") == (LST,) and kinds(source, "head") == (T,)
+
+
+@pytest.mark.parametrize("change", [
+    "pair[1] = vals", "pair[0], pair[1] = y, vals", "pair[1:] = [vals]", "pair.append(vals)", "pair += [vals]",
+    "fill(pair)", "other = pair", "box = [pair]",
+])
+def test_a_list_display_whose_items_may_change_says_nothing_of_them(change: str):
+    source = f"import torch\ndef f(y: torch.Tensor, vals: list):\n    pair = [y, y]\n    {change}\n    _, w = pair\n    for v in pair:\n        pass\n    return w, v\n"
+    assert kinds(source, "w") != (T,) and kinds(source, "v") != (T,)
+    unchanged = source.replace(change, "n = len(pair) + pair[0].numel()")
+    assert kinds(unchanged, "w") == (T,) and kinds(unchanged, "v") == (T,)
+
+
 def test_view_with_a_shape_shows_a_tensor_and_view_with_a_dtype_does_not():
     # the real types: an ndarray's view takes a dtype and raises on a shape
     with pytest.raises(TypeError):

@@ -388,10 +388,20 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
             written = _written_roots(candidate.kernel.old) & set(names)
             if len(names) < 2 or not written:
                 continue
-            roots = _Sharing(context, _function_of(proposal.anchor, context), (proposal.anchor,), ignored).roots
+            scope = _function_of(proposal.anchor, context)
+            roots = _Sharing(context, scope, (proposal.anchor,), ignored).roots
+            origins = context.once("origins", scope, lambda scope=scope: _origins(scope, context))
+            params = parameter_names(scope) if isinstance(scope, cst.FunctionDef) else set()
             found = {n: roots(n) for n in names}
+            # what a call torchfix cannot see into returned, and a global or closure variable,
+            # may be a view of anything else such (`dst = window(1)`, `src = window(0)` of a
+            # global buffer); parameters too, but there the caller's overlapping views are the
+            # documented limit (the checker tries one object passed twice)
+            unseen = {n: any(origins.from_outside(r) and r not in params for r in found[n]) for n in names}
             for first in sorted(written):
                 shared = next((other for other in names if other != first and found[first] & found[other]), None)
+                if shared is None and unseen[first]:
+                    shared = next((other for other in names if other != first and unseen[other]), None)
                 if shared is not None:
                     reason = (f"`{first}` and `{shared}` may be views of one array in the function: the loop writes "
                               f"`{first}`, and a step may read what an earlier one wrote")

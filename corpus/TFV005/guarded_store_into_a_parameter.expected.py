@@ -1,0 +1,13 @@
+# `out` is written only where `w[i] != 7.5`, and is a parameter: it may have fewer rows than `w`
+# (the loop never writes the others). Filling the selected positions alone (`index_fill_`)
+# writes what the loop writes, and raises past `out`'s end where the loop does.
+# bench: fill(out=float32[n], w=float32[n])
+import torch
+
+
+def fill(out: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    w = w.view(-1).float()
+    n = len(w)
+    out_mask = w[:max(n, 0)] != 7.5
+    out.index_fill_(0, out_mask.nonzero().squeeze(1), 1.0)
+    return out
