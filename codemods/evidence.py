@@ -839,38 +839,66 @@ class ScopeEvidence:
         return kept
 
     def _container_changed(self, name: str) -> bool:
-        """Whether the scope may change the items of the container bound to ``name``: a store or a
-        deletion through a subscript of it (in a tuple target too), an augmented assignment, a
-        method call or any attribute of it, the name given to a call (but ``len``) or bound to
-        another name; iterating it, unpacking it and reading an item leave it as it was. Without
-        parents, anything may."""
+        """Whether the scope may change the items of the container bound to ``name``, or let
+        anything else change them: every use of the name but the ones that only read it --
+        iterated (``for v in pair``), unpacked (``a, b = pair``), an item read (``pair[0]``, in
+        no target), given to a builtin that reads it (``len``, ``zip``, ``sorted`` ...) -- may,
+        as does ``exec``, ``eval``, ``locals``, ``vars`` or ``globals`` anywhere in it (a review
+        found stores through loop and ``with`` targets, chained assignments and closures that a
+        list of the changing uses missed). Without parents, anything may."""
         if self.parents is None:
             return True
         for node in all_nodes(self.scope):
+            if isinstance(node, cst.Name) and node.value in ("exec", "eval", "locals", "vars", "globals"):
+                return True
             if not (isinstance(node, cst.Name) and node.value == name):
                 continue
             parent = self.parents.get(node)
-            if isinstance(parent, cst.Subscript) and parent.value is node:
-                above = self.parents.get(parent)
-                while isinstance(above, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-                    above = self.parents.get(above)
-                if isinstance(above, (cst.AssignTarget, cst.AugAssign, cst.Del)):
-                    return True
+            if isinstance(parent, cst.AssignTarget) and len(getattr(self.parents.get(parent), "targets", ())) > 1:
+                return True  # `pair = other = [y, y]`: another name for it
+            if isinstance(parent, (cst.AssignTarget, cst.Param)) or (
+                isinstance(parent, (cst.Element, cst.Tuple, cst.List)) and self._binding_target(node)
+            ):
+                continue  # a binding of the name, not a use of the container
+            if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node:
                 continue
-            if isinstance(parent, cst.Attribute) and parent.value is node:
-                return True
-            if isinstance(parent, cst.AugAssign) and parent.target is node:
-                return True
-            if isinstance(parent, cst.Arg):
+            if isinstance(parent, cst.Assign) and parent.value is node and all(
+                isinstance(t.target, (cst.Tuple, cst.List)) for t in parent.targets
+            ):
+                continue
+            if isinstance(parent, cst.Subscript) and parent.value is node and not self._in_a_target(parent):
+                continue
+            if isinstance(parent, cst.Arg) and not parent.star and parent.keyword is None:
                 call = self.parents.get(parent)
-                if not (isinstance(call, cst.Call) and m.matches(call.func, m.Name()) and call.func.value in _READING_BUILTINS):
-                    return True
-            if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.NamedExpr)) and getattr(parent, "value", None) is node:
-                targets = parent.targets if isinstance(parent, cst.Assign) else [parent]
-                if any(isinstance(getattr(t, "target", None), cst.Name) for t in targets):
-                    return True  # another name for it
-            if isinstance(parent, (cst.Element, cst.DictElement, cst.Yield)):
-                return True  # held elsewhere
+                if (isinstance(call, cst.Call) and m.matches(call.func, m.Name()) and call.func.value in _READING_BUILTINS
+                        and call.func.value not in self._bindings):
+                    continue
+            return True
+        return False
+
+    def _binding_target(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` sits in the target of an assignment (``a, pair = ...``)."""
+        current = self.parents.get(node) if self.parents is not None else None
+        while isinstance(current, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
+            current = self.parents.get(current)  # type: ignore[union-attr]
+        return isinstance(current, cst.AssignTarget)
+
+    def _in_a_target(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is written to or bound: in an assignment, augmented assignment,
+        ``del``, loop, comprehension or ``with`` target (whatever holds it on the way there)."""
+        child, current = node, self.parents.get(node) if self.parents is not None else None
+        while current is not None and not isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            if isinstance(current, (cst.AssignTarget, cst.AsName)):
+                return True
+            if isinstance(current, cst.CompFor) and current.target is child:
+                return True
+            child, current = current, self.parents.get(current)  # type: ignore[union-attr]
+        if isinstance(current, cst.AugAssign) and current.target is child:
+            return True
+        if isinstance(current, cst.For) and current.target is child:
+            return True
+        if isinstance(current, cst.Del):
+            return True
         return False
 
     def _in_a_loop(self, node: cst.CSTNode) -> bool:
@@ -1054,9 +1082,10 @@ class ScopeEvidence:
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Lambda)):
             return _known((), "")
         if isinstance(node, (cst.List, cst.ListComp)):
+            # (a starred item spreads items nothing here knows: `[*extra, y]`)
             elements = self._comprehension_elements(node, at, shadowed) if isinstance(node, cst.ListComp) else _union(
-                [self._expr(e.value, at, shadowed) for e in node.elements if isinstance(e, cst.Element)]
-            ) if node.elements else None
+                [self._expr(e.value, at, shadowed) for e in node.elements]
+            ) if node.elements and not any(isinstance(e, cst.StarredElement) for e in node.elements) else None
             return _known({LST}, f"`{_code(node)}` is a list", elements)
         if isinstance(node, (cst.Dict, cst.DictComp)):
             return _known({D}, f"`{_code(node)}` is a dict")
@@ -1065,6 +1094,8 @@ class ScopeEvidence:
         if isinstance(node, cst.GeneratorExp):
             return _known({IT}, f"`{_code(node)}` is a generator", self._comprehension_elements(node, at, shadowed))
         if isinstance(node, cst.Tuple):
+            if any(isinstance(e, cst.StarredElement) for e in node.elements):
+                return _Value(frozenset())  # `(y, *extra)`: neither its parts nor its items are known
             parts = tuple(self._expr(e.value, at, shadowed) for e in node.elements)
             return _Value(frozenset(), (), _union(list(parts)), parts)
         if isinstance(node, cst.UnaryOperation):
@@ -1307,8 +1338,8 @@ def _with_found(value: _Value, text: str) -> _Value:
 
 
 #: builtins that read a container given to them and change none of its items
-_READING_BUILTINS = frozenset({"len", "enumerate", "zip", "sorted", "reversed", "list", "tuple", "sum", "min", "max",
-                               "any", "all", "iter", "print", "isinstance"})
+_READING_BUILTINS = frozenset({"len", "enumerate", "zip", "sorted", "reversed", "list", "tuple", "sum", "any", "all",
+                               "iter", "print", "isinstance"})
 
 
 def _narrow(name: str, value: _Value, uses: list[_Use]) -> _Value:

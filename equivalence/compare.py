@@ -51,14 +51,8 @@ class Tolerance:
     overflow_exempt: bool = True
     #: (dtype name, rtol, atol, overflow) for each widening actually applied
     events: set = field(default_factory=set, compare=False, hash=False)
-    #: a floating dtype the compared values were computed through (set for gradients only):
-    #: a float64 leaf's gradient summed from float32 parts carries float32 rounding, in an
-    #: order autograd picks, so it is compared as a float32 value would be
-    computed_in: torch.dtype | None = None
 
     def for_dtype(self, dtype: torch.dtype) -> tuple[float, float]:
-        if self.computed_in is not None and dtype.is_floating_point and torch.finfo(self.computed_in).eps > torch.finfo(dtype).eps:
-            dtype = self.computed_in
         rtol, atol = _DEFAULT_TOLERANCES.get(dtype, (1e-7, 1e-7))
         if self.reordered and self.length > 1:
             eps = torch.finfo(dtype).eps

@@ -191,6 +191,25 @@ def _float_dtype(value: Any) -> torch.dtype | None:
     return None
 
 
+def _narrower_floats(inputs: dict[str, Any], dtype: torch.dtype) -> bool:
+    """Whether an input holds floats narrower than ``dtype``."""
+    return dtype.is_floating_point and any(
+        d is not None and torch.finfo(d).eps > torch.finfo(dtype).eps
+        for v in inputs.values() for d in ([_float_dtype(x) for x in v] if isinstance(v, list) else [_float_dtype(v)])
+    )
+
+
+def _as_float64(value: Any) -> Any:
+    """``value`` with its float tensors and ndarrays (a list's too) as float64."""
+    if isinstance(value, list):
+        return [_as_float64(v) for v in value]
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.detach().double()
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return value.astype(np.float64)
+    return value
+
+
 def _wider_addends(inputs: dict[str, Any], target: str, values: str) -> bool:
     """Whether ``values`` holds floats that ``target``'s dtype rounds in this example: a wider
     dtype, or one neither holds the other of (bfloat16 beside float16). Narrower values are cast
@@ -375,7 +394,7 @@ def _weighted_sum(outputs: list[torch.Tensor], seed_value: int) -> torch.Tensor:
 
 def _gradient_leg(
     kernel: Kernel, old_code: Any, new_code: Any, base: dict[str, Any], inputs: dict[str, Any],
-    tol: Tolerance, seed_value: int, stats: _Stats,
+    tol: Tolerance, seed_value: int, stats: _Stats, recheck: bool = True,
 ) -> Difference | None:
     names = _grad_names(inputs)
     if not names or any(_is_half_precision(inputs[name]) for name in names):
@@ -419,13 +438,6 @@ def _gradient_leg(
     if len(old_outs) > 1 and len(new_outs) == len(old_outs):
         groups = [([o], [n], f"output {k + 1} of {len(old_outs)}") for k, (o, n) in enumerate(zip(old_outs, new_outs))]
     for k, (olds, news, which) in enumerate(groups):
-        # a gradient sums float parts in an order autograd picks (over the samples, for a
-        # batch): flowing back from results of a narrower float than the leaf (a float64 weight
-        # times float32 samples gives float32 results), its parts carry that float's rounding,
-        # and the order moves the leaf's gradient by it. Results as wide as the leaf: its own
-        # tolerance (a review showed any float32 input relaxing every float64 gradient)
-        narrowest = min((t.dtype for t in olds + news if t.is_floating_point()), key=lambda d: -torch.finfo(d).eps, default=None)
-        grad_tol = dataclasses.replace(tol, computed_in=narrowest, events=tol.events)
         try:
             old_grads = torch.autograd.grad(
                 _weighted_sum(olds, seed_value + k), [t for _, t in old_leaves], allow_unused=True, retain_graph=True
@@ -441,8 +453,19 @@ def _gradient_leg(
         for (label, leaf), g_old, g_new in zip(old_leaves, old_grads, new_grads):
             g_old = torch.zeros_like(leaf) if g_old is None else g_old
             g_new = torch.zeros_like(leaf) if g_new is None else g_new
-            diff = compare(g_old, g_new, f"gradient w.r.t. {label} (of a random weighted sum of {which})", grad_tol)
+            diff = compare(g_old, g_new, f"gradient w.r.t. {label} (of a random weighted sum of {which})", tol)
             if diff is not None:
+                if recheck and _narrower_floats(inputs, leaf.dtype):
+                    # a float64 weight times float32 samples: autograd sums the parts of its
+                    # gradient in an order of its own, a batch in another, each rounding to
+                    # float32. The same example with every float input float64 tells that
+                    # rounding from a real difference: judged again there, at float64's tolerance
+                    # (a relaxed tolerance let a wrong float64 gradient through in a review)
+                    widened = {n: _as_float64(v) for n, v in inputs.items()}
+                    runs = [run_snippet(code, kernel, base, _requiring_grad(widened, _grad_names(widened))) for code in (old_code, new_code)]
+                    if any(run.error is not None for run in runs):
+                        return diff  # (code that takes float32 alone: nothing to tell them apart by)
+                    return _gradient_leg(kernel, old_code, new_code, base, widened, tol, seed_value, stats, recheck=False) and diff
                 return diff
             if old_outs:  # (what the notes count: gradients of a differentiable old code)
                 stats.grad_inputs.add(label.split("[")[0])

@@ -380,16 +380,23 @@ def test_names_unpacked_from_a_tensor_are_tensors():
 def test_a_name_past_a_starred_target_holds_a_part_counted_from_the_end():
     source = "import torch\ndef f(y: torch.Tensor, vals: list):\n    head, *_, w = (y, y, y, vals)\n    return head, w\n"
     assert kinds(source, "w") == (LST,) and kinds(source, "head") == (T,)
+    spread = "import torch\ndef f(y: torch.Tensor, extra: list):\n    seq = [*extra, y]\n    w = seq[0]\n    a, b = (y, *extra)\n    return w, b\n"
+    assert kinds(spread, "w") != (T,) and kinds(spread, "b") != (T,)
 
 
 @pytest.mark.parametrize("change", [
     "pair[1] = vals", "pair[0], pair[1] = y, vals", "pair[1:] = [vals]", "pair.append(vals)", "pair += [vals]",
     "fill(pair)", "other = pair", "box = [pair]",
+    # a second review's: targets of loops, comprehensions and `with`, another name, closures
+    "for pair[1] in [vals]: pass", "_ = [0 for pair[1] in [vals]]", "with ctx(vals) as pair[1]: pass",
+    "dest = pair if flip else spare; dest[1] = vals", "max(pair, [])[1] = vals", "exec('pair[1] = vals')",
+    "views = [pair for _ in range(2)]", "slot = lambda: pair",
 ])
 def test_a_list_display_whose_items_may_change_says_nothing_of_them(change: str):
     source = f"import torch\ndef f(y: torch.Tensor, vals: list):\n    pair = [y, y]\n    {change}\n    _, w = pair\n    for v in pair:\n        pass\n    return w, v\n"
     assert kinds(source, "w") != (T,) and kinds(source, "v") != (T,)
     unchanged = source.replace(change, "n = len(pair) + pair[0].numel()")
+    assert kinds(source.replace("pair = [y, y]", "pair = other = [y, y]").replace(change, "other[1] = vals"), "w") != (T,)
     assert kinds(unchanged, "w") == (T,) and kinds(unchanged, "v") == (T,)
 
 

@@ -386,7 +386,7 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
         for candidate in proposal.candidates:
             names = sorted(s.name for s in candidate.kernel.inputs if s.name not in ignored)
             written = _written_roots(candidate.kernel.old) & set(names)
-            if len(names) < 2 or not written:
+            if not written:
                 continue
             scope = _function_of(proposal.anchor, context)
             roots = _Sharing(context, scope, (proposal.anchor,), ignored).roots
@@ -395,9 +395,16 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
             found = {n: roots(n) for n in names}
             # what a call torchfix cannot see into returned, and a global or closure variable,
             # may be a view of anything else such (`dst = window(1)`, `src = window(0)` of a
-            # global buffer); parameters too, but there the caller's overlapping views are the
-            # documented limit (the checker tries one object passed twice)
-            unseen = {n: any(origins.from_outside(r) and r not in params for r in found[n]) for n in names}
+            # global buffer, a parameter rebound so too); parameters as passed too, but there
+            # the caller's overlapping views are the documented limit (the checker tries one
+            # object passed twice)
+            unseen = {n: any(r in origins.called or (origins.from_outside(r) and r not in params) for r in found[n])
+                      for n in names}
+            overlapping = next((n for n in sorted(written) if found[n] & origins.self_overlapping), None)
+            if overlapping is not None:
+                reason = (f"`{overlapping}` may be a view whose elements overlap (`unfold`, `expand`, `as_strided`): "
+                          "a step may read what an earlier one wrote through another position")
+                break
             for first in sorted(written):
                 shared = next((other for other in names if other != first and found[first] & found[other]), None)
                 if shared is None and unseen[first]:
@@ -466,6 +473,10 @@ class _Origins:
 
     bound: frozenset[str]
     outside: frozenset[str]
+    #: names bound to what a call torchfix cannot see into returned (parameters rebound so too)
+    called: frozenset[str] = frozenset()
+    #: names bound to a view whose elements may overlap one another (``x.unfold(0, 2, 1)``)
+    self_overlapping: frozenset[str] = frozenset()
 
     def from_outside(self, name: str) -> bool:
         return name in self.outside or name not in self.bound
@@ -478,6 +489,8 @@ def _origins(scope: cst.CSTNode, context: ModuleContext) -> _Origins:
     where ``buf`` does, which :class:`_Sharing` follows.)"""
     bound: set[str] = set()
     outside: set[str] = set()
+    called: set[str] = set()
+    overlapping: set[str] = set()
 
     def add(names: Iterable[str], from_outside: bool = True) -> None:
         bound.update(names)
@@ -491,7 +504,12 @@ def _origins(scope: cst.CSTNode, context: ModuleContext) -> _Origins:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             names = set().union(*(target_names(t) for t in targets if isinstance(t, (cst.Name, cst.Tuple, cst.List))))
             value = None if isinstance(node, cst.AugAssign) else node.value
-            add(names, value is not None and _calls_unknown(value, context))
+            unknown = value is not None and _calls_unknown(value, context)
+            add(names, unknown)
+            if unknown:
+                called.update(names)
+            if value is not None and _overlapping_view(value):
+                overlapping.update(names)
         elif isinstance(node, (cst.For, cst.CompFor)):
             add(target_names(node.target))
         elif isinstance(node, cst.WithItem) and node.asname is not None:
@@ -503,7 +521,18 @@ def _origins(scope: cst.CSTNode, context: ModuleContext) -> _Origins:
                 add(target_names(alias.asname.name) if alias.asname is not None else {(dotted(alias.name) or "").split(".")[0]})
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             outside.update(item.name.value for item in node.names)
-    return _Origins(frozenset(bound), frozenset(outside))
+    return _Origins(frozenset(bound), frozenset(outside), frozenset(called), frozenset(overlapping))
+
+
+#: methods and functions whose view may hold one element at several positions
+_OVERLAPPING_VIEWS = frozenset({"unfold", "as_strided", "expand", "expand_as", "broadcast_to", "broadcast_tensors",
+                                "sliding_window_view", "as_strided_"})
+
+
+def _overlapping_view(value: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.Call) and isinstance(n.func, (cst.Attribute, cst.Name))
+               and (n.func.attr.value if isinstance(n.func, cst.Attribute) else n.func.value) in _OVERLAPPING_VIEWS
+               for n in _walk(value))
 
 
 def _calls_unknown(value: cst.BaseExpression, context: ModuleContext) -> bool:
