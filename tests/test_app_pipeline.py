@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -330,29 +331,18 @@ def test_views_of_one_array_written_and_read_are_refused_for_every_rule() -> Non
         return [p for p in propose_all(select_rules(), MetadataWrapper(cst.parse_module(textwrap.dedent(source))))
                 if p.rule == "TFV005"]
 
-    shifted = """
-        import torch
-        def f(y: torch.Tensor, keep: torch.Tensor):
-            y = y.view(-1)
-            keep = keep.view(-1)
-            dst = y[1:]
-            src = y[:-1]
-            for i in range(len(src)):
-                if keep[i] > 0:
-                    dst[i] = src[i] * 2
-                else:
-                    dst[i] = src[i]
-            return y
-        """
+    # (the corpus trap: `dst = y[1:]`, `src = y[:-1]`, a loop writing `dst` from `src`)
+    shifted = (Path(__file__).parent.parent / "corpus" / "TFV005" / "trap_shifted_views_of_one_array.py").read_text()
     (refused,) = proposals(shifted)
     assert not refused.candidates and "`dst` and `src` may be views of one array" in refused.skip_reason
+    shifted = shifted.replace("def propagate(", "def f(")
     (kept,) = proposals(shifted.replace("dst = y[1:]", "dst = torch.zeros(len(y) - 1)"))
     assert kept.candidates
     # two results of a call torchfix cannot see into may be views of one global buffer
     (unseen,) = proposals(shifted.replace("dst = y[1:]", "dst = window(1).view(-1)").replace("src = y[:-1]", "src = window(0).view(-1)"))
     assert not unseen.candidates and "may be views of one array" in unseen.skip_reason
     # a parameter rebound to such a call is no longer the caller's array
-    rebound = shifted.replace("def f(y: torch.Tensor, keep: torch.Tensor):", "def f(y: torch.Tensor, keep: torch.Tensor, dst=None):")
+    rebound = shifted.replace("keep: torch.Tensor)", "keep: torch.Tensor, dst=None)")
     rebound = rebound.replace("dst = y[1:]", "dst = window(1).view(-1)").replace("src = y[:-1]", "src = window(0).view(-1)")
     (param,) = proposals(rebound)
     assert not param.candidates and "may be views of one array" in param.skip_reason

@@ -2113,11 +2113,8 @@ def _kept_number_list(facts: LoopFacts, step: Step) -> Definition | None:
     appends = [s for s in facts.steps if s.kind is StepKind.APPEND and s.target == items]
     if len(appends) != 1:
         return None
-    try:
-        _consumer(facts, items)
+    if _consumed(facts, items):
         return None  # a consumer makes it one tensor: that form is the batch itself
-    except CannotRewrite:
-        pass
     context = facts.context
     own = {id(n) for statement in (definition.statement, step.statement) for n in name_nodes(statement)}
     start = context.position(facts.loop)
@@ -2153,12 +2150,8 @@ def _kept_row_list(facts: LoopFacts, step: Step) -> Definition | None:
         return None
     if any(items in names_used(s) for s in definition.between) or any(items in names_used(e.value) for e in definition.value.elements):
         return None
-    if not definition.value.elements:
-        try:
-            _consumer(facts, items)
-            return None  # a consumer makes it one tensor: that form is the batch itself
-        except CannotRewrite:
-            pass
+    if not definition.value.elements and _consumed(facts, items):
+        return None  # a consumer makes it one tensor: that form is the batch itself
     context = facts.context
     own = {id(n) for n in name_nodes(step.statement)} | {id(definition.statement.body[0].targets[0].target)}  # type: ignore[attr-defined]
     start, end = context.position(definition.statement), context.position(facts.loop)
@@ -2169,6 +2162,15 @@ def _kept_row_list(facts: LoopFacts, step: Step) -> Definition | None:
         if id(node) in loop_nodes or start <= context.position(node) <= end or _in_nested_function(facts, node):
             return None
     return definition
+
+
+def _consumed(facts: LoopFacts, items: str) -> bool:
+    """Whether a consumer after the loop makes the list ``items`` one array."""
+    try:
+        _consumer(facts, items)
+    except CannotRewrite:
+        return False
+    return True
 
 
 def _in_nested_function(facts: LoopFacts, node: cst.CSTNode) -> bool:
