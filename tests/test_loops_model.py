@@ -50,6 +50,13 @@ def _lifted(source: str, options: Options = Options()) -> str:
 # ----------------------------------------------------------------------------- domains
 
 
+def _header_facts(header: str, imports: str = ""):  # noqa: ANN202
+    """The facts of a loop with ``header`` in ``f(x, y)``, after ``b, d = x.shape``."""
+    facts = _first_loop_facts(f"{imports}\ndef f(x, y):\n    b, d = x.shape\n    {header}\n        pass\n")
+    assert facts is not None
+    return facts
+
+
 @pytest.mark.parametrize(
     ("header", "index", "walked", "measures"),
     [
@@ -66,13 +73,7 @@ def _lifted(source: str, options: Options = Options()) -> str:
     ids=["len", "range-0-size", "shape-1", "size-subscript", "unpacked-size", "direct", "enumerate", "zip", "enumerate-zip"],
 )
 def test_the_spellings_of_a_batch_loop_are_one_domain(header, index, walked, measures) -> None:
-    facts = _first_loop_facts(f"""
-        def f(x, y):
-            b, d = x.shape
-            {header}
-                pass
-        """)
-    assert facts is not None
+    facts = _header_facts(header)
     domain = facts.domain
     assert domain.index == index
     assert [(w.element, w.name) for w in domain.walked] == walked
@@ -92,14 +93,7 @@ def test_the_spellings_of_a_batch_loop_are_one_domain(header, index, walked, mea
     ids=["unbind-method", "unbind-function", "chunk-size", "chunk-len", "chunk-unpacked-size", "chunk-keyword"],
 )
 def test_rows_unbound_or_chunked_one_by_one_walk_the_tensor(header: str, keepdim: bool) -> None:
-    facts = _first_loop_facts(f"""
-        import torch as th
-        def f(x, y):
-            b, d = x.shape
-            {header}
-                pass
-        """)
-    assert facts is not None
+    facts = _header_facts(header, "import torch as th")
     assert [(w.element, w.name, w.keepdim) for w in facts.domain.walked] == [("r", "x", keepdim)]
 
 
