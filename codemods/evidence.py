@@ -870,8 +870,10 @@ class ScopeEvidence:
                 continue
             if isinstance(parent, cst.Arg) and not parent.star and parent.keyword is None:
                 call = self.parents.get(parent)
+                outer = self._outer()
                 if (isinstance(call, cst.Call) and m.matches(call.func, m.Name()) and call.func.value in _READING_BUILTINS
-                        and call.func.value not in self._bindings):
+                        and call.func.value not in self._bindings
+                        and (outer is None or call.func.value not in outer._bindings)):
                     continue
             return True
         return False
@@ -931,7 +933,9 @@ class ScopeEvidence:
                 values = [self._binding_value(b, name) for b in bindings]
                 value = _union(values)
                 uniform = len({v.kinds for v in values}) == 1
-                if (value.elements is not None or value.parts is not None) and self._container_changed(name):
+                if (value.elements is not None or value.parts is not None) and (
+                    self._container_changed(name) or _may_hold_containers(value)
+                ):
                     # a list whose items may be replaced (`pair[1] = vals`, `pair.append(v)`, given
                     # to a call or to another name) holds what its display said no longer
                     value = _Value(value.kinds, value.found)
@@ -1335,6 +1339,15 @@ def _with_found_all(value: _Value, found: tuple[str, ...]) -> _Value:
 
 def _with_found(value: _Value, text: str) -> _Value:
     return _Value(value.kinds, value.found + (text,), value.elements, value.parts)
+
+
+def _may_hold_containers(value: _Value) -> bool:
+    """Whether an item of ``value`` may be a list or a dict, or anything: an item read, iterated
+    or unpacked out of it may then be changed, and the container with it (``for inner in
+    outer: inner[1] = vals``), where no use names the container."""
+    items = [value.elements] if value.elements is not None else []
+    items += list(value.parts or ())
+    return any(item.kinds is None or bool(item.kinds & {LST, D}) for item in items)
 
 
 #: builtins that read a container given to them and change none of its items

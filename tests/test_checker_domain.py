@@ -432,3 +432,19 @@ def test_a_zero_d_operand_of_a_wider_dtype_beside_a_batch_is_tried(monkeypatch):
     assert "t: int64[rank 0]" in verdict.reason or "t: float64[rank 0]" in verdict.reason
     monkeypatch.setattr(engine, "PROMOTION_TRIES", 0)
     assert check_kernel(candidate.kernel, FAST).outcome is Outcome.VERIFIED
+
+
+def test_a_gradient_apart_by_more_than_the_old_codes_own_rounding_is_a_difference():
+    """A float64 weight's gradient through a float32 result: where the old code's own gradient
+    moves by float32 rounding when its inputs are float64 instead, a new code's within that
+    rounding is the same (a batch sums the parts in another order); one that moves by more than
+    the old code's rounding (1e-4 of it here; float32 rounding is about 1e-7 a part) is refuted --
+    a relaxed tolerance let such a gradient through in a review."""
+    old = "out = (x * w).float().sum(0)\n"
+    inputs = (InputSpec("x", Kind.TENSOR, ranks=(1,), dtypes=("float32",)),
+              InputSpec("w", Kind.TENSOR, ranks=(0,), dtypes=("float64",)))
+    reordered = Kernel(old, "out = (x * w).float().flip(0).sum(0)\n", inputs, ("out",), modules=TORCH, gradients=True)
+    assert check_kernel(reordered, FAST).outcome is Outcome.VERIFIED
+    nudged = Kernel(old, "out = (x * (w + (w - w.detach()).nan_to_num(0.0, 0.0, 0.0) * 1e-4)).float().sum(0)\n", inputs, ("out",), modules=TORCH, gradients=True)
+    verdict = check_kernel(nudged, FAST)
+    assert verdict.outcome is Outcome.REJECTED and "gradient w.r.t. w" in verdict.reason

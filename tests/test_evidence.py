@@ -377,6 +377,19 @@ def test_names_unpacked_from_a_tensor_are_tensors():
     assert T in kinds(source, "c") and LST in kinds(source, "c")  # `pair` may be anything
 
 
+def test_items_of_a_list_of_lists_are_not_believed_after_an_inner_list_may_change():
+    source = ("import torch\ndef f(y: torch.Tensor, vals: list):\n    outer = [[y, y]]\n    for inner in outer:\n"
+              "        inner[1] = vals\n    _, w = outer[0]\n    return w\n")
+    assert kinds(source, "w") != (T,)
+
+
+def test_a_reading_builtin_the_module_shadows_is_a_call_like_any_other():
+    source = ("import torch\ndef print(box, vals):\n    box[1] = vals\ndef f(y: torch.Tensor, vals: list):\n"
+              "    pair = [y, y]\n    print(pair, vals)\n    _, w = pair\n    return w\n")
+    assert kinds(source, "w", "f") != (T,)
+    assert kinds(source.replace("    print(pair, vals)\n", "    n = len(pair)\n"), "w", "f") == (T,)
+
+
 def test_a_name_past_a_starred_target_holds_a_part_counted_from_the_end():
     source = "import torch\ndef f(y: torch.Tensor, vals: list):\n    head, *_, w = (y, y, y, vals)\n    return head, w\n"
     assert kinds(source, "w") == (LST,) and kinds(source, "head") == (T,)

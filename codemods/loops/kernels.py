@@ -355,6 +355,13 @@ def _written_roots(code: str) -> set[str]:
         tree = ast.parse(code)
     except SyntaxError:
         return written
+    # `w = u[1:]` in the kernel's own lines: a write through `w` is a write into `u`
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            source = root(node.value)
+            if source is not None and source != node.targets[0].id:
+                aliases[node.targets[0].id] = source
     for node in ast.walk(tree):
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
@@ -365,8 +372,11 @@ def _written_roots(code: str) -> set[str]:
             targets = [node.func.value]
         for target in targets:
             name_ = root(target)
-            if name_ is not None:
+            seen: set[str] = set()
+            while name_ is not None and name_ not in seen:
+                seen.add(name_)
                 written.add(name_)
+                name_ = aliases.get(name_)
     return written
 
 
@@ -400,10 +410,14 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
             # object passed twice)
             unseen = {n: any(r in origins.called or (origins.from_outside(r) and r not in params) for r in found[n])
                       for n in names}
-            overlapping = next((n for n in sorted(written) if found[n] & origins.self_overlapping), None)
+            # a view whose elements overlap: made anywhere in the function (the written name may
+            # reach it through aliases, slices or loop targets), or handed back by a call torchfix
+            # cannot see into (a helper returning `y.unfold(0, 2, 1)`)
+            overlapping = next((n for n in sorted(written) if found[n] & (origins.self_overlapping | origins.called)), None)
             if overlapping is not None:
-                reason = (f"`{overlapping}` may be a view whose elements overlap (`unfold`, `expand`, `as_strided`): "
-                          "a step may read what an earlier one wrote through another position")
+                reason = (f"`{overlapping}` may be a view whose elements overlap (the function makes one with `unfold`, "
+                          "`expand`, `as_strided`..., or it comes from a call torchfix cannot see into): a step may read "
+                          "what an earlier one wrote through another position")
                 break
             for first in sorted(written):
                 shared = next((other for other in names if other != first and found[first] & found[other]), None)
@@ -508,10 +522,12 @@ def _origins(scope: cst.CSTNode, context: ModuleContext) -> _Origins:
             add(names, unknown)
             if unknown:
                 called.update(names)
-            if value is not None and _overlapping_view(value):
+            if value is not None and _overlapping_view(value, overlapping):
                 overlapping.update(names)
         elif isinstance(node, (cst.For, cst.CompFor)):
             add(target_names(node.target))
+            if _overlapping_view(node.iter, overlapping):
+                overlapping.update(target_names(node.target))
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             add(target_names(node.asname.name))
         elif isinstance(node, cst.ExceptHandler) and node.name is not None:
@@ -526,13 +542,18 @@ def _origins(scope: cst.CSTNode, context: ModuleContext) -> _Origins:
 
 #: methods and functions whose view may hold one element at several positions
 _OVERLAPPING_VIEWS = frozenset({"unfold", "as_strided", "expand", "expand_as", "broadcast_to", "broadcast_tensors",
-                                "sliding_window_view", "as_strided_"})
+                                "sliding_window_view", "as_strided_", "empty_strided"})
 
 
-def _overlapping_view(value: cst.BaseExpression) -> bool:
-    return any(isinstance(n, cst.Call) and isinstance(n.func, (cst.Attribute, cst.Name))
-               and (n.func.attr.value if isinstance(n.func, cst.Attribute) else n.func.value) in _OVERLAPPING_VIEWS
-               for n in _walk(value))
+def _overlapping_view(value: cst.BaseExpression, known: Collection[str] = ()) -> bool:
+    """Whether ``value`` may be (or hold) a view whose elements overlap: it names a maker of one
+    (``y.unfold(0, 2, 1)``, the bound method ``y.unfold``, ``torch.empty_strided``) or a name
+    bound to one (``known``)."""
+    return any(
+        (isinstance(n, cst.Attribute) and n.attr.value in _OVERLAPPING_VIEWS)
+        or (isinstance(n, cst.Name) and (n.value in _OVERLAPPING_VIEWS or n.value in known))
+        for n in _walk(value)
+    )
 
 
 def _calls_unknown(value: cst.BaseExpression, context: ModuleContext) -> bool:
