@@ -1347,7 +1347,8 @@ def _may_hold_containers(value: _Value) -> bool:
     outer: inner[1] = vals``), where no use names the container."""
     items = [value.elements] if value.elements is not None else []
     items += list(value.parts or ())
-    return any(item.kinds is None or bool(item.kinds & {LST, D}) for item in items)
+    # (a tuple among them holds what its own items hold: `[([y, y],)]`)
+    return any(item.kinds is None or bool(item.kinds & {LST, D}) or _may_hold_containers(item) for item in items)
 
 
 #: builtins that read a container given to them and change none of its items

@@ -381,6 +381,9 @@ def test_items_of_a_list_of_lists_are_not_believed_after_an_inner_list_may_chang
     source = ("import torch\ndef f(y: torch.Tensor, vals: list):\n    outer = [[y, y]]\n    for inner in outer:\n"
               "        inner[1] = vals\n    _, w = outer[0]\n    return w\n")
     assert kinds(source, "w") != (T,)
+    nested = ("import torch\ndef f(y: torch.Tensor, vals: list):\n    outer = [([y, y],)]\n    for (inner,) in outer:\n"
+              "        inner[1] = vals\n    _, w = outer[0][0]\n    return w\n")
+    assert kinds(nested, "w") != (T,)
 
 
 def test_a_reading_builtin_the_module_shadows_is_a_call_like_any_other():
