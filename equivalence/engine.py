@@ -402,7 +402,9 @@ def _rounding_noise(
     in an order of its own, a batch in another, each rounding to float32 -- a difference within
     that rounding is no difference. Only the old code is run so: a review showed a relaxed
     tolerance letting a wrong float64 gradient through, and a new code judged again on other
-    dtypes could branch on them. None where the old code does not run so, or gives other outputs."""
+    dtypes could branch on them. None where the old code does not run so. (An old code that
+    branches on its inputs' dtypes widens the bound: its outputs in float64 are not compared
+    with its outputs as drawn -- a documented limit.)"""
     widened = _requiring_grad({n: _as_float64(v) for n, v in inputs.items()}, names)
     original = run_snippet(old_code, kernel, base, _requiring_grad(inputs, names))
     again = run_snippet(old_code, kernel, base, widened)
