@@ -667,6 +667,8 @@ class ScopeEvidence:
         self._answers: dict[tuple[str, int, bool], tuple[Evidence, cst.CSTNode | None]] = {}
         #: name -> the values it held before the binding being evaluated (`x = x.flatten()`)
         self._previous: dict[str, list[_Value]] = {}
+        #: name -> whether the scope may change the items of its container (one walk per name)
+        self._changed_containers: dict[str, bool] = {}
         self._module_evidence: ScopeEvidence | None = None
         #: names another scope rebinds: a nested function's `nonlocal n` (of a function's names),
         #: any function's `global scale` (of the module's) -- no binding here says what they hold
@@ -846,6 +848,11 @@ class ScopeEvidence:
         as does ``exec``, ``eval``, ``locals``, ``vars`` or ``globals`` anywhere in it (a review
         found stores through loop and ``with`` targets, chained assignments and closures that a
         list of the changing uses missed). Without parents, anything may."""
+        if name not in self._changed_containers:
+            self._changed_containers[name] = self._changes_container(name)
+        return self._changed_containers[name]
+
+    def _changes_container(self, name: str) -> bool:
         if self.parents is None:
             return True
         for node in all_nodes(self.scope):

@@ -91,6 +91,15 @@ def _wrap(text: str, atomic: bool) -> str:
     return text if atomic else f"({text})"
 
 
+def _and_parts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of an unparenthesised chain of ``and`` (``a and b and c``), in order."""
+    parts: list[cst.BaseExpression] = []
+    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and not test.lpar:
+        parts.insert(0, test.right)
+        test = test.left
+    return [test, *parts]
+
+
 @dataclass
 class _Match:
     """A loop whose body is one element-wise ``if`` chain.
@@ -581,12 +590,7 @@ class ElementwiseBranch(Rule):
         if mt.kind != "assign" or len(mt.conditions) != 1 or mt.values[-1] is not None:
             return None
         index = mt.shape.index or ""
-        parts: list[cst.BaseExpression] = []
-        pending: cst.BaseExpression = mt.conditions[0]
-        while isinstance(pending, cst.BooleanOperation) and isinstance(pending.operator, cst.And) and not pending.lpar:
-            parts.insert(0, pending.right)
-            pending = pending.left
-        parts.insert(0, pending)
+        parts = _and_parts(mt.conditions[0])
         if len(parts) < 2:
             return None
 
@@ -915,8 +919,7 @@ class ElementwiseBranch(Rule):
         evaluates a later test, or the value, only at a position the tests before it selected
         (an empty index still reads a 0-d array, or a `len()` of something without one, and a
         write of nothing into a leaf that needs grad raises where the loop wrote nothing)."""
-        parts = self._narrowing_chain(mt, set())
-        assert parts is not None
+        parts = _and_parts(mt.conditions[0])
         index = mt.shape.index or ""
         taken = names_used(enclosing_scope(mt.loop, ctx.parents)) | ctx.module_names | set(BUILTIN_NAMES)
         rows = next(n for n in (f"{mt.target}_rows{k or ''}" for k in range(100)) if n not in taken)

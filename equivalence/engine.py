@@ -394,10 +394,10 @@ def _weighted_sum(outputs: list[torch.Tensor], seed_value: int) -> torch.Tensor:
 
 def _rounding_noise(
     kernel: Kernel, old_code: Any, base: dict[str, Any], inputs: dict[str, Any], names: list[str], label: str,
-    group: int, seed_value: int,
+    group: int, seed_value: int, g_old: torch.Tensor,
 ) -> torch.Tensor | None:
-    """How far the old code's own gradient w.r.t. ``label`` moves when every float input is
-    float64 instead (the same outputs' weighted sum ``group``): the rounding the narrower floats
+    """How far the old code's own gradient ``g_old`` w.r.t. ``label`` moves when every float
+    input is float64 instead (the same outputs' weighted sum ``group``): the rounding the narrower floats
     put into it. A float64 weight times float32 samples: autograd sums the parts of its gradient
     in an order of its own, a batch in another, each rounding to float32 -- a difference within
     that rounding is no difference. Only the old code is run so: a review showed a relaxed
@@ -405,27 +405,23 @@ def _rounding_noise(
     dtypes could branch on them. None where the old code does not run so. (An old code that
     branches on its inputs' dtypes widens the bound: its outputs in float64 are not compared
     with its outputs as drawn -- a documented limit.)"""
-    widened = _requiring_grad({n: _as_float64(v) for n, v in inputs.items()}, names)
-    original = run_snippet(old_code, kernel, base, _requiring_grad(inputs, names))
-    again = run_snippet(old_code, kernel, base, widened)
-    if original.error is not None or again.error is not None:
+    again = run_snippet(old_code, kernel, base, _requiring_grad({n: _as_float64(v) for n, v in inputs.items()}, names))
+    if again.error is not None:
         return None
-    gradients = []
-    for run in (original, again):
-        outs = [t for name in kernel.outputs for t in _differentiable_outputs(run.outputs[name])]
-        if len(outs) > 1:
-            outs = outs[group:group + 1]
-        leaves = dict(_leaves(run, names))
-        if not outs or label not in leaves:
-            return None
-        try:
-            (g,) = torch.autograd.grad(_weighted_sum(outs, seed_value + group), [leaves[label]], allow_unused=True)
-        except RuntimeError:
-            return None
-        gradients.append(torch.zeros_like(leaves[label]) if g is None else g)
-    if gradients[0].shape != gradients[1].shape:
+    outs = [t for name in kernel.outputs for t in _differentiable_outputs(again.outputs[name])]
+    if len(outs) > 1:
+        outs = outs[group:group + 1]
+    leaves = dict(_leaves(again, names))
+    if not outs or label not in leaves:
         return None
-    return (gradients[0].double() - gradients[1].double()).abs()
+    try:
+        (g,) = torch.autograd.grad(_weighted_sum(outs, seed_value + group), [leaves[label]], allow_unused=True)
+    except RuntimeError:
+        return None
+    widened = torch.zeros_like(leaves[label]) if g is None else g
+    if widened.shape != g_old.shape:
+        return None
+    return (g_old.detach().double() - widened.double()).abs()
 
 
 def _within_noise(g_old: torch.Tensor, g_new: torch.Tensor, noise: torch.Tensor, tol: Tolerance) -> bool:
@@ -505,7 +501,8 @@ def _gradient_leg(
             g_new = torch.zeros_like(leaf) if g_new is None else g_new
             diff = compare(g_old, g_new, f"gradient w.r.t. {label} (of a random weighted sum of {which})", tol)
             if diff is not None:
-                noise = _rounding_noise(kernel, old_code, base, inputs, names, label, k, seed_value) if _narrower_floats(inputs, leaf.dtype) else None
+                noise = (_rounding_noise(kernel, old_code, base, inputs, names, label, k, seed_value, g_old)
+                         if _narrower_floats(inputs, leaf.dtype) else None)
                 if noise is None or not _within_noise(g_old, g_new, noise, tol):
                     return diff
             if old_outs:  # (what the notes count: gradients of a differentiable old code)

@@ -13,6 +13,7 @@ so it ends the prelude, and the names still needed become inputs of the kernel i
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Collection, Iterable, Sequence
 
@@ -343,7 +344,6 @@ def _written_roots(code: str) -> set[str]:
     """The names whose arrays ``code`` writes into: stored through a subscript or an attribute
     chain (``a[i] = v``, ``a.data[i] += v``), augmented (``total += v``: in place for an array),
     or the receiver of an in-place method (``a[i].add_(v)``)."""
-    import ast
 
     def root(node: ast.expr) -> str | None:
         while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
@@ -393,16 +393,18 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
     ignored = set(context.bindings) | BUILTINS
     for proposal in proposals:
         reason = None
+        # what the function links, once per proposal: its rungs' kernels share their code
+        scope = _function_of(proposal.anchor, context)
+        sharing: _Sharing | None = None
+        origins = context.once("origins", scope, lambda scope=scope: _origins(scope, context))
+        params = parameter_names(scope) if isinstance(scope, cst.FunctionDef) else set()
         for candidate in proposal.candidates:
             names = sorted(s.name for s in candidate.kernel.inputs if s.name not in ignored)
             written = _written_roots(candidate.kernel.old) & set(names)
             if not written:
                 continue
-            scope = _function_of(proposal.anchor, context)
-            roots = _Sharing(context, scope, (proposal.anchor,), ignored).roots
-            origins = context.once("origins", scope, lambda scope=scope: _origins(scope, context))
-            params = parameter_names(scope) if isinstance(scope, cst.FunctionDef) else set()
-            found = {n: roots(n) for n in names}
+            sharing = sharing or _Sharing(context, scope, (proposal.anchor,), ignored)
+            found = {n: sharing.roots(n) for n in names}
             # what a call torchfix cannot see into returned, and a global or closure variable,
             # may be a view of anything else such (`dst = window(1)`, `src = window(0)` of a
             # global buffer, a parameter rebound so too); parameters as passed too, but there

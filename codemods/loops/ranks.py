@@ -550,11 +550,11 @@ def _follow(statement: cst.BaseStatement, flow: _Ranks) -> None:
                 is_bool = flow.is_bool(small.value)  # type: ignore[union-attr]
                 _forget(flow, set(targets))
                 flow.private -= set(targets)
-                flow._tokens += 1
+                token = flow.token(targets[0])  # (a new one: the names were just forgotten)
                 for row in targets:
                     flow.arrays.add(row)
                     flow.ranks[row] = rank
-                    flow.lengths[row] = flow._tokens
+                    flow.lengths[row] = token
                     if dtype is not None:
                         flow.dtypes[row] = dtype
                     if is_bool:
