@@ -15,7 +15,7 @@ import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator
 
 import numpy as np
 import torch
@@ -362,7 +362,7 @@ def _requiring_grad(inputs: dict[str, Any], names: list[str]) -> dict[str, Any]:
 def _leaves(run: Any, names: list[str]) -> list[tuple[str, torch.Tensor]]:
     leaves = []
     for name in names:
-        value = run.inputs_after[name]
+        value = run.leaves.get(name, run.inputs_after[name])
         if isinstance(value, list):
             leaves += [(f"{name}[{i}]", v) for i, v in enumerate(value)]
         else:
@@ -380,6 +380,13 @@ def _differentiable_outputs(value: Any) -> list[torch.Tensor]:
     return []
 
 
+def _gradient_results(kernel: Kernel, run: Any, computed: Collection[str]) -> list[torch.Tensor]:
+    """The differentiable results of ``run``: its outputs', and its ``computed`` inputs' after
+    the run (what an in-place code writes is its result)."""
+    results = [t for name in kernel.outputs for t in _differentiable_outputs(run.outputs[name])]
+    return results + [t for name in computed if name not in kernel.outputs for t in _differentiable_outputs(run.inputs_after[name])]
+
+
 def _weighted_sum(outputs: list[torch.Tensor], seed_value: int) -> torch.Tensor:
     """A random (but for old and new the same) weighted sum of all differentiable outputs."""
     generator = torch.Generator().manual_seed(seed_value)
@@ -394,7 +401,7 @@ def _weighted_sum(outputs: list[torch.Tensor], seed_value: int) -> torch.Tensor:
 
 def _rounding_noise(
     kernel: Kernel, old_code: Any, base: dict[str, Any], inputs: dict[str, Any], names: list[str], label: str,
-    group: int, seed_value: int, g_old: torch.Tensor,
+    group: int, seed_value: int, g_old: torch.Tensor, computed: Collection[str] = (),
 ) -> torch.Tensor | None:
     """How far the old code's own gradient ``g_old`` w.r.t. ``label`` moves when every float
     input is float64 instead (the same outputs' weighted sum ``group``): the rounding the narrower floats
@@ -405,10 +412,10 @@ def _rounding_noise(
     dtypes could branch on them. None where the old code does not run so. (An old code that
     branches on its inputs' dtypes widens the bound: its outputs in float64 are not compared
     with its outputs as drawn -- a documented limit.)"""
-    again = run_snippet(old_code, kernel, base, _requiring_grad({n: _as_float64(v) for n, v in inputs.items()}, names))
+    again = run_snippet(old_code, kernel, base, _requiring_grad({n: _as_float64(v) for n, v in inputs.items()}, names), computed)
     if again.error is not None:
         return None
-    outs = [t for name in kernel.outputs for t in _differentiable_outputs(again.outputs[name])]
+    outs = _gradient_results(kernel, again, computed)
     if len(outs) > 1:
         outs = outs[group:group + 1]
     leaves = dict(_leaves(again, names))
@@ -422,6 +429,12 @@ def _rounding_noise(
     if widened.shape != g_old.shape:
         return None
     return (g_old.detach().double() - widened.double()).abs()
+
+
+def _refuses_a_leaf_write(error: BaseException) -> bool:
+    """Whether ``error`` is torch refusing an in-place write into a leaf that requires grad (or
+    into a view of one)."""
+    return isinstance(error, RuntimeError) and "leaf Variable that requires grad is being used in an in-place operation" in str(error)
 
 
 def _within_noise(g_old: torch.Tensor, g_new: torch.Tensor, noise: torch.Tensor, tol: Tolerance) -> bool:
@@ -450,17 +463,32 @@ def _gradient_leg(
         # float32 and float64 inputs, the values on every dtype
         return None
     g_inputs = _requiring_grad(inputs, names)
+    # torch refuses an in-place write into a leaf that requires grad (even one that selects
+    # nothing: `x[:, idx] = v` with no position in `idx`). Where either code writes into its
+    # inputs, the two are judged instead on the same values given as tensors computed from the
+    # leaves (`leaf.clone()`), as a model's output is, and the inputs they wrote count among
+    # their results
+    computed: tuple[str, ...] = ()
     old = run_snippet(old_code, kernel, base, g_inputs)
+    if old.error is not None and _refuses_a_leaf_write(old.error):
+        computed = tuple(names)
+        old = run_snippet(old_code, kernel, base, g_inputs, computed)
     if old.error is not None:
-        return None  # e.g. an in-place write into a leaf: the old code is not differentiable here
+        return None  # the old code is not differentiable here
+    new = run_snippet(new_code, kernel, base, g_inputs, computed)
+    if new.error is not None and not computed and _refuses_a_leaf_write(new.error):
+        computed = tuple(names)
+        old = run_snippet(old_code, kernel, base, g_inputs, computed)
+        if old.error is not None:
+            return None
+        new = run_snippet(new_code, kernel, base, g_inputs, computed)
     if _zero_extent(kernel, inputs):
         # a loop that runs no step says nothing about differentiating it: judged only where the
         # old code is differentiable with a non-empty extent too
         rng = random.Random(seed_value)
         grown = _requiring_grad(_with_extent(kernel, inputs, 2, rng), names)
-        if run_snippet(old_code, kernel, base, grown).error is not None:
+        if run_snippet(old_code, kernel, base, grown, computed).error is not None:
             return None
-    new = run_snippet(new_code, kernel, base, g_inputs)
     if new.error is not None:
         return _new_code_raised(
             "the new code's run on inputs that require grad", new.error,
@@ -469,8 +497,7 @@ def _gradient_leg(
     diff = compare_runs(kernel, old, new, g_inputs, tol)
     if diff is not None:
         return Difference(diff.where + " (inputs requiring grad)", diff.old, diff.new, diff.detail)
-    old_outs = [t for name in kernel.outputs for t in _differentiable_outputs(old.outputs[name])]
-    new_outs = [t for name in kernel.outputs for t in _differentiable_outputs(new.outputs[name])]
+    old_outs, new_outs = _gradient_results(kernel, old, computed), _gradient_results(kernel, new, computed)
     if not old_outs and not new_outs:
         return None  # neither code is differentiable: nothing to compare
     # where the old results are constants, their gradient w.r.t. every input is zero, and so must
@@ -501,7 +528,7 @@ def _gradient_leg(
             g_new = torch.zeros_like(leaf) if g_new is None else g_new
             diff = compare(g_old, g_new, f"gradient w.r.t. {label} (of a random weighted sum of {which})", tol)
             if diff is not None:
-                noise = (_rounding_noise(kernel, old_code, base, inputs, names, label, k, seed_value, g_old)
+                noise = (_rounding_noise(kernel, old_code, base, inputs, names, label, k, seed_value, g_old, computed)
                          if _narrower_floats(inputs, leaf.dtype) else None)
                 if noise is None or not _within_noise(g_old, g_new, noise, tol):
                     return diff

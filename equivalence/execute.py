@@ -19,7 +19,7 @@ import hashlib
 import importlib
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator
 
 import numpy as np
 import torch
@@ -248,6 +248,8 @@ class RunResult:
     #: the loops and branches (by number) that ran, where the engine compiled the snippet
     #: counting them (:func:`torchfix.equivalence.engine.counting_steps`)
     steps: frozenset[int] = frozenset()
+    #: the leaves that the inputs named in ``run_snippet(computed=...)`` were computed from
+    leaves: dict[str, Any] = field(default_factory=dict)
 
 
 #: the list a snippet compiled by ``counting_steps`` appends to at every loop step and branch
@@ -295,10 +297,23 @@ def exec_on_device(code: Any, namespace: dict[str, Any], device: torch.device | 
         exec(code, namespace)  # noqa: S102
 
 
-def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[str, Any]) -> RunResult:
-    """Execute a compiled snippet on clones of ``inputs``; never raises for the snippet's errors."""
+def run_snippet(
+    code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[str, Any], computed: Collection[str] = (),
+) -> RunResult:
+    """Execute a compiled snippet on clones of ``inputs``; never raises for the snippet's errors.
+    ``computed``: inputs (tensors, or lists of them, that require grad) given to the snippet as
+    computed tensors, a differentiable copy of each clone (``leaf.clone()``), as a model's output
+    is: torch lets a snippet write into those in place, where it refuses any write into a leaf
+    that requires grad. The clones themselves, the leaves, are in ``RunResult.leaves``."""
     namespace = dict(base)
     own_inputs = clone_example(inputs)
+    leaves: dict[str, Any] = {}
+    copies: dict[int, Any] = {}  # (two names given one object get one copy: the sharing stays)
+    for name in computed:
+        value = leaves[name] = own_inputs[name]
+        if id(value) not in copies:
+            copies[id(value)] = map_leaves(value, lambda item: _computed_from(item, copies))
+        own_inputs[name] = copies[id(value)]
     namespace.update(own_inputs)
     steps: list[int] = []
     namespace[STEPS] = steps
@@ -311,13 +326,22 @@ def run_snippet(code: Any, kernel: Kernel, base: dict[str, Any], inputs: dict[st
     except Exception as exc:  # the old code's domain excludes this input; for new code: a bug
         if is_device_failure(exc):
             raise  # not the snippet's verdict: the device is unusable now (the worker restarts)
-        return RunResult({}, own_inputs, exc)
+        return RunResult({}, own_inputs, exc, leaves=leaves)
     outputs = {name: namespace.get(name, Unbound()) for name in kernel.outputs}
     arrays = {
         name: value for name, value in namespace.items()
         if isinstance(value, (torch.Tensor, np.ndarray)) and name not in base and name not in own_inputs and name != STEPS
     }
-    return RunResult(outputs, own_inputs, None, arrays, frozenset(signalled), frozenset(steps))
+    return RunResult(outputs, own_inputs, None, arrays, frozenset(signalled), frozenset(steps), leaves)
+
+
+def _computed_from(value: Any, copies: dict[int, Any]) -> Any:
+    """A tensor that requires grad as a differentiable copy of it, one per tensor."""
+    if isinstance(value, torch.Tensor) and value.requires_grad:
+        if id(value) not in copies:
+            copies[id(value)] = value.clone()
+        return copies[id(value)]
+    return value
 
 
 def _recorder(signalled: set[str]) -> Callable[[str, int], None]:

@@ -335,3 +335,28 @@ def test_a_result_that_requires_grad_where_the_old_one_did_not_is_a_difference()
         verdict = checker.check(leaking)
         assert verdict.outcome is Outcome.REJECTED and "old results are constants" in str(verdict.counterexample)
         assert checker.check(detached).outcome is Outcome.VERIFIED
+
+
+def test_a_write_of_nothing_into_a_leaf_is_judged_where_the_codes_can_write():
+    """torch refuses a batched store into a leaf that requires grad even where it selects
+    nothing (`x[:, e]` with `e` False), where the loop's per-row store of nothing ran. No code
+    can write into such a leaf, so the gradient leg judges the two on tensors computed from the
+    leaves instead (a model's output): the column fill is verified there, gradients included."""
+    old = "for k in range(len(x)):\n    x[k][e] = -1e20\n"
+    spec = (InputSpec("x", ranks=(2,), dtypes=("float32",), batch_dim=0), InputSpec("e", Kind.ANY, kinds=(Kind.INT, Kind.BOOL), index=True))
+    kernel = Kernel(old, "x[:, e] = -1e20\n", spec, ("x",), gradients=True)
+    with Checker(CheckSettings(examples=40, measure=False), cache_dir=None) as checker:
+        assert checker.check(kernel).outcome is Outcome.VERIFIED
+
+
+def test_on_computed_tensors_a_write_outside_the_grad_mode_is_still_a_difference():
+    """The retry on computed tensors compares the gradients too: a loop that writes under
+    `torch.no_grad()` (its stores cut nothing from the gradient of `x`) is not a batched store
+    with grad enabled (which zeroes the gradient at the stored positions), even though on a leaf
+    the batched store's only difference is that it raises."""
+    old = "with torch.no_grad():\n    for k in range(len(x)):\n        x[k][e] = -1e20\n"
+    spec = (InputSpec("x", ranks=(2,), dtypes=("float32",), batch_dim=0), InputSpec("e", Kind.INT, index=True, nonnegative=True))
+    kernel = Kernel(old, "x[:, e] = -1e20\n", spec, ("x",), gradients=True)
+    with Checker(CheckSettings(examples=40, measure=False), cache_dir=None) as checker:
+        verdict = checker.check(kernel)
+    assert verdict.outcome is Outcome.REJECTED and "gradient" in str(verdict.counterexample)

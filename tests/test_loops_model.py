@@ -1918,3 +1918,33 @@ def test_a_shifted_read_folds_its_bound() -> None:
     assert facts is not None
     kernel = lift_loop(facts, Options(hypotheses=(("x", 1),))).kernel
     assert "x[1:n] - x[:n - 1]" in kernel.new, kernel.new
+
+
+_BEAM_STEP = """
+    import torch
+    class Beam:
+        def step(self, probs):
+            if len(self.history) < 3:
+                for k in range(len(probs)):
+                    probs[k][self.stop] = -1e20
+            {after}
+    """
+
+
+def test_a_method_that_makes_a_new_value_links_nothing_to_the_object_it_is_stored_in() -> None:
+    # `topk` gives new values and indices: `self.scores` holds none of `probs`, and the receiver
+    # of `.topk(self.width)` holds nothing of its argument, so `self.stop` is no view of `probs`
+    facts = _first_loop_facts(_BEAM_STEP.format(after="best, _ = probs.view(-1).topk(self.width)\n            self.scores = best"))
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert found, failure
+
+
+@pytest.mark.parametrize("after", ["self.scores = probs.view(-1)", "self.scores = probs.view(-1).contiguous()",
+                                   "self.history.append(probs[0])"])
+def test_an_object_that_holds_a_view_of_the_written_array_refuses_the_rewrite(after: str) -> None:
+    # (the attributes the kernel reads are drawn apart from `probs`: the function links `self` to it)
+    facts = _first_loop_facts(_BEAM_STEP.format(after=after))
+    assert facts is not None
+    found, failure, _ = ladder.candidates(facts)
+    assert not found and "may share memory" in str(failure), failure

@@ -597,7 +597,9 @@ def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int
             links.append((id(node), target_names(node.target), _may_be(node.iter, context)))
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             links.append((id(node), target_names(node.asname.name), _may_be(node.item, context)))
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args and not _copies_values(node.func.attr.value):
+        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args
+              and not _copies_values(node.func.attr.value) and node.func.attr.value not in _NEW_VALUES):
+            # (`x.topk(k)`, `x.sum(dim)`: a method that makes a new value keeps none of its arguments)
             held = set().union(*(_may_be(a.value, context) for a in node.args))
             links.append((id(node), _may_be(node.func.value, context), held))
     return links
@@ -643,7 +645,10 @@ _KNOWN_LIBRARIES = frozenset({"torch", "numpy", "math", "builtins"})
 _NEW_VALUES = frozenset(
     {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
      "eye", "tensor", "copy", "clone", "concatenate", "cat", "stack", "vstack", "hstack", "len", "size", "numel",
-     "dim", "item", "tolist", "int", "float", "bool", "range", "round", "abs"}
+     "dim", "item", "tolist", "int", "float", "bool", "range", "round", "abs",
+     # copies whatever they select or order (`x.topk(k)` gives new values and indices)
+     "topk", "sort", "argsort", "index_select", "gather", "masked_select", "nonzero", "argwhere", "unique",
+     "repeat_interleave"}
 )
 #: torch's legacy constructors: of several sizes, a new tensor; of one tensor, that tensor itself
 _LEGACY_CONSTRUCTORS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor",
