@@ -63,11 +63,17 @@ _TENSOR_INIT_METHODS = frozenset({"new_zeros", "new_tensor", "new_full", "new_on
 
 
 def _elementwise_call(node: cst.Call) -> bool:
-    """A call a branch's condition or value may make: one-argument ``abs``, an element-wise
-    ``torch`` / ``torch.nn.functional`` function, or an element-wise tensor method."""
+    """A call a branch's condition or value may make: one-argument ``abs``, ``len`` of a name or of
+    an array reached from one, an element-wise ``torch`` / ``torch.nn.functional`` function, or an
+    element-wise tensor method."""
     func = node.func
     if isinstance(func, cst.Name) and func.value == "abs" and len(node.args) == 1:
         return True
+    if (
+        isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1 and node.args[0].keyword is None
+        and not node.args[0].star and (isinstance(node.args[0].value, cst.Name) or _invariant_array(node.args[0].value))
+    ):
+        return True  # `len(self.vocab)`: one number for every step (never of an element: `len(x[i])`)
     if isinstance(func, cst.Attribute):
         name = func.attr.value
         root = dotted(func.value)
@@ -98,6 +104,50 @@ def _and_parts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
         parts.insert(0, test.right)
         test = test.left
     return [test, *parts]
+
+
+#: attributes that describe an array rather than hold its elements
+_METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "itemsize", "nbytes"})
+
+
+def _invariant_array(node: cst.BaseExpression) -> bool:
+    """An array reached from a name by attributes and constant positions (``align.data``,
+    ``self.next_ys[-1]``): the same object at every step of a loop that binds none of its names
+    (the matcher checks that), read as the name would be."""
+    steps = 0
+    while True:
+        if isinstance(node, cst.Attribute) and not node.attr.value.startswith("__") and node.attr.value not in _METADATA:
+            node = node.value
+        elif (
+            isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and m.matches(node.slice[0].slice.value, m.Integer() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer()))
+        ):
+            node = node.value
+        else:
+            break
+        steps += 1
+    return steps > 0 and isinstance(node, cst.Name)
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _read_of(node: cst.CSTNode, index: str | None) -> str | None:
+    """The array (its code) of which ``node`` reads one element ``X[index]``: a name, or an
+    array reached from one (:func:`_invariant_array`); None otherwise."""
+    name = element_of(node, index)
+    if name is not None:
+        return name
+    if (
+        isinstance(node, cst.Subscript) and index is not None and len(node.slice) == 1
+        and isinstance(node.slice[0].slice, cst.Index) and m.matches(node.slice[0].slice.value, m.Name(index))
+        and _invariant_array(node.value)
+    ):
+        return _code(node.value)
+    return None
 
 
 @dataclass
@@ -143,6 +193,10 @@ class ElementwiseBranch(Rule):
       reads `z` only at those left:
       `y_rows = (x > 0).nonzero().squeeze(1)`, then `y_rows = y_rows[z[y_rows] != 0]` and
       `y[y_rows] = (z[y_rows] + k).to(y.dtype)`, each under `if y_rows.numel() > 0:`;
+    - an element may be read from an array reached from a name by attributes and constant
+      positions (legacy `align.data[i]`, `self.next_ys[-1][i]`), and `len()` of a name or of such
+      an array (`len(self.vocab)`) is one number for every step; both stay as written. Not an
+      array reached from the target (`y.data[i]`, `y.T[i]` beside a store into `y[i]`);
     - conditional accumulation (`if keep[i]: total += v[i]`) becomes a masked reduction
       (`total += v[keep.bool()].sum()`), and conditional counting (`if x[i] > t: count += 1`)
       becomes `count += int((x > t).sum())`.
@@ -393,6 +447,8 @@ class ElementwiseBranch(Rule):
             return None
         if target == index or index in reads:
             return None
+        if any(_root(cst.parse_expression(r)) in (target, index) for r in reads if not r.isidentifier()):
+            return None  # (`y.data[i]`, `y.T[i]` beside a store into `y[i]`: another view of the target)
         return _Match(loop, shape, branch, kind, target, conditions, values, op, reads)
 
     @staticmethod
@@ -408,7 +464,7 @@ class ElementwiseBranch(Rule):
 
         class _Uses(cst.CSTVisitor):
             def visit_Subscript(self, node: cst.Subscript) -> bool:
-                name = element_of(node, index)
+                name = _read_of(node, index)
                 if name is not None:
                     found.add(name)
                     return False
@@ -434,7 +490,7 @@ class ElementwiseBranch(Rule):
 
         class _Elements(cst.CSTVisitor):
             def visit_Subscript(self, node: cst.Subscript) -> None:
-                if element_of(node, index) is not None:
+                if _read_of(node, index) is not None:
                     inside.update(id(n) for n in name_nodes(node))
 
         expr.visit(_Elements())
@@ -496,7 +552,12 @@ class ElementwiseBranch(Rule):
         evidence = ctx.evidence(scope)
         vectorized = sorted(mt.reads) + ([mt.target] if mt.kind == "assign" else [])
         for name in dict.fromkeys(vectorized):
-            found = evidence.name(name, at=mt.loop)
+            if name.isidentifier():
+                found = evidence.name(name, at=mt.loop)
+            else:
+                found = evidence.expression(cst.parse_expression(name), at=mt.loop)
+                if not found.tensor and self._sized(mt, name):
+                    continue  # `range(E.size(0))`: only a tensor has a `size` method taking a dimension
             if not found.tensor:
                 return self._skip(mt, ctx, message, found.missing_tensor(f"a `{ctx.torch}.where` over `{name}`"))
         index = mt.shape.index or ""
@@ -636,6 +697,14 @@ class ElementwiseBranch(Rule):
         return always, sometimes - always
 
     @staticmethod
+    def _sized(mt: _Match, array: str) -> bool:
+        """Whether the loop's extent is ``array.size(k)``."""
+        iter_args = mt.loop.iter.args  # type: ignore[attr-defined]
+        return bool(iter_args) and m.matches(
+            iter_args[-1].value, m.Call(func=m.Attribute(attr=m.Name("size")), args=[m.Arg(keyword=None)])
+        ) and _code(iter_args[-1].value.func.value) == array  # type: ignore[attr-defined]
+
+    @staticmethod
     def _counts_elements(mt: _Match) -> bool:
         """Whether the loop's extent is ``x.numel()``: every element of ``x``, not its rows."""
         iter_args = mt.loop.iter.args  # type: ignore[attr-defined]
@@ -712,7 +781,7 @@ class ElementwiseBranch(Rule):
 
         class _Vectorize(cst.CSTTransformer):
             def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
-                name = element_of(original, index)
+                name = _read_of(original, index)
                 if name is not None:
                     return cst.parse_expression(whole(name))
                 return updated
@@ -926,7 +995,7 @@ class ElementwiseBranch(Rule):
 
         class _AtRows(cst.CSTTransformer):
             def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
-                name = element_of(original, index)
+                name = _read_of(original, index)
                 if name is not None:
                     return cst.parse_expression(f"{name}[{rows}]")
                 return updated
@@ -964,10 +1033,15 @@ class ElementwiseBranch(Rule):
             exclude.add(mt.target)
         free = sorted(n for n in used - exclude if n not in BUILTIN_NAMES and n not in ctx.module_names)
         tensors = set(mt.reads) | ({mt.target} if mt.kind == "assign" else set())
+        # (`align.data[i]` reads the elements of `align`)
+        tensors |= {r[: -len(".data")] for r in mt.reads if r.endswith(".data") and r[: -len(".data")].isidentifier()}
         extent = mt.shape.extent.value if isinstance(mt.shape.extent, cst.Name) else None
         scope = enclosing_scope(mt.loop, ctx.parents)
         specs = []
         for name in free:
+            # the array the loop measures is walked along its first dimension: an example on which
+            # it is empty (no step) is judged only where the old code runs on it grown non-empty
+            walked = {"batch_dim": 0} if mt.shape.extent is None and name == mt.shape.owner else {}
             if name in tensors:
                 # element-wise: a tensor indexed by the loop variable holds one element per step
                 # where the function pins it 1-D; else it may as well be a column (`scores` of
@@ -976,9 +1050,9 @@ class ElementwiseBranch(Rule):
                 # any rank); conditions used bare (`if mask[i]:`) draw bool, integer and float masks
                 whole_rows = form in ("mask", "index_fill") and name == mt.target and name not in mt.reads
                 if whole_rows:
-                    specs.append(InputSpec(name, Kind.TENSOR))
+                    specs.append(InputSpec(name, Kind.TENSOR, **walked))
                 else:
-                    specs.append(InputSpec(name, Kind.TENSOR, ranks=(ranks[name],) if name in ranks else (1, 2)))
+                    specs.append(InputSpec(name, Kind.TENSOR, ranks=(ranks[name],) if name in ranks else (1, 2), **walked))
             elif name == extent:
                 specs.append(InputSpec(name, Kind.INT, count=True))
             else:

@@ -1931,15 +1931,6 @@ _BEAM_STEP = """
     """
 
 
-def test_a_method_that_makes_a_new_value_links_nothing_to_the_object_it_is_stored_in() -> None:
-    # `topk` gives new values and indices: `self.scores` holds none of `probs`, and the receiver
-    # of `.topk(self.width)` holds nothing of its argument, so `self.stop` is no view of `probs`
-    facts = _first_loop_facts(_BEAM_STEP.format(after="best, _ = probs.view(-1).topk(self.width)\n            self.scores = best"))
-    assert facts is not None
-    found, failure, _ = ladder.candidates(facts)
-    assert found, failure
-
-
 @pytest.mark.parametrize("after", ["self.scores = probs.view(-1)", "self.scores = probs.view(-1).contiguous()",
                                    "self.history.append(probs[0])"])
 def test_an_object_that_holds_a_view_of_the_written_array_refuses_the_rewrite(after: str) -> None:
@@ -1948,3 +1939,27 @@ def test_an_object_that_holds_a_view_of_the_written_array_refuses_the_rewrite(af
     assert facts is not None
     found, failure, _ = ladder.candidates(facts)
     assert not found and "may share memory" in str(failure), failure
+
+
+@pytest.mark.parametrize("old, kept", [
+    ("y[0] = self.eos + self.scale * x[0]\n", False),
+    ("y[0] = self.net(x)[0]\n", True),                     # the object's behaviour: not data
+    ("self.eos = 2\ny[0] = self.eos\n", True),             # an attribute rebound
+    ("self.buf[0] = 1\ny[0] = self.buf[1]\n", True),       # an attribute written into
+    ("y[0] = helper(self)\n", True),                       # the object passed on
+    ("y[0] = self.__dict__['eos']\n", True),
+])
+def test_the_attributes_a_kernel_reads_become_inputs_only_where_self_is_read_for_nothing_else(old: str, kept: bool) -> None:
+    from torchfix.codemods.loops.kernels import _attributes_as_inputs
+    from torchfix.equivalence.kernel import InputSpec, Kernel
+
+    specs = (InputSpec("self", Kind.ANY), InputSpec("x"), InputSpec("y"))
+    kernel = Kernel(old, old, specs, (), may_alias=(("self", "y"), ("x", "y")))
+    found = _attributes_as_inputs(kernel, "self", set())
+    if kept:
+        assert found is kernel
+        return
+    names = [s.name for s in found.inputs]
+    assert names == ["self_eos", "self_scale", "x", "y"] and "self." not in found.old + found.new
+    # an attribute may be what the object may be, and another attribute
+    assert set(found.may_alias) == {("x", "y"), ("self_eos", "y"), ("self_scale", "y"), ("self_eos", "self_scale")}

@@ -345,3 +345,58 @@ def test_explain_has_ruff_sections():
 def test_might_match():
     assert ElementwiseBranch.might_match(b"for i in range(n):\n    if x[i]:\n        y[i] = 0\n")
     assert not ElementwiseBranch.might_match(b"x = 1\n")
+
+
+_READS = """
+    import torch
+    class Copy:
+        def run(self, target, align):
+            target = target.view(-1)
+            align = align.view(-1)
+            out = target.clone()
+            for i in range(out.size(0)):
+                if {test}:
+                    out[i] = {value}
+            self.log(out)
+            return out
+    """
+
+
+@pytest.mark.parametrize("test, value", [
+    ("out[i] == 0 and align.data[i] != 0", "align.data[i] + len(self.vocab)"),
+    ("align.data[i] != 0", "align.data[i] * 2"),
+    ("align[i] > 0", "align[i] + self.offset"),
+])
+def test_arrays_reached_from_a_name_are_read_as_elements_and_the_object_becomes_inputs(test: str, value: str):
+    # `.data[i]`, `len(self.vocab)` and `self.offset` are one array and one number for every step;
+    # `out` is made just before the loop, so what `self.log(out)` links to the object afterwards
+    # is no sharing when the loop runs; the kernel reads `self`'s attributes as inputs of their own
+    from torchfix.pipeline import propose_all
+
+    wrapper = MetadataWrapper(cst.parse_module(textwrap.dedent(_READS.format(test=test, value=value))))
+    (proposal,) = [p for p in propose_all([ElementwiseBranch], wrapper)]
+    assert proposal.candidates, proposal.skip_reason
+    kernel = proposal.candidates[0].kernel
+    assert "self" not in {s.name for s in kernel.inputs} and "self." not in kernel.old + kernel.new, kernel.old
+
+
+@pytest.mark.parametrize("test, value", [
+    ("out.data[i] > 0", "0"),          # another view of the target (`out.T[i]` is a column)
+    ("out.T[i] > 0", "0"),
+    ("align[i] > 0", "len(out[i])"),   # a length of an element is no number for every step
+    ("align[i] > 0", "len(out)"),
+])
+def test_reads_through_the_target_or_lengths_of_elements_are_not_this_pattern(test: str, value: str):
+    source = textwrap.dedent(_READS.format(test=test, value=value))
+    assert not list(ElementwiseBranch().propose(MetadataWrapper(cst.parse_module(source))))
+
+
+def test_a_target_not_made_just_before_the_loop_keeps_the_sharing_check():
+    # `self.keep(out)` between the copy and the loop may leave `out` in the object, which the
+    # loop reads: the whole object counts as sharing with it
+    from torchfix.pipeline import propose_all
+
+    source = textwrap.dedent(_READS.format(test="align[i] > 0", value="align[i] + self.offset")).replace(
+        "out = target.clone()\n", "out = target.clone()\n        self.keep(out)\n")
+    (proposal,) = propose_all([ElementwiseBranch], MetadataWrapper(cst.parse_module(source)))
+    assert not proposal.candidates and "may be views of one array" in proposal.skip_reason

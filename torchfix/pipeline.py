@@ -28,7 +28,7 @@ from libcst.metadata import MetadataWrapper
 from torchfix.codemods.analysis import TENSOR_ONLY_ATTRS, positions
 from torchfix.codemods.apply import add_imports, apply_edits, overlaps
 from torchfix.codemods.base import Candidate, Edit, Proposal, Rule
-from torchfix.codemods.loops.kernels import refuse_caught, refuse_shared_writes, with_alias_pairs
+from torchfix.codemods.loops.kernels import refuse_caught, refuse_shared_writes, with_alias_pairs, with_attribute_inputs
 from torchfix.codemods.syntax import SyntaxIndex, parse_tree
 from torchfix.equivalence.kernel import CLEARLY_FASTER, CLEARLY_SLOWER, Kernel, Outcome, SpeedClass, Verdict
 from torchfix.limits import Budget, FileLimits
@@ -396,7 +396,7 @@ def propose_all(rules: Sequence[type[Rule]], wrapper: MetadataWrapper) -> list[P
     which of its inputs the code may pass as one array, and refused where the code catches what
     the old code raises."""
     proposals = with_alias_pairs((proposal for rule in rules for proposal in rule().propose(wrapper)), wrapper)
-    return refuse_caught(refuse_shared_writes(proposals, wrapper), wrapper)
+    return with_attribute_inputs(refuse_caught(refuse_shared_writes(proposals, wrapper), wrapper), wrapper)
 
 
 def process_source(

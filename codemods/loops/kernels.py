@@ -415,13 +415,16 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
             # a view whose elements overlap: made anywhere in the function (the written name may
             # reach it through aliases, slices or loop targets), or handed back by a call torchfix
             # cannot see into (a helper returning `y.unfold(0, 2, 1)`)
-            overlapping = next((n for n in sorted(written) if found[n] & (origins.self_overlapping | origins.called)), None)
+            overlapping = next((n for n in sorted(written) if found[n] & (origins.self_overlapping | origins.called)
+                                and not _made_just_before(n, proposal.anchor, context)), None)
             if overlapping is not None:
                 reason = (f"`{overlapping}` may be a view whose elements overlap (the function makes one with `unfold`, "
                           "`expand`, `as_strided`..., or it comes from a call torchfix cannot see into): a step may read "
                           "what an earlier one wrote through another position")
                 break
             for first in sorted(written):
+                if _made_just_before(first, proposal.anchor, context):
+                    continue
                 shared = next((other for other in names if other != first and found[first] & found[other]), None)
                 if shared is None and unseen[first]:
                     shared = next((other for other in names if other != first and unseen[other]), None)
@@ -435,6 +438,155 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
             proposal.candidates = ()
             proposal.skip_reason = reason
     return proposals
+
+
+def _made_just_before(name: str, anchor: cst.CSTNode, context: ModuleContext) -> bool:
+    """Whether the statement right before ``anchor``, in its block, binds ``name`` alone to a
+    new value (``target_data = target.data.clone()``): when the loop starts, nothing else can
+    hold that object, or view it, whatever the rest of the function links to the name."""
+    block = context.parents.get(anchor)
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)):
+        return False
+    position = next((k for k, statement in enumerate(body) if statement is anchor), None)
+    if not position:
+        return False
+    before = body[position - 1]
+    if not (isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1 and isinstance(before.body[0], cst.Assign)):
+        return False
+    assign = before.body[0]
+    return (
+        len(assign.targets) == 1 and m.matches(assign.targets[0].target, m.Name(name))
+        and not _may_be(assign.value, context) and not isinstance(assign.value, cst.Name)
+        and name not in names_used(assign.value)
+    )
+
+
+def with_attribute_inputs(proposals: list[Proposal], wrapper: "MetadataWrapper") -> list[Proposal]:
+    """``proposals`` whose kernels read data attributes of the object a method runs on
+    (``self.eos``, ``self.next_ys[-1][i]``) with each attribute an input of its own
+    (``self_eos``), which the checker builds where it cannot build ``self``: one place for every
+    rule (the loop engine does the same in :class:`_AttributesAsInputs`). Only where ``self`` is
+    used for nothing else in the kernel: not called, passed, rebound, nor an attribute of it
+    stored or called (those are the object's behaviour). Runs after the sharing checks, which
+    reason about ``self`` as a whole; the pairs that may alias follow it to its attributes."""
+    if not any(p.candidates for p in proposals):
+        return proposals
+    context = ModuleContext.of(wrapper)
+    for proposal in proposals:
+        if not proposal.candidates:
+            continue
+        self_name = _method_self(proposal.anchor, context)
+        if self_name is None:
+            continue
+        proposal.candidates = tuple(
+            replace(c, kernel=_attributes_as_inputs(c.kernel, self_name, set(context.bindings))) for c in proposal.candidates
+        )
+    return proposals
+
+
+def _method_self(node: cst.CSTNode, context: ModuleContext) -> str | None:
+    """The name of the object parameter of the method ``node`` is in (``self``), if any."""
+    function = context.enclosing_function(node)
+    if function is None or not function.params.params:
+        return None
+    block = context.parents.get(function)
+    if not (isinstance(block, cst.IndentedBlock) and isinstance(context.parents.get(block), cst.ClassDef)):
+        return None
+    if any(m.matches(d.decorator, m.Name("staticmethod") | m.Name("classmethod")) for d in function.decorators):
+        return None
+    return function.params.params[0].name.value
+
+
+def _attributes_as_inputs(kernel: Kernel, self_name: str, taken: set[str]) -> Kernel:
+    """``kernel`` with ``self.x`` read as the input ``self_x``, where every use of ``self`` in
+    it is such a read; else ``kernel`` itself."""
+    if not any(spec.name == self_name for spec in kernel.inputs):
+        return kernel
+    try:
+        old, new = cst.parse_module(kernel.old), cst.parse_module(kernel.new)
+    except cst.ParserSyntaxError:
+        return kernel
+    attributes: set[str] = set()
+    for module in (old, new):
+        found = _data_attributes(module, self_name)
+        if found is None:
+            return kernel
+        attributes |= found
+    taken = taken | names_used(old) | names_used(new) | {spec.name for spec in kernel.inputs}
+    local: dict[str, str] = {}
+    for attribute in sorted(attributes):
+        name = f"{self_name}_{attribute}".replace("__", "_")
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        local[attribute] = name
+    renamed = _ReadAttributes(self_name, local)
+    inputs: list[InputSpec] = []
+    for spec in kernel.inputs:
+        if spec.name == self_name:
+            inputs += [InputSpec(local[a], Kind.ANY) for a in sorted(local)]
+        else:
+            inputs.append(spec)
+    may_alias = kernel.may_alias
+    if may_alias is not None:
+        # an attribute may be what any other input the object may be is, or another attribute
+        partners = {b if a == self_name else a for a, b in may_alias if self_name in (a, b)}
+        kept = [pair for pair in may_alias if self_name not in pair]
+        names = [local[a] for a in sorted(local)]
+        kept += [(n, other) for n in names for other in sorted(partners)]
+        kept += [(a, b) for k, a in enumerate(names) for b in names[k + 1:]]
+        may_alias = tuple(kept)
+    note = "; ".join(n for n in (kernel.note, f"the attributes of `{self_name}` it reads are inputs of their own") if n)
+    return replace(kernel, old=old.visit(renamed).code, new=new.visit(renamed).code, inputs=tuple(inputs),
+                   may_alias=may_alias, note=note)
+
+
+def _data_attributes(module: cst.Module, self_name: str) -> set[str] | None:
+    """The attributes of ``self_name`` that ``module`` reads (``self.eos``), or None where it
+    uses ``self_name`` any other way: bare, called (``self.net(x)``), stored or deleted
+    (``self.eos = 2``, ``self.buf[i] = 0``), or rebound."""
+    found: set[str] = set()
+    stored: set[int] = set()
+    called: set[int] = set()
+    for node in all_nodes(module):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.Del)):
+            target = node.target
+            stored.update(id(n) for n in all_nodes(target))
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            stored.update(id(n) for n in all_nodes(node.asname))
+        elif isinstance(node, (cst.CompFor,)):
+            stored.update(id(n) for n in all_nodes(node.target))
+        elif isinstance(node, cst.NamedExpr):
+            stored.update(id(n) for n in all_nodes(node.target))
+        elif isinstance(node, cst.Call):
+            called.add(id(node.func))
+        elif isinstance(node, (cst.Global, cst.Nonlocal, cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            return None  # (a scope of its own may bind `self` apart)
+    reads: set[int] = set()
+    for node in all_nodes(module):
+        if isinstance(node, cst.Attribute) and m.matches(node.value, m.Name(self_name)):
+            attribute = node.attr.value
+            if attribute.startswith("__") or id(node) in called or id(node) in stored:
+                return None
+            found.add(attribute)
+            reads.add(id(node.value))
+    for node in all_nodes(module):
+        if isinstance(node, cst.Name) and node.value == self_name and id(node) not in reads:
+            return None
+    return found
+
+
+class _ReadAttributes(cst.CSTTransformer):
+    def __init__(self, self_name: str, local: dict[str, str]) -> None:
+        super().__init__()
+        self.self_name = self_name
+        self.local = local
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if m.matches(original.value, m.Name(self.self_name)) and original.attr.value in self.local:
+            return cst.Name(self.local[original.attr.value]).with_changes(lpar=original.lpar, rpar=original.rpar)
+        return updated
 
 
 def refuse_caught(proposals: list[Proposal], wrapper: "MetadataWrapper") -> list[Proposal]:
@@ -597,9 +749,7 @@ def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int
             links.append((id(node), target_names(node.target), _may_be(node.iter, context)))
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             links.append((id(node), target_names(node.asname.name), _may_be(node.item, context)))
-        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args
-              and not _copies_values(node.func.attr.value) and node.func.attr.value not in _NEW_VALUES):
-            # (`x.topk(k)`, `x.sum(dim)`: a method that makes a new value keeps none of its arguments)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args and not _copies_values(node.func.attr.value):
             held = set().union(*(_may_be(a.value, context) for a in node.args))
             links.append((id(node), _may_be(node.func.value, context), held))
     return links
@@ -645,10 +795,7 @@ _KNOWN_LIBRARIES = frozenset({"torch", "numpy", "math", "builtins"})
 _NEW_VALUES = frozenset(
     {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
      "eye", "tensor", "copy", "clone", "concatenate", "cat", "stack", "vstack", "hstack", "len", "size", "numel",
-     "dim", "item", "tolist", "int", "float", "bool", "range", "round", "abs",
-     # copies whatever they select or order (`x.topk(k)` gives new values and indices)
-     "topk", "sort", "argsort", "index_select", "gather", "masked_select", "nonzero", "argwhere", "unique",
-     "repeat_interleave"}
+     "dim", "item", "tolist", "int", "float", "bool", "range", "round", "abs"}
 )
 #: torch's legacy constructors: of several sizes, a new tensor; of one tensor, that tensor itself
 _LEGACY_CONSTRUCTORS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor",

@@ -7,5 +7,6 @@ import torch
 def clip_negatives(scores):
     scores = scores.view(-1)
     keep = scores < 0
-    scores[keep] = 0
+    if keep.any():
+        scores[keep] = 0
     return scores
