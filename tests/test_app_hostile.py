@@ -292,7 +292,9 @@ def test_sigterm_while_processing_writes_nothing_and_says_so(tmp_path, jobs):
     for i in range(30):
         (tmp_path / f"m{i:02d}.py").write_text(SRC)
     progress = tmp_path.parent / f"{tmp_path.name}.progress"
-    env = dict(os.environ, FAKE_CHECK_SECONDS="0.1", FAKE_PROGRESS=str(progress))
+    # (0.3 s a check: the signal must land while checks still run, on a loaded 2-core machine
+    # too -- at 0.1 s, two workers finished the 30 files first in one loaded run)
+    env = dict(os.environ, FAKE_CHECK_SECONDS="0.3", FAKE_PROGRESS=str(progress))
     proc = subprocess.Popen(
         [sys.executable, str(HERE / "fake_cli.py"), "--jobs", jobs, "--apply", "-q", "."],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

@@ -1963,3 +1963,22 @@ def test_the_attributes_a_kernel_reads_become_inputs_only_where_self_is_read_for
     assert names == ["self_eos", "self_scale", "x", "y"] and "self." not in found.old + found.new
     # an attribute may be what the object may be, and another attribute
     assert set(found.may_alias) == {("x", "y"), ("self_eos", "y"), ("self_scale", "y"), ("self_eos", "self_scale")}
+
+
+@pytest.mark.parametrize("line, fresh", [
+    ("out = target.clone()", True),
+    ("out = torch.zeros(n)", True),
+    ("out = x.new_zeros(n)", True),
+    ("out = window(1)", False),                          # a call torchfix cannot see into
+    ("out = torch.zeros(1).expand(n)", False),           # a view of a new array may overlap itself
+    ("out = x.clone().view(-1)", False),
+    ("out = x * 1", False),                              # (only an allocation or a copy counts)
+    ("out = target[1:]", False),
+])
+def test_only_an_allocation_or_a_copy_right_before_the_loop_is_made_just_before(line: str, fresh: bool) -> None:
+    from torchfix.codemods.loops.kernels import _made_just_before
+
+    source = f"import torch\ndef f(x, target, n):\n    {line}\n    for i in range(n):\n        out[i] = 1\n"
+    context = _context(source)
+    loop = context.nodes.of_type(cst.For)[0]
+    assert _made_just_before("out", loop, context) is fresh

@@ -398,6 +398,7 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
         sharing: _Sharing | None = None
         origins = context.once("origins", scope, lambda scope=scope: _origins(scope, context))
         params = parameter_names(scope) if isinstance(scope, cst.FunctionDef) else set()
+        self_name = _method_self(proposal.anchor, context)
         for candidate in proposal.candidates:
             names = sorted(s.name for s in candidate.kernel.inputs if s.name not in ignored)
             written = _written_roots(candidate.kernel.old) & set(names)
@@ -410,13 +411,15 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
             # global buffer, a parameter rebound so too); parameters as passed too, but there
             # the caller's overlapping views are the documented limit (the checker tries one
             # object passed twice)
-            unseen = {n: any(r in origins.called or (origins.from_outside(r) and r not in params) for r in found[n])
+            # (the object a method runs on holds what its other methods stored: its attributes,
+            # which the kernel reads as inputs of their own, may view a global buffer)
+            unseen = {n: any(r in origins.called or (origins.from_outside(r) and (r not in params or r == self_name))
+                             for r in found[n])
                       for n in names}
             # a view whose elements overlap: made anywhere in the function (the written name may
             # reach it through aliases, slices or loop targets), or handed back by a call torchfix
             # cannot see into (a helper returning `y.unfold(0, 2, 1)`)
-            overlapping = next((n for n in sorted(written) if found[n] & (origins.self_overlapping | origins.called)
-                                and not _made_just_before(n, proposal.anchor, context)), None)
+            overlapping = next((n for n in sorted(written) if found[n] & (origins.self_overlapping | origins.called)), None)
             if overlapping is not None:
                 reason = (f"`{overlapping}` may be a view whose elements overlap (the function makes one with `unfold`, "
                           "`expand`, `as_strided`..., or it comes from a call torchfix cannot see into): a step may read "
@@ -442,8 +445,12 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
 
 def _made_just_before(name: str, anchor: cst.CSTNode, context: ModuleContext) -> bool:
     """Whether the statement right before ``anchor``, in its block, binds ``name`` alone to a
-    new value (``target_data = target.data.clone()``): when the loop starts, nothing else can
-    hold that object, or view it, whatever the rest of the function links to the name."""
+    new array that torch or NumPy allocates or copies (``target_data = target.data.clone()``,
+    ``out = torch.zeros(n)``): when the loop starts, nothing else can hold that object, or view
+    it, whatever the rest of the function links to the name. Only an allocation or a copy as
+    the whole value: a call torchfix cannot see into may return a view of anything (a review
+    found `out = window(1)` let through), and a view of a new array may overlap itself
+    (`torch.zeros(1).expand(n)`)."""
     block = context.parents.get(anchor)
     body = getattr(block, "body", None)
     if not isinstance(body, (list, tuple)):
@@ -455,11 +462,23 @@ def _made_just_before(name: str, anchor: cst.CSTNode, context: ModuleContext) ->
     if not (isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1 and isinstance(before.body[0], cst.Assign)):
         return False
     assign = before.body[0]
-    return (
-        len(assign.targets) == 1 and m.matches(assign.targets[0].target, m.Name(name))
-        and not _may_be(assign.value, context) and not isinstance(assign.value, cst.Name)
-        and name not in names_used(assign.value)
-    )
+    if len(assign.targets) != 1 or not m.matches(assign.targets[0].target, m.Name(name)):
+        return False
+    value = assign.value
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = context.qualified(value.func)
+    if qualified is not None:
+        root, _, leaf = qualified.partition(".")
+        return root in ("torch", "numpy") and "." not in leaf and leaf in _ALLOCATIONS
+    return isinstance(value.func, cst.Attribute) and value.func.attr.value in _COPIES
+
+
+#: torch / NumPy functions whose result is a new array, never one of their arguments or a view
+_ALLOCATIONS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+                          "arange", "linspace", "eye", "tensor", "clone", "copy"})
+#: methods that copy their receiver into a new array (``x.clone()``, ``a.copy()``, ``x.new_zeros(n)``)
+_COPIES = frozenset({"clone", "copy", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
 
 
 def with_attribute_inputs(proposals: list[Proposal], wrapper: "MetadataWrapper") -> list[Proposal]:
@@ -710,6 +729,18 @@ def _overlapping_view(value: cst.BaseExpression, known: Collection[str] = ()) ->
     )
 
 
+def _unknown_function(call: cst.Call, context: ModuleContext) -> bool:
+    """Whether ``call`` calls a function (not a method of a value) torchfix cannot see into: a
+    name of the module or of another module of the user's, not a builtin nor torch's, NumPy's or
+    math's."""
+    qualified = context.qualified(call.func)
+    if qualified is not None:
+        return qualified.split(".", 1)[0] not in _KNOWN_LIBRARIES
+    if isinstance(call.func, cst.Name):
+        return call.func.value not in _PURE_BUILTINS and call.func.value not in _NEW_VALUES
+    return False
+
+
 def _calls_unknown(value: cst.BaseExpression, context: ModuleContext) -> bool:
     """Whether ``value`` calls something torchfix cannot see into (which may return any object)."""
     for node in _walk(value):
@@ -749,6 +780,13 @@ def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int
             links.append((id(node), target_names(node.target), _may_be(node.iter, context)))
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             links.append((id(node), target_names(node.asname.name), _may_be(node.item, context)))
+        elif isinstance(node, cst.Call) and len(node.args) > 1 and _unknown_function(node, context):
+            # `remember(self, y[:-1])` may store one argument in another (`obj.prev = prev`): a
+            # function torchfix cannot see into links each argument to the others (a review found
+            # a view stored on `self` so missed)
+            each = [_may_be(a.value, context) for a in node.args]
+            for k, names_ in enumerate(each):
+                links.append((id(node), names_, set().union(*(other for j, other in enumerate(each) if j != k))))
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args and not _copies_values(node.func.attr.value):
             held = set().union(*(_may_be(a.value, context) for a in node.args))
             links.append((id(node), _may_be(node.func.value, context), held))
@@ -860,8 +898,16 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
     ``out = buf.view(-1)``, ``row = x[0]``, ``x.float()``, a call torchfix cannot see into of
     ``x``. A new value (``x + 1``, ``torch.zeros(n)``, ``x.sum()``) is none of them, nor is a
     module or a name in one (``np.float32``)."""
-    if isinstance(value, (cst.Name, cst.Attribute)) and context.qualified(value) is not None:
-        return set()  # a module, or a function or class of one
+    qualified = context.qualified(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+    if qualified is not None:
+        if qualified.split(".", 1)[0] in _KNOWN_LIBRARIES:
+            return set()  # a module, or a function, class or constant of one (`np.float32`)
+        # `BUF` of `from buffers import BUF`, `buffers.BUF`: a global of another module, where
+        # two views of one array may come from (the name it is reached by stands for it)
+        root = value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return {root.value} if isinstance(root, cst.Name) else set()
     if isinstance(value, cst.Name):
         return {value.value}
     if isinstance(value, cst.Attribute) and value.attr.value in _METADATA:
