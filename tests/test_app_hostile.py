@@ -418,3 +418,24 @@ def test_an_error_while_starting_without_a_signal_is_not_hidden():
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def test_an_error_that_took_the_place_of_an_interrupt_stops_the_run_as_the_interrupt():
+    """A signal landing inside LibCST's metadata computation unwinds it through a `finally` that
+    fails in turn (a `KeyError` for a child never finished): that error carries the interrupt as
+    its context, and the run stops as interrupted instead of reporting one file's internal error
+    and going on (seen in a loaded run of the SIGTERM test)."""
+    from torchfix.pipeline import _reraise_interrupt
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        finally:
+            {}["child"]  # noqa: B018 - the cleanup that fails
+    except KeyError as exc:
+        with pytest.raises(KeyboardInterrupt):
+            _reraise_interrupt(exc)
+    try:
+        raise KeyError("a plain bug")
+    except KeyError as exc:
+        _reraise_interrupt(exc)  # nothing behind it: reported as the file's internal error

@@ -1974,6 +1974,8 @@ def test_the_attributes_a_kernel_reads_become_inputs_only_where_self_is_read_for
     ("out = x.clone().view(-1)", False),
     ("out = x * 1", False),                              # (only an allocation or a copy counts)
     ("out = target[1:]", False),
+    ("out = torch.zeros(n, out=target[1:])", False),     # gives back the view it was given
+    ("out = target.copy()", False),                      # a list's copy is shallow
 ])
 def test_only_an_allocation_or_a_copy_right_before_the_loop_is_made_just_before(line: str, fresh: bool) -> None:
     from torchfix.codemods.loops.kernels import _made_just_before
@@ -1982,3 +1984,21 @@ def test_only_an_allocation_or_a_copy_right_before_the_loop_is_made_just_before(
     context = _context(source)
     loop = context.nodes.of_type(cst.For)[0]
     assert _made_just_before("out", loop, context) is fresh
+
+
+@pytest.mark.parametrize("line, escaped", [
+    ("keep(row)", {"row"}),
+    ("holder.remember(self, row[:-1])", {"self", "row"}),
+    ("stash(*args)", {"args"}),
+    ("partial(stash, self)(row)", {"stash", "self", "row"}),
+    ("setattr(self, 'b', row)", {"self", "row"}),
+    ("fn = lambda: row", {"row"}),
+    ("n = len(row) + row.size(0)", set()),               # builtins and tensor methods keep nothing
+    ("out = torch.relu(row)", set()),
+])
+def test_names_handed_to_code_torchfix_cannot_see_into_escape(line: str, escaped: set) -> None:
+    from torchfix.codemods.loops.kernels import _escaped
+
+    context = _context(f"import torch\ndef f(self, row, holder, args):\n    {line}\n")
+    function = context.nodes.of_type(cst.FunctionDef)[0]
+    assert _escaped(function, context) - {"f"} == escaped

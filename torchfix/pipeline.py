@@ -754,16 +754,32 @@ def process_file(
         # what was checked so far is dropped with the file: nothing of it is emitted
         return FileResult(name, error=str(exc), status=FileStatus.GAVE_UP)
     except RecursionError as exc:
+        _reraise_interrupt(exc)
         # deep code the parse guard let through can still be too deep for a rule's own recursion
         depth = _nesting_of(data)
         if depth is not None and depth > 100:
             return FileResult(name, error=f"does not parse: nested too deeply for torchfix's rules ({depth} levels)", status=FileStatus.ERROR)
         return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status=FileStatus.ERROR)
     except Exception as exc:  # a bug in a rule, the applier or the checker, not in the user's file
+        _reraise_interrupt(exc)
         return FileResult(name, original=data, error=f"internal error: {_describe_crash(exc)}", internal=True, status=FileStatus.ERROR)
     if results is not None and choose is None:
         results.put(name, codes, data, result)
     return result
+
+
+def _reraise_interrupt(exc: BaseException) -> None:
+    """Raise the KeyboardInterrupt (Ctrl-C, or the SIGTERM handler's) that ``exc`` took the place
+    of, if any: a library's cleanup that fails while the interrupt unwinds it raises its own error
+    instead (LibCST's position provider looks up a child it never finished: a `KeyError`), which
+    must stop the run, not be reported as one file's internal error while the run goes on."""
+    seen: set[int] = set()
+    current = exc.__context__
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            raise current
+        seen.add(id(current))
+        current = current.__context__
 
 
 def _nesting_of(data: bytes) -> int | None:

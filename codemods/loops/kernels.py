@@ -399,6 +399,7 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
         origins = context.once("origins", scope, lambda scope=scope: _origins(scope, context))
         params = parameter_names(scope) if isinstance(scope, cst.FunctionDef) else set()
         self_name = _method_self(proposal.anchor, context)
+        escaped: set[str] | None = None
         for candidate in proposal.candidates:
             names = sorted(s.name for s in candidate.kernel.inputs if s.name not in ignored)
             written = _written_roots(candidate.kernel.old) & set(names)
@@ -413,7 +414,10 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
             # object passed twice)
             # (the object a method runs on holds what its other methods stored: its attributes,
             # which the kernel reads as inputs of their own, may view a global buffer)
-            unseen = {n: any(r in origins.called or (origins.from_outside(r) and (r not in params or r == self_name))
+            # (what an escaped name may hold escaped with it: `args = (self, row[:-1])`, `stash(*args)`)
+            escaped = escaped if escaped is not None else set().union(*(sharing.roots(e) for e in origins.escaped))
+            unseen = {n: any(r in origins.called or r in escaped
+                                 or (origins.from_outside(r) and (r not in params or r == self_name))
                              for r in found[n])
                       for n in names}
             # a view whose elements overlap: made anywhere in the function (the written name may
@@ -465,8 +469,8 @@ def _made_just_before(name: str, anchor: cst.CSTNode, context: ModuleContext) ->
     if len(assign.targets) != 1 or not m.matches(assign.targets[0].target, m.Name(name)):
         return False
     value = assign.value
-    if not isinstance(value, cst.Call):
-        return False
+    if not isinstance(value, cst.Call) or any(a.keyword is not None and a.keyword.value == "out" for a in value.args):
+        return False  # (`torch.zeros(n, out=row[1:])` gives back the view it was given)
     qualified = context.qualified(value.func)
     if qualified is not None:
         root, _, leaf = qualified.partition(".")
@@ -477,8 +481,9 @@ def _made_just_before(name: str, anchor: cst.CSTNode, context: ModuleContext) ->
 #: torch / NumPy functions whose result is a new array, never one of their arguments or a view
 _ALLOCATIONS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
                           "arange", "linspace", "eye", "tensor", "clone", "copy"})
-#: methods that copy their receiver into a new array (``x.clone()``, ``a.copy()``, ``x.new_zeros(n)``)
-_COPIES = frozenset({"clone", "copy", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
+#: tensor methods that make a new array (``x.clone()``, ``x.new_zeros(n)``; not ``.copy()``, which is
+#: also a list's or a dict's, shallow)
+_COPIES = frozenset({"clone", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
 
 
 def with_attribute_inputs(proposals: list[Proposal], wrapper: "MetadataWrapper") -> list[Proposal]:
@@ -664,6 +669,9 @@ class _Origins:
     called: frozenset[str] = frozenset()
     #: names bound to a view whose elements may overlap one another (``x.unfold(0, 2, 1)``)
     self_overlapping: frozenset[str] = frozenset()
+    #: names handed to code torchfix cannot see into, which may keep what they hold anywhere (a
+    #: global, a class, the object of a method): an argument of such a call, a closure variable
+    escaped: frozenset[str] = frozenset()
 
     def from_outside(self, name: str) -> bool:
         return name in self.outside or name not in self.bound
@@ -710,7 +718,46 @@ def _origins(scope: cst.CSTNode, context: ModuleContext) -> _Origins:
                 add(target_names(alias.asname.name) if alias.asname is not None else {(dotted(alias.name) or "").split(".")[0]})
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             outside.update(item.name.value for item in node.names)
-    return _Origins(frozenset(bound), frozenset(outside), frozenset(called), frozenset(overlapping))
+    return _Origins(frozenset(bound), frozenset(outside), frozenset(called), frozenset(overlapping),
+                    frozenset(_escaped(scope, context)))
+
+
+def _escaped(scope: cst.CSTNode, context: ModuleContext) -> set[str]:
+    """The names ``scope`` hands to code torchfix cannot see into: every name in the arguments of
+    a call of something that is not a builtin, torch's, NumPy's or math's, nor a known method of
+    a value (`keep(row[:-1])`, `holder.remember(self, x)`, `partial(stash, self)(x)`,
+    `stash(*args)`), and the names a nested function or lambda reads (it may run any time and
+    store them anywhere). Such code may keep a view of one where another input is later read
+    from (a review found views kept on the object, in a global, in a class)."""
+    escaped: set[str] = set()
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    for node in all_nodes(body):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            escaped |= names_used(node)
+        elif isinstance(node, cst.Call) and _may_keep_arguments(node, context):
+            for argument in node.args:
+                escaped |= names_used(argument.value)
+    return escaped
+
+
+#: builtins that may keep an argument where any code can reach it (or run code that does)
+_KEEPING_BUILTINS = frozenset({"setattr", "exec", "eval", "vars", "globals", "locals", "compile", "__import__"})
+
+
+def _may_keep_arguments(call: cst.Call, context: ModuleContext) -> bool:
+    """Whether ``call`` may keep a reference to an argument where torchfix does not follow it."""
+    func = call.func
+    qualified = context.qualified(func)
+    if qualified is not None:
+        return qualified.split(".", 1)[0] not in _KNOWN_LIBRARIES
+    if isinstance(func, cst.Name):
+        return func.value not in _PURE_BUILTINS and func.value not in _NEW_VALUES and (
+            func.value not in BUILTINS or func.value in _KEEPING_BUILTINS)
+    if isinstance(func, cst.Attribute):
+        attr = func.attr.value
+        return not (callees.method(attr) is not None or attr in _NEW_VALUES | _SHAPE_METHODS | _MAY_RETURN_ITS_INPUT
+                    or _copies_values(attr))
+    return True  # `partial(f, self)(x)`, `(lambda: ...)()`
 
 
 #: methods and functions whose view may hold one element at several positions
