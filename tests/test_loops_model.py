@@ -1993,12 +1993,16 @@ def test_only_an_allocation_or_a_copy_right_before_the_loop_is_made_just_before(
     ("partial(stash, self)(row)", {"stash", "self", "row"}),
     ("setattr(self, 'b', row)", {"self", "row"}),
     ("fn = lambda: row", {"row"}),
+    ("raise ValueError(row[:-1])", {"row"}),             # an exception keeps its arguments
+    ("globals()['LAST'] = row[:-1]", {"row"}),           # a store the links do not follow
+    ("HOLDER.last = row[:-1]", {"row"}),                 # into a global
+    ("self.last = row[:-1]", set()),                     # (the links follow the object)
     ("n = len(row) + row.size(0)", set()),               # builtins and tensor methods keep nothing
     ("out = torch.relu(row)", set()),
 ])
 def test_names_handed_to_code_torchfix_cannot_see_into_escape(line: str, escaped: set) -> None:
-    from torchfix.codemods.loops.kernels import _escaped
+    from torchfix.codemods.loops.kernels import _origins
 
     context = _context(f"import torch\ndef f(self, row, holder, args):\n    {line}\n")
     function = context.nodes.of_type(cst.FunctionDef)[0]
-    assert _escaped(function, context) - {"f"} == escaped
+    assert _origins(function, context).escaped == escaped

@@ -14,6 +14,7 @@ so it ends the prelude, and the names still needed become inputs of the kernel i
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Collection, Iterable, Sequence
 
@@ -397,7 +398,8 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
         scope = _function_of(proposal.anchor, context)
         sharing: _Sharing | None = None
         origins = context.once("origins", scope, lambda scope=scope: _origins(scope, context))
-        params = parameter_names(scope) if isinstance(scope, cst.FunctionDef) else set()
+        # (a parameter whose default is computed, `before=CELLS[:-1]`, may be a global's view)
+        params = _plain_parameters(scope) if isinstance(scope, cst.FunctionDef) else set()
         self_name = _method_self(proposal.anchor, context)
         escaped: set[str] | None = None
         for candidate in proposal.candidates:
@@ -445,6 +447,14 @@ def refuse_shared_writes(proposals: list[Proposal], wrapper: "MetadataWrapper") 
             proposal.candidates = ()
             proposal.skip_reason = reason
     return proposals
+
+
+def _plain_parameters(function: cst.FunctionDef) -> set[str]:
+    """The parameters of ``function`` with no default or a literal one: what a caller passes."""
+    every = function.params
+    params = [*every.posonly_params, *every.params, *every.kwonly_params]
+    computed = {p.name.value for p in params if p.default is not None and not _literal(p.default)}
+    return parameter_names(function) - computed
 
 
 def _made_just_before(name: str, anchor: cst.CSTNode, context: ModuleContext) -> bool:
@@ -718,11 +728,15 @@ def _origins(scope: cst.CSTNode, context: ModuleContext) -> _Origins:
                 add(target_names(alias.asname.name) if alias.asname is not None else {(dotted(alias.name) or "").split(".")[0]})
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             outside.update(item.name.value for item in node.names)
+        elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
+            add(target_names(node.name))  # (a capture of a `match`: what the subject holds)
+        elif isinstance(node, cst.MatchMapping) and node.rest is not None:
+            add(target_names(node.rest))
     return _Origins(frozenset(bound), frozenset(outside), frozenset(called), frozenset(overlapping),
-                    frozenset(_escaped(scope, context)))
+                    frozenset(_escaped(scope, context, bound)))
 
 
-def _escaped(scope: cst.CSTNode, context: ModuleContext) -> set[str]:
+def _escaped(scope: cst.CSTNode, context: ModuleContext, bound: Collection[str] = ()) -> set[str]:
     """The names ``scope`` hands to code torchfix cannot see into: every name in the arguments of
     a call of something that is not a builtin, torch's, NumPy's or math's, nor a known method of
     a value (`keep(row[:-1])`, `holder.remember(self, x)`, `partial(stash, self)(x)`,
@@ -737,11 +751,40 @@ def _escaped(scope: cst.CSTNode, context: ModuleContext) -> set[str]:
         elif isinstance(node, cst.Call) and _may_keep_arguments(node, context):
             for argument in node.args:
                 escaped |= names_used(argument.value)
+        elif isinstance(node, (cst.Assign, cst.AugAssign)) and any(
+            _untracked_store(target, context, bound) for target in
+            ([t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target])
+        ):
+            # `globals()["B"] = x[:-1]`, `type(self).held = x[:-1]`, `sys.modules[...].B = ...`:
+            # a store into something the links do not follow
+            escaped |= names_used(node.value)
+        elif isinstance(node, cst.Match):
+            escaped |= names_used(node.subject)  # (its captures are bound from outside: `_origins`)
     return escaped
+
+
+def _untracked_store(target: cst.BaseExpression, context: ModuleContext, bound: Collection[str]) -> bool:
+    """Whether a store into ``target`` puts its value where the links do not follow it: an
+    element or attribute of what a call returned, of a module or a name the function does not
+    bind (a global: other code reads it by other names), or of nothing a name of it may be."""
+    if not isinstance(target, (cst.Subscript, cst.Attribute)):
+        return False
+    base: cst.BaseExpression = target
+    while isinstance(base, (cst.Subscript, cst.Attribute)):
+        base = base.value
+    if not isinstance(base, cst.Name) or context.qualified(base) is not None or base.value not in bound:
+        return True
+    return not _may_be(target, context)
 
 
 #: builtins that may keep an argument where any code can reach it (or run code that does)
 _KEEPING_BUILTINS = frozenset({"setattr", "exec", "eval", "vars", "globals", "locals", "compile", "__import__"})
+
+
+def _exception_class(name: str) -> bool:
+    """Whether the builtin ``name`` is an exception class (``ValueError(x)`` keeps ``x`` in ``args``)."""
+    value = getattr(builtins, name, None)
+    return isinstance(value, type) and issubclass(value, BaseException)
 
 
 def _may_keep_arguments(call: cst.Call, context: ModuleContext) -> bool:
@@ -752,7 +795,7 @@ def _may_keep_arguments(call: cst.Call, context: ModuleContext) -> bool:
         return qualified.split(".", 1)[0] not in _KNOWN_LIBRARIES
     if isinstance(func, cst.Name):
         return func.value not in _PURE_BUILTINS and func.value not in _NEW_VALUES and (
-            func.value not in BUILTINS or func.value in _KEEPING_BUILTINS)
+            func.value not in BUILTINS or func.value in _KEEPING_BUILTINS or _exception_class(func.value))
     if isinstance(func, cst.Attribute):
         attr = func.attr.value
         return not (callees.method(attr) is not None or attr in _NEW_VALUES | _SHAPE_METHODS | _MAY_RETURN_ITS_INPUT
@@ -809,6 +852,10 @@ def _calls_unknown(value: cst.BaseExpression, context: ModuleContext) -> bool:
     return False
 
 
+#: displays and comprehensions: `held += [x]` puts `x` itself in `held`
+_DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
 def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int, set[str], set[str]]]:
     """Per node of ``scope`` (its own, not nested functions'): the names it makes refer to what
     the other names may be -- ``v = buf`` binds ``v`` to ``buf``, ``for src in bufs`` binds
@@ -823,6 +870,9 @@ def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int
                 for target in node.targets:
                     if isinstance(target.target, (cst.Subscript, cst.Attribute)):
                         links.append((id(node), _may_be(target.target, context), value))
+        elif isinstance(node, cst.AugAssign) and isinstance(node.value, _DISPLAYS):
+            # `held += [row[:-1]]` extends the list in place (a tensor's `acc += v` copies values)
+            links.append((id(node), _may_be(node.target, context), _may_be(node.value, context)))
         elif isinstance(node, (cst.For, cst.CompFor)):
             links.append((id(node), target_names(node.target), _may_be(node.iter, context)))
         elif isinstance(node, cst.WithItem) and node.asname is not None:
@@ -994,6 +1044,10 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
             pass
         elif method and leaf == "copy" and value.args:
             pass  # `copy.copy(t)` (the module unbound here): a tensor's shallow copy shares its storage
+        elif method and leaf == "copy":
+            # `held.copy()` of a list or a dict holds the same items (an ndarray's copy is new,
+            # but nothing here says which the receiver is: a review found a view kept so)
+            return _may_be(func.value, context)
         elif qualified in _LEGACY_CONSTRUCTORS:
             if sum(1 for a in value.args if a.keyword is None) >= 2:
                 return set()  # `torch.FloatTensor(n, d)`: sizes
