@@ -856,6 +856,18 @@ def _calls_unknown(value: cst.BaseExpression, context: ModuleContext) -> bool:
 _DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
+def _joins_containers(operation: cst.BinaryOperation) -> bool:
+    """Whether ``operation`` may join lists, tuples or dicts: ``+``, ``*`` or ``|`` with a display
+    or comprehension on a side (``a + b`` of two names may be either; :func:`_sharing_links`
+    links an augmented one, ``held += more``)."""
+    if not isinstance(operation.operator, (cst.Add, cst.Multiply, cst.BitOr)):
+        return False
+    sides = (operation.left, operation.right)
+    return any(isinstance(side, _DISPLAYS) for side in sides) or any(
+        isinstance(side, cst.BinaryOperation) and _joins_containers(side) for side in sides
+    )
+
+
 def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int, set[str], set[str]]]:
     """Per node of ``scope`` (its own, not nested functions'): the names it makes refer to what
     the other names may be -- ``v = buf`` binds ``v`` to ``buf``, ``for src in bufs`` binds
@@ -870,8 +882,11 @@ def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int
                 for target in node.targets:
                     if isinstance(target.target, (cst.Subscript, cst.Attribute)):
                         links.append((id(node), _may_be(target.target, context), value))
-        elif isinstance(node, cst.AugAssign) and isinstance(node.value, _DISPLAYS):
-            # `held += [row[:-1]]` extends the list in place (a tensor's `acc += v` copies values)
+        elif isinstance(node, cst.AugAssign) and isinstance(node.operator, (cst.AddAssign, cst.MultiplyAssign, cst.BitOrAssign)) and (
+            isinstance(node.value, (*_DISPLAYS, cst.Name, cst.Attribute, cst.Subscript))
+        ):
+            # `held += [row[:-1]]`, `results += batch`, `d |= other` extend the container in place
+            # (a tensor's `acc += v` copies values: linking it too is only conservative)
             links.append((id(node), _may_be(node.target, context), _may_be(node.value, context)))
         elif isinstance(node, (cst.For, cst.CompFor)):
             links.append((id(node), target_names(node.target), _may_be(node.iter, context)))
@@ -1013,6 +1028,10 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
         return _may_be(value.value, context)
     if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Plus):
         return _may_be(value.expression, context)  # `+t` is `t` itself for a tensor
+    if isinstance(value, cst.BinaryOperation) and _joins_containers(value):
+        # `steps + (x[:-1],)`, `parts + [x]`, `[x] * 2`, `d | {"k": x}`: the result holds the
+        # items it was given (a review found per-step views kept so); arithmetic makes new values
+        return _may_be(value.left, context) | _may_be(value.right, context)
     if isinstance(value, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BaseNumber, cst.BaseString)):
         return set()
     if isinstance(value, cst.BooleanOperation):
