@@ -856,16 +856,48 @@ def _calls_unknown(value: cst.BaseExpression, context: ModuleContext) -> bool:
 _DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
-def _joins_containers(operation: cst.BinaryOperation) -> bool:
-    """Whether ``operation`` may join lists, tuples or dicts: ``+``, ``*`` or ``|`` with a display
-    or comprehension on a side (``a + b`` of two names may be either; :func:`_sharing_links`
-    links an augmented one, ``held += more``)."""
+def _joins_containers(operation: cst.BinaryOperation, context: ModuleContext) -> bool:
+    """Whether ``operation`` may join lists, tuples or dicts: ``+``, ``*`` or ``|`` with a side
+    that may be one -- a display or comprehension, ``list(...)`` / ``tuple(...)`` / ``dict(...)``,
+    a name the module binds to such a value anywhere, or such a join itself (reviews found views
+    kept by `steps + (x,)`, `a + b` of two lists, `tuple(a) + tuple(b)`, `a * 1`). Arithmetic of
+    arrays and numbers makes new values."""
     if not isinstance(operation.operator, (cst.Add, cst.Multiply, cst.BitOr)):
         return False
-    sides = (operation.left, operation.right)
-    return any(isinstance(side, _DISPLAYS) for side in sides) or any(
-        isinstance(side, cst.BinaryOperation) and _joins_containers(side) for side in sides
-    )
+    containers = context.once("container names", context.module, lambda: _container_names(context))
+    return any(_may_be_a_container(side, containers, context) for side in (operation.left, operation.right))
+
+
+def _may_be_a_container(node: cst.BaseExpression, containers: Collection[str], context: ModuleContext) -> bool:
+    if isinstance(node, _DISPLAYS):
+        return True
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.operator, (cst.Add, cst.Multiply, cst.BitOr)) and any(
+            _may_be_a_container(side, containers, context) for side in (node.left, node.right)
+        )
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        return node.func.value in _CONTAINER_BUILTINS and node.func.value not in shadowed_builtins(context)
+    return isinstance(node, cst.Name) and node.value in containers
+
+
+#: the operator module's functions that may join containers
+_OPERATOR_JOINS = frozenset({f"operator.{name}" for name in (
+    "add", "iadd", "concat", "iconcat", "mul", "imul", "or_", "ior", "__add__", "__iadd__", "__concat__", "__or__")})
+#: builtins that make a list, tuple or dict holding what they were given
+_CONTAINER_BUILTINS = frozenset({"list", "tuple", "dict", "sorted", "set", "frozenset"})
+
+
+def _container_names(context: ModuleContext) -> frozenset[str]:
+    """The names the module binds, anywhere, to a display, a comprehension or a container
+    builtin's result (``a = [x]``, ``b = list(y)``), and, once more, to a join of those."""
+    found: set[str] = set()
+    for _ in range(2):
+        for node in all_nodes(context.module):
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
+                if _may_be_a_container(node.value, found, context):
+                    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                    found |= set().union(*(target_names(t) for t in targets if isinstance(t, (cst.Name, cst.Tuple, cst.List))))
+    return frozenset(found)
 
 
 def _sharing_links(scope: cst.CSTNode, context: ModuleContext) -> list[tuple[int, set[str], set[str]]]:
@@ -1028,7 +1060,7 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
         return _may_be(value.value, context)
     if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Plus):
         return _may_be(value.expression, context)  # `+t` is `t` itself for a tensor
-    if isinstance(value, cst.BinaryOperation) and _joins_containers(value):
+    if isinstance(value, cst.BinaryOperation) and _joins_containers(value, context):
         # `steps + (x[:-1],)`, `parts + [x]`, `[x] * 2`, `d | {"k": x}`: the result holds the
         # items it was given (a review found per-step views kept so); arithmetic makes new values
         return _may_be(value.left, context) | _may_be(value.right, context)
@@ -1054,6 +1086,9 @@ def _may_be(value: cst.BaseExpression, context: ModuleContext) -> set[str]:
             row = callees.method(leaf)
         # `torch.Tensor.float(x)` is the method `x.float()` spelled as a function
         unbound = qualified is not None and qualified.startswith(("torch.Tensor.", "numpy.ndarray."))
+        if qualified in _OPERATOR_JOINS or dotted(func) in _OPERATOR_JOINS:
+            # `operator.add(a, b)` of two lists holds what both hold (a review found a view so)
+            return set().union(*(_may_be(a.value, context) for a in value.args))
         if _writes_into_an_argument(value, qualified, leaf):
             pass  # below: what it was given
         elif method and leaf in _MAY_RETURN_ITS_INPUT:
