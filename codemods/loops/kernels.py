@@ -862,10 +862,8 @@ def _joins_containers(operation: cst.BinaryOperation, context: ModuleContext) ->
     a name the module binds to such a value anywhere, or such a join itself (reviews found views
     kept by `steps + (x,)`, `a + b` of two lists, `tuple(a) + tuple(b)`, `a * 1`). Arithmetic of
     arrays and numbers makes new values."""
-    if not isinstance(operation.operator, (cst.Add, cst.Multiply, cst.BitOr)):
-        return False
     containers = context.once("container names", context.module, lambda: _container_names(context))
-    return any(_may_be_a_container(side, containers, context) for side in (operation.left, operation.right))
+    return _may_be_a_container(operation, containers, context)
 
 
 def _may_be_a_container(node: cst.BaseExpression, containers: Collection[str], context: ModuleContext) -> bool:
