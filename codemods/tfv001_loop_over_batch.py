@@ -16,6 +16,7 @@ from torchfix.codemods.loops.facts import Step, StepKind, comprehension_facts, l
 from torchfix.codemods.loops.inplace import METHODS as INPLACE_METHODS, steps_are_inplace_chain
 from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.rewrite import CONSUMER_FORMS, named_list
+from torchfix.codemods.loops.sweep import looks_like_a_sweep
 from torchfix.codemods.syntax import SyntaxIndex
 
 CODE = "TFV001"
@@ -159,6 +160,21 @@ class LoopOverBatch(Rule):
       division by zero the loop never made -- a RuntimeWarning, and an error under
       `np.seterr(all="raise")` -- and the checker, which records NumPy's floating-point signals,
       refutes a form that adds one.
+
+    - a masked maximum (or minimum) swept over thresholds -- `for t in np.arange(0., 1.1, 0.1):`
+      (or `np.linspace`), `p = 0` where the mask `rec >= t` selects nothing (`np.sum(m) == 0`,
+      `not m.any()`, `np.count_nonzero(m) == 0`, or the reverse test) and `np.max(prec[rec >=
+      t])` where it does, then `ap += p / 11` into a name or an element `ap[l]` (PASCAL VOC's
+      11-point average precision) -- becomes one comparison against every threshold:
+      `reached = rec >= thresholds.reshape((-1,) + (1,) * np.ndim(rec))`, then under `if
+      reached.any():` the masked maximum `np.where(selects, prec, -np.inf).reshape(len(thresholds),
+      -1).max(1)` with the misses set to 0, summed once. The guard keeps a Python float
+      accumulator a Python float where no threshold is reached (and `prec` unread, as the loop
+      left it); `selects` gives the mask the axes `prec` has beyond `rec`'s. Only NumPy's own
+      ranges are swept (their float64 elements compare like one float64 array of them; Python
+      floats do not), only a miss value of 0 and an addend that is 0 there, and an element
+      accumulator only in an array the code allocates as floats (`np.zeros(n)`): an integer
+      element truncates each step's `+=`. An element's sum is taken in its array's dtype.
 
     Where the batched form evaluates something the loop reached only when it ran (`w[0]` for
     `for c in range(1, w.size(0)): w[c] = w[0]`, `1.0 / n` computed once), a lower rung runs the
@@ -396,4 +412,5 @@ def _produces_a_batch(steps: tuple[Step, ...], domain: Domain) -> bool:
     tensor_accumulation = any(
         s.kind is StepKind.ACCUMULATE and s.value is not None and not conversions_in(s.value) for s in steps
     )
-    return StepKind.STORE in kinds or StepKind.APPEND in kinds or tensor_accumulation or steps_are_inplace_chain(steps, domain)
+    return StepKind.STORE in kinds or StepKind.APPEND in kinds or tensor_accumulation or steps_are_inplace_chain(steps, domain) or (
+        looks_like_a_sweep(steps, domain))

@@ -912,7 +912,7 @@ def admit_signatures(
         # bounded by the wall clock admitted fewer signatures on a busy machine, and a verdict
         # moved with the load beside it
         deadline = time.thread_time() + FALLBACK_CPU_SECONDS
-        for signature in itertools.islice(primary_signatures(specs), FALLBACK_SIGNATURES):
+        for signature in itertools.islice(primary_signatures(specs, arrays=kernel.array_kind()), FALLBACK_SIGNATURES):
             if time.thread_time() > deadline:
                 break
             if signature not in tried and admit(signature):

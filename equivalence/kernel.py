@@ -208,6 +208,12 @@ class Kernel:
     #: sweep gives them one array where the old code writes into one of them. None: any pair may.
     may_alias: tuple[tuple[str, str], ...] | None = None
 
+    def array_kind(self) -> "Kind":
+        """The kind of array the code most likely runs on: ndarrays for code that binds NumPy and
+        not torch, else tensors (what the fallback searches and the timing try first)."""
+        roots = {target.split(".")[0] for _, target in self.modules}
+        return Kind.NDARRAY if "numpy" in roots and "torch" not in roots else Kind.TENSOR
+
     def key(self) -> str:
         """A content hash: equal kernels get equal verdicts, so verdicts can be cached."""
         payload = json.dumps(asdict(self), sort_keys=True, default=str)

@@ -94,12 +94,13 @@ def _timing_options(spec: InputSpec) -> list[Slot]:
     return options
 
 
-def timing_signatures(specs: list[InputSpec], limit: int = 4096) -> list[Signature]:
+def timing_signatures(specs: list[InputSpec], limit: int = 4096, arrays: Kind = Kind.TENSOR) -> list[Signature]:
     """Signatures to time, the usual ones first: each tensor in its usual dtype (float32 data,
-    int64 indices), lowest ranks first, a tensor before any other kind where several may go."""
+    int64 indices), lowest ranks first, a tensor (an ndarray, for ``arrays=Kind.NDARRAY``) before
+    any other kind where several may go."""
     choices = [_timing_options(spec) for spec in specs]
     combos = list(itertools.islice(itertools.product(*choices), limit))
-    combos.sort(key=lambda combo: (sum(s.kind is not Kind.TENSOR for s in combo), sum(s.rank for s in combo)))
+    combos.sort(key=lambda combo: (sum(s.kind is not arrays for s in combo), sum(s.rank for s in combo)))
     names = [s.name for s in specs]
     return [tuple(zip(names, combo)) for combo in combos]
 
@@ -319,7 +320,7 @@ def measure_kernel(
     # rewrite went unmeasured (withheld, for a speed-gated form) where an idle run measured it
     clock = _clock(device)
     tries, started = 0, clock()
-    for signature in timing_signatures(specs):
+    for signature in timing_signatures(specs, arrays=kernel.array_kind()):
         for layout in _layouts(specs):
             tries += 1
             if tries > MAX_TRIES or clock() - started > SEARCH_SECONDS:

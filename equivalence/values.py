@@ -280,12 +280,14 @@ def is_narrow(signature: Signature) -> bool:
     return any(slot.kind in (Kind.TENSOR, Kind.NDARRAY) and slot.dtype in NARROW_DTYPES for _, slot in signature)
 
 
-def primary_signatures(specs: list[InputSpec], cap: int = 20000) -> list[Signature]:
+def primary_signatures(specs: list[InputSpec], cap: int = 20000, arrays: Kind = Kind.TENSOR) -> list[Signature]:
     """Every signature of the primary kinds (tensors and Python numbers), the likeliest first:
     lowest ranks, then float32 / int64 data. The fallback when no candidate signature admits:
     the ranks of several inputs must line up (a 2-D piece beside a 2-D accumulator, an int index),
-    which a random sample can miss. At most ``cap`` of them."""
-    choices = [[s for s in slot_choices(spec) if s.kind in _PRIMARY_KINDS] or slot_choices(spec) for spec in specs]
+    which a random sample can miss. At most ``cap`` of them. ``arrays``: the kind of array to
+    walk (``Kind.NDARRAY`` for code that binds NumPy and not torch)."""
+    primary = tuple(arrays if k is Kind.TENSOR else k for k in _PRIMARY_KINDS)
+    choices = [[s for s in slot_choices(spec) if s.kind in primary] or slot_choices(spec) for spec in specs]
     combos = list(itertools.islice(itertools.product(*choices), cap))
 
     def cost(combo: tuple[Slot, ...]) -> tuple[int, int]:

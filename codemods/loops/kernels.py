@@ -24,6 +24,7 @@ import libcst.matchers as m
 from torchfix.codemods.analysis import VIEW_METHODS, all_nodes, child_nodes, comprehension_variables, dotted, is_in_place_method, parameter_names, target_names
 from torchfix.codemods.loops import callees
 from torchfix.codemods.loops.callees import Batching
+from torchfix.codemods.loops.domain import loop_domain
 from torchfix.codemods.loops.facts import IN_HANDLER, LoopFacts, _walk, inside_handler, loop_counts
 from torchfix.codemods.loops.module import BUILTINS, FRAME_ATTRIBUTES, ModuleContext, shadowed_builtins
 from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_code
@@ -1356,6 +1357,10 @@ def input_specs(
                 # `n = len(x)` bound once: a size, never negative (the loop it bounds may run
                 # zero times, never "minus one" times)
                 specs[-1] = replace(specs[-1], count=True, nonnegative=True)
+            elif specs[-1].kind is Kind.INT and _enclosing_range_variable(facts, input_name):
+                # `for l in range(n):` around the loop: `l` is a position from 0 on, never
+                # negative (drawn so, it indexes the arrays the loop reads at `l` far more often)
+                specs[-1] = replace(specs[-1], nonnegative=True)
         if input_name in facts.shapes.bools and input_name not in rebound and specs[-1].kind is not Kind.OPAQUE:
             # the function's code makes it a bool array (`m = a.eq(b)`): drawn so -- unless the
             # prelude is what makes it one (`m = m.view(-1) > 0`: the input is the `m` before)
@@ -1367,6 +1372,25 @@ def input_specs(
             # the function's code converts it (`rank = order.astype(np.int32)`): drawn so
             specs[-1] = replace(specs[-1], dtypes=(facts.shapes.dtypes[input_name],))
     return tuple(specs)
+
+
+def _enclosing_range_variable(facts: LoopFacts, name: str) -> bool:
+    """Whether ``name`` is the variable of a ``for name in range(...)`` around the loop, with a
+    start of 0 or more, that nothing else in that loop's body binds: its value there is never
+    negative."""
+    context = facts.context
+    if "range" in context.bindings or (facts.function is not None and "range" in assigned_names(facts.function)):
+        return False
+    current = context.parents.get(facts.loop)
+    while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Module, cst.Lambda)):
+        if isinstance(current, cst.For) and name in target_names(current.target):
+            domain = loop_domain(current)
+            return (
+                domain is not None and domain.index == name and not domain.walked and domain.start >= 0
+                and m.matches(current.iter, m.Call(func=m.Name("range"))) and name not in assigned_names(current.body)
+            )
+        current = context.parents.get(current)
+    return False
 
 
 def _int_only(kinds: Sequence[Kind]) -> bool:

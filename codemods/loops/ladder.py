@@ -17,6 +17,7 @@ import libcst as cst
 from torchfix.codemods.base import Candidate, Proposal
 from torchfix.codemods.loops.lift import FLOAT32_NUMBERS
 from torchfix.codemods.loops.facts import LoopFacts, StepKind, loop_facts, with_body
+from torchfix.codemods.loops import sweep
 from torchfix.codemods.loops.inplace import inplace_chain_loop, is_inplace_chain
 from torchfix.codemods.loops.nodes import names_used
 from torchfix.codemods.loops.nodes import statement_code
@@ -204,6 +205,15 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
     base = list(ladder if ladder is not None else rungs(facts))
     torch_name, _ = facts.context.torch_spelling()
     climb = _Climb()
+    swept: CannotRewrite | None = None
+    if sweep.looks_like_a_sweep(facts.steps, facts.domain):
+        # a masked reduction swept over thresholds: its own form, which the lift has no rung for
+        try:
+            climb.offer(sweep.threshold_sweep(facts))
+            return climb.found, None, climb.first
+        except CannotRewrite as exc:
+            # over thresholds a sweep takes, what stopped the sweep says more than the lift
+            swept = exc if sweep.sweeps_thresholds(facts) else None
     if is_inplace_chain(facts):
         # `t.mul_(s).add_(m)` on each channel: one chain on the channels, or nothing
         try:
@@ -241,7 +251,7 @@ def candidates(facts: LoopFacts, ladder: Iterable[Options] | None = None) -> tup
             _lift_rungs(facts, [replace(o, opaque_calls=True, library="numpy") for o in base], opaque, torch_name)
         if opaque.found:
             return opaque.found, None, opaque.first
-    return climb.found, (None if climb.found else climb.failure), climb.first
+    return climb.found, (None if climb.found else swept or climb.failure), climb.first
 
 
 def _may_walk_ndarrays(facts: LoopFacts, climb: _Climb) -> bool:
