@@ -50,7 +50,7 @@ SPELLINGS = [
     ("(recall >= level).sum() == 0", "precision[recall >= level].max()", "score = score + best / 11"),
     ("np.count_nonzero(level <= recall) == 0", "np.amax(precision[level <= recall])", "score = score + best * 0.5"),
     ("not (recall > level).any()", "np.min(precision[recall > level])", "score -= best"),
-    ("not np.any(recall > level)", "precision[recall > level].min()", "score += 2 * best"),
+    ("not np.any(recall > level)", "precision[recall > level].min()", "score += 2.0 * best"),
 ]
 
 
@@ -63,7 +63,7 @@ def test_the_spellings_of_a_sweep_are_one_sweep(test: str, hit: str, add: str) -
             sweep.threshold_sweep(_facts(source))
         return
     rewrite = sweep.threshold_sweep(_facts(source))
-    assert "reached = " in rewrite.kernel.new and ".reshape(len(thresholds), -1)" in rewrite.kernel.new
+    assert "reached = " in rewrite.kernel.new and ".reshape(reached.shape[0], -1)" in rewrite.kernel.new
     assert ("np.inf" in rewrite.kernel.new) and ("-np.inf" in rewrite.kernel.new) == ("max" in hit)
 
 
@@ -87,6 +87,9 @@ def test_a_test_true_where_something_is_reached_takes_the_other_branch() -> None
     ("trap_threshold_sweep_miss_counts.py", "takes another value than 0"),
     ("trap_threshold_sweep_noisy_precision.py", "may do something at each step"),
     ("trap_threshold_sweep_two_masks.py", "of the same mask"),
+    ("trap_threshold_sweep_wrapping_product.py", "with a float `c`"),
+    ("trap_threshold_sweep_rebound_later.py", "an integer array truncates each step's `+=`"),
+    ("trap_threshold_sweep_at_module_level.py", "outside a function"),
 ])
 def test_each_trap_is_stopped_by_its_own_fact(trap: str, reason: str) -> None:
     with pytest.raises(CannotRewrite) as raised:
@@ -94,9 +97,10 @@ def test_each_trap_is_stopped_by_its_own_fact(trap: str, reason: str) -> None:
     assert reason in str(raised.value)
 
 
-@pytest.mark.parametrize("add", ["score += best + 1", "score += best / 0.0", "score += best / level", "score += best * best"])
-def test_an_addend_that_is_not_zero_at_a_miss_is_refused(add: str) -> None:
-    with pytest.raises(CannotRewrite, match="more than a multiple"):
+@pytest.mark.parametrize("add", ["score += best + 1", "score += best / 0.0", "score += best / level", "score += best * best",
+                                 "score += best * 2", "score += 3 * best"])
+def test_an_addend_that_is_not_zero_at_a_miss_or_may_wrap_is_refused(add: str) -> None:
+    with pytest.raises(CannotRewrite, match="something else than"):
         sweep.threshold_sweep(_facts(_sweep("np.sum(recall >= level) == 0", "np.max(precision[recall >= level])", add=add)))
 
 
@@ -110,6 +114,58 @@ def test_what_the_steps_read_must_not_change_from_step_to_step() -> None:
     source = _sweep("np.sum(recall >= level) == 0", "np.max(score + precision[recall >= level])")
     with pytest.raises(CannotRewrite):
         sweep.threshold_sweep(_facts(source))
+
+
+@pytest.mark.parametrize("allocation, floats", [
+    ("np.zeros(len(recalls))", True),
+    ("np.empty(len(recalls), dtype=np.float32)", True),
+    ("np.zeros(len(recalls), dtype=float)", True),
+    ("np.zeros(len(recalls), dtype=np.int64)", False),
+    ("np.zeros(len(recalls), np.float64)", False),  # (positional: not read)
+    ("list(np.zeros(len(recalls)))", False),
+])
+def test_an_element_accumulator_needs_an_allocation_of_floats(allocation: str, floats: bool) -> None:
+    source = (CORPUS / "threshold_sweep_per_class_slot.py").read_text().replace("np.zeros(len(recalls))", allocation)
+    if floats:
+        sweep.threshold_sweep(_facts(source))
+        return
+    with pytest.raises(CannotRewrite, match="holds floats"):
+        sweep.threshold_sweep(_facts(source))
+
+
+@pytest.mark.parametrize("shadow", ["def per_class(recalls, precisions, float=int):", "def per_class(recalls, precisions):\n    float = int"])
+def test_a_shadowed_float_is_not_a_float_dtype(shadow: str) -> None:
+    source = (CORPUS / "threshold_sweep_per_class_slot.py").read_text().replace("np.zeros(len(recalls))", "np.zeros(len(recalls), dtype=float)")
+    source = source.replace("def per_class(recalls: np.ndarray, precisions: np.ndarray) -> np.ndarray:", shadow)
+    with pytest.raises(CannotRewrite, match="holds floats"):
+        sweep.threshold_sweep(_facts(source))
+
+
+def test_names_the_function_declares_global_are_read_elsewhere() -> None:
+    source = _sweep("np.sum(recall >= level) == 0", "np.max(precision[recall >= level])").replace(
+        "score = 0.0", "global best\n        score = 0.0")
+    with pytest.raises(CannotRewrite, match="read after the loop"):
+        sweep.threshold_sweep(_facts(source))
+
+
+@pytest.mark.parametrize("levels, swept", [
+    ("np.linspace(0, 1, 11)", True),
+    ("np.linspace(0.0, -1.0, num=5, dtype=np.float32)", True),
+    ("np.arange(0, 11)", True),
+    ("np.linspace(lo, hi, 11)", False),  # (array end points make rows)
+    ("np.linspace(0, 1, 11, retstep=True)", False),
+    ("np.linspace(0, 1, 11, axis=0)", False),
+    ("np.arange(*bounds)", False),
+    ("[0.5, 0.75]", False),
+])
+def test_only_one_dimensional_numpy_ranges_are_swept(levels: str, swept: bool) -> None:
+    facts = _facts(_sweep("np.sum(recall >= level) == 0", "np.max(precision[recall >= level])", levels=levels))
+    assert sweep.sweeps_thresholds(facts) is swept
+
+
+def test_the_rewrite_calls_no_builtin_the_module_may_rebind() -> None:
+    rewrite = sweep.threshold_sweep(_facts(_sweep("np.sum(recall >= level) == 0", "np.max(precision[recall >= level])")))
+    assert "len(" not in rewrite.kernel.new and "range(" not in rewrite.kernel.new
 
 
 def test_a_float_array_of_the_code_is_drawn_as_one() -> None:

@@ -48,10 +48,11 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import parse_template_expression, parse_template_statement
 
-from torchfix.codemods.analysis import comments_in
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops.domain import Domain
+from torchfix.codemods.analysis import BOUND_TARGET, all_nodes, comments_in, target_names
 from torchfix.codemods.loops.facts import LoopFacts, Step, StepKind, _walk
+from torchfix.codemods.loops.module import shadowed_builtins
 from torchfix.codemods.loops.kernels import UnfaithfulKernel, build_kernel, is_replayable
 from torchfix.codemods.loops.nodes import code_of, is_number, method, name_nodes, names_used, receiver, same_code
 from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite
@@ -96,12 +97,28 @@ def looks_like_a_sweep(steps: tuple[Step, ...], domain: Domain) -> bool:
 
 
 def sweeps_thresholds(facts: LoopFacts) -> bool:
-    """Whether the loop walks the elements of an ``np.arange`` or ``np.linspace`` (float64
-    numbers, whatever the arguments)."""
+    """Whether the loop walks the elements of a 1-D ``np.arange`` or ``np.linspace``: NumPy
+    scalars, each of the array's own dtype, which compare like that array does. (``linspace``
+    with array endpoints makes rows; ``retstep=True`` a pair: only number literals there.)"""
     walked = facts.domain.walked
     if len(walked) != 1 or walked[0].keepdim or not isinstance(walked[0].source, cst.Call):
         return False
-    return facts.context.qualified(walked[0].source.func) in _THRESHOLDS
+    source = walked[0].source
+    called = facts.context.qualified(source.func)
+    if called not in _THRESHOLDS or any(a.star for a in source.args):
+        return False
+    keywords = {a.keyword.value for a in source.args if a.keyword is not None}
+    if called == "numpy.arange":
+        return keywords <= {"dtype"}
+    positional = [a.value for a in source.args if a.keyword is None]
+    return keywords <= {"num", "dtype"} and len(positional) <= 3 and all(_number(v) for v in positional)
+
+
+def _number(node: cst.BaseExpression) -> bool:
+    """A number literal, or minus one."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
 
 
 def _accumulation(step: Step) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
@@ -190,8 +207,10 @@ def _zero(node: cst.BaseExpression) -> bool:
 
 
 def _scaled(addend: cst.BaseExpression, value: str) -> bool:
-    """``p``, ``p / c``, ``p * c`` or ``c * p`` with ``c`` a non-zero number literal: what each
-    step adds is 0 where ``p`` is the miss value 0, so the steps that reach nothing add 0."""
+    """``p``, ``p / c``, or ``p * c`` / ``c * p`` with a float ``c``, ``c`` a non-zero number
+    literal: what each step adds is 0 where ``p`` is the miss value 0, so the steps that reach
+    nothing add 0; and it is a float whatever ``p``'s dtype -- the batched ``p`` is a float array
+    (the fill is an infinity), where a step's ``p`` of a uint8 array times an int wraps round."""
     if m.matches(addend, m.Name(value)):
         return True
     if not isinstance(addend, cst.BinaryOperation) or not isinstance(addend.operator, (cst.Divide, cst.Multiply)):
@@ -199,6 +218,8 @@ def _scaled(addend: cst.BaseExpression, value: str) -> bool:
     left, right = addend.left, addend.right
     if isinstance(addend.operator, cst.Multiply) and m.matches(right, m.Name(value)):
         left, right = right, left
+    if isinstance(addend.operator, cst.Multiply) and not isinstance(right, cst.Float):
+        return False
     return m.matches(left, m.Name(value)) and is_number(right) and not _zero(right) and not isinstance(right, cst.UnaryOperation)
 
 
@@ -228,7 +249,8 @@ def recognise(facts: LoopFacts) -> _Sweep:
     reducer, selected, _ = reduction
     threshold, value = walked.element, temporary.target
     if not _scaled(addend, value):
-        raise CannotRewrite(f"the step adds more than a multiple of `{value}`", accumulation.statement)
+        raise CannotRewrite(f"the step adds something else than `{value}`, `{value} / c` or `{value} * c` with a float `c`",
+                            accumulation.statement)
     compared = mask.comparisons[0]
     if len(mask.comparisons) != 1 or not isinstance(compared.operator, _COMPARISONS):
         raise CannotRewrite("the mask is not an order comparison", temporary.statement)
@@ -253,8 +275,12 @@ def recognise(facts: LoopFacts) -> _Sweep:
         # sum truncates once (the checker, drawing small values, may not tell them apart)
         raise CannotRewrite(f"nothing shows `{_root(accumulator)}` holds floats: an integer array truncates each step's `+=`",
                             accumulation.statement)
+    if facts.function is None:
+        # (at module or class level the loop's names are attributes other code may read)
+        raise CannotRewrite("a sweep outside a function binds names other modules may read", loop)
+    declared = {n.name.value for node in all_nodes(facts.function.body) if isinstance(node, (cst.Global, cst.Nonlocal)) for n in node.names}
     for name in (threshold, value):
-        if facts.used_after(name):
+        if facts.used_after(name) or name in declared:
             raise CannotRewrite(f"`{name}` is read after the loop", loop)
     if facts.blockers:
         raise CannotRewrite(facts.blockers[0], loop)
@@ -273,7 +299,11 @@ def _float_array(facts: LoopFacts, name: str) -> str | None:
     ``np.empty(n)`` / ``np.zeros(n)`` / ``np.ones(n)`` (float64, or the float dtype they are
     given); else None. (Stores into its elements keep its dtype.)"""
     definition = facts.definition(name)
-    if definition is None or not isinstance(definition.value, cst.Call):
+    if definition is None or not isinstance(definition.value, cst.Call) or facts.function is None:
+        return None
+    if _bindings(facts.function, name) != 1:
+        # (rebound after the loop in an enclosing loop's body, `out = out.astype(int)` reaches
+        # the next step of that loop: the allocation must be the name's only binding)
         return None
     allocation = definition.value
     if facts.context.qualified(allocation.func) not in _ALLOCATORS or not allocation.args or allocation.args[0].keyword is not None:
@@ -283,10 +313,37 @@ def _float_array(facts: LoopFacts, name: str) -> str | None:
         if argument.star or argument.keyword is None or argument.keyword.value != "dtype":
             return None
         spelled = facts.context.qualified(argument.value) or code_of(argument.value)
-        if spelled not in _FLOAT_DTYPES or (spelled == "float" and "float" in facts.context.bindings):
+        if spelled not in _FLOAT_DTYPES or (spelled == "float" and "float" in shadowed_builtins(facts.context)):
             return None
         dtype = _FLOAT_DTYPES[spelled]
     return dtype
+
+
+def _bindings(function: cst.FunctionDef, name: str) -> int:
+    """How many places in ``function`` (nested scopes included, conservatively) bind ``name``:
+    assignments, loop and ``with`` targets, augmented assignments, ``del``, imports, definitions,
+    parameters; a ``global`` / ``nonlocal`` of it counts twice (it is bound elsewhere too)."""
+    count = _parameters(function).count(name)
+    for node in all_nodes(function.body):
+        target = BOUND_TARGET.get(type(node))
+        if target is not None:
+            bound = target(node)
+            count += bound is not None and name in target_names(bound)
+        elif isinstance(node, cst.Del):
+            count += name in target_names(node.target)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            count += node.name.value == name
+        elif isinstance(node, cst.ImportAlias):
+            count += name in names_used(node.asname.name if node.asname else node.name)
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            count += 2 * any(n.name.value == name for n in node.names)
+    return count
+
+
+def _parameters(function: cst.FunctionDef) -> list[str]:
+    params = function.params
+    found = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    return found + [star.name.value for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param)]
 
 
 def _root(node: cst.BaseExpression) -> str:
@@ -333,14 +390,15 @@ def threshold_sweep(facts: LoopFacts) -> LoopRewrite:
     selects = _fresh(facts, "selects", taken)
     fill = parse_template_expression(f"{_FILLS[sweep.reducer]}{{np}}.inf", np=numpy)
     reducer = "max" if sweep.reducer in ("max", "amax") else "min"
-    p, r, t = cst.Name(sweep.value), cst.Name(reached), cst.Name(thresholds)
+    p, r = cst.Name(sweep.value), cst.Name(reached)
     guarded += [
         # the mask with the axes `selected` has beyond `array`'s: `selected[mask]` picks rows there
         parse_template_statement("{s} = {r}.reshape({r}.shape + (1,) * ({np}.ndim({x}) - {np}.ndim({a})))\n",
                                  s=cst.Name(selects), r=r, np=numpy, x=selected, a=array),
-        parse_template_statement(f"{{p}} = {{np}}.where({{s}}, {{x}}, {{fill}}).reshape(len({{t}}), -1).{reducer}(1)\n",
-                                 p=p, np=numpy, s=cst.Name(selects), x=selected, fill=fill, t=t),
-        parse_template_statement("{p}[~{r}.reshape(len({t}), -1).any(1)] = 0\n", p=p, r=r, t=t),
+        # (one row per threshold: `reached.shape[0]`, not `len(...)`, which the module may bind)
+        parse_template_statement(f"{{p}} = {{np}}.where({{s}}, {{x}}, {{fill}}).reshape({{r}}.shape[0], -1).{reducer}(1)\n",
+                                 p=p, np=numpy, s=cst.Name(selects), x=selected, fill=fill, r=r),
+        parse_template_statement("{p}[~{r}.reshape({r}.shape[0], -1).any(1)] = 0\n", p=p, r=r),
         _accumulate(sweep),
     ]
     statements.append(cst.If(test=parse_template_expression("{r}.any()", r=cst.Name(reached)), body=cst.IndentedBlock(body=guarded)))

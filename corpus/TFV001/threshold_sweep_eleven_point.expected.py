@@ -9,7 +9,7 @@ def eleven_point(recall: np.ndarray, precision: np.ndarray) -> float:
     reached = recall >= thresholds.reshape((-1,) + (1,) * np.ndim(recall))
     if reached.any():
         selects = reached.reshape(reached.shape + (1,) * (np.ndim(precision) - np.ndim(recall)))
-        best = np.where(selects, precision, -np.inf).reshape(len(thresholds), -1).max(1)
-        best[~reached.reshape(len(thresholds), -1).any(1)] = 0
+        best = np.where(selects, precision, -np.inf).reshape(reached.shape[0], -1).max(1)
+        best[~reached.reshape(reached.shape[0], -1).any(1)] = 0
         score += (best / 11).sum()
     return score

@@ -10,7 +10,7 @@ def lowest_costs(scores, costs):
     reached = thresholds.reshape((-1,) + (1,) * np.ndim(scores)) <= scores
     if reached.any():
         selects = reached.reshape(reached.shape + (1,) * (np.ndim(costs) - np.ndim(scores)))
-        cost = np.where(selects, costs, np.inf).reshape(len(thresholds), -1).min(1)
-        cost[~reached.reshape(len(thresholds), -1).any(1)] = 0
+        cost = np.where(selects, costs, np.inf).reshape(reached.shape[0], -1).min(1)
+        cost[~reached.reshape(reached.shape[0], -1).any(1)] = 0
         total = total + cost.sum()
     return total

@@ -11,7 +11,7 @@ def per_class(recalls: np.ndarray, precisions: np.ndarray) -> np.ndarray:
         reached = recalls[c] > thresholds.reshape((-1,) + (1,) * np.ndim(recalls[c]))
         if reached.any():
             selects = reached.reshape(reached.shape + (1,) * (np.ndim(precisions[c]) - np.ndim(recalls[c])))
-            q = np.where(selects, precisions[c], -np.inf).reshape(len(thresholds), -1).max(1)
-            q[~reached.reshape(len(thresholds), -1).any(1)] = 0
+            q = np.where(selects, precisions[c], -np.inf).reshape(reached.shape[0], -1).max(1)
+            q[~reached.reshape(reached.shape[0], -1).any(1)] = 0
             out[c] += (q * 0.25).sum(dtype=out.dtype)
     return out

@@ -11,5 +11,5 @@ def per_class_counts(recalls, precisions):
                 q = 0
             else:
                 q = np.max(precisions[c][recalls[c] >= r])
-            out[c] += q * 10
+            out[c] += q / 10
     return out
