@@ -1965,30 +1965,6 @@ def test_the_attributes_a_kernel_reads_become_inputs_only_where_self_is_read_for
     assert set(found.may_alias) == {("x", "y"), ("self_eos", "y"), ("self_scale", "y"), ("self_eos", "self_scale")}
 
 
-@pytest.mark.parametrize("old, converted", [
-    ("y[0] = layer.anchors[0] * layer.scale\n", True),
-    ("y[0] = (lambda a: a * layer.scale)(x[0])\n", True),     # read inside a lambda: the same object
-    ("y[0] = layer.shape[0]\n", False),                        # an array's attribute: the checker builds the array
-    ("y[0] = layer.anchors[0] * layer.data[0]\n", False),      # (one of them)
-    ("y[0] = layer.forward(x)[0]\n", False),                   # the object's behaviour
-    ("y[0] = helper(layer)\n", False),                         # the object passed on
-    ("layer.anchors[0] = 1\ny[0] = layer.anchors[1]\n", False),
-    ("y[0] = (lambda layer: layer.anchors)(x)[0]\n", False),   # another binding of the name
-])
-def test_an_object_read_only_for_attributes_no_array_has_gives_them_as_inputs(old: str, converted: bool) -> None:
-    from torchfix.codemods.loops.kernels import _objects_as_inputs
-    from torchfix.equivalence.kernel import InputSpec, Kernel
-
-    specs = (InputSpec("layer", Kind.ANY), InputSpec("x"), InputSpec("y"))
-    kernel = Kernel(old, old, specs, (), may_alias=(("layer", "y"), ("x", "y")))
-    found = _objects_as_inputs(kernel, None, set())
-    if not converted:
-        assert found is kernel
-        return
-    assert "layer." not in found.old + found.new and "layer" not in [s.name for s in found.inputs]
-    assert {s.name for s in found.inputs} >= {"layer_scale", "x", "y"}
-
-
 @pytest.mark.parametrize("line, fresh", [
     ("out = target.clone()", True),
     ("out = torch.zeros(n)", True),

@@ -240,3 +240,22 @@ def test_a_float64_slot_sums_in_its_own_dtype(strict) -> None:  # noqa: ANN001
     for new, outcome in ((wrong, Outcome.REJECTED), (right, Outcome.VERIFIED)):
         kernel = Kernel(old, new, inputs, ("out",), modules=numpy, reorders_float_reduction=True, may_alias=())
         assert strict.check(kernel).outcome is outcome
+
+
+@pytest.mark.parametrize("header, nonnegative", [
+    ("def f(recs, precs, out):", True),
+    ("def f(recs, precs, out, range=range):", False),     # a parameter may be any callable
+])
+def test_the_variable_of_an_enclosing_range_loop_is_drawn_never_negative(header: str, nonnegative: bool) -> None:
+    from torchfix.codemods.loops.kernels import input_specs
+
+    source = f"""
+    import numpy as np
+    {header}
+        for c in range(len(recs)):
+            for t in np.arange(0.0, 1.1, 0.1):
+                p = 0 if np.sum(recs[c] >= t) == 0 else np.max(precs[c][recs[c] >= t])
+                out[c] += p / 11
+    """
+    (spec,) = input_specs(["c"], _facts(source))
+    assert spec.nonnegative is nonnegative

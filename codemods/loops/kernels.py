@@ -31,7 +31,6 @@ from torchfix.codemods.loops.nodes import assigned_names, names_used, statement_
 from torchfix.codemods.loops.ranks import dims_taken, fewest_dims
 from torchfix.codemods.base import Proposal
 from torchfix.equivalence.kernel import InputSpec, Kernel, Kind
-from torchfix.equivalence.policy import VALUE_ATTRIBUTES
 
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
@@ -504,10 +503,8 @@ def with_attribute_inputs(proposals: list[Proposal], wrapper: "MetadataWrapper")
     (``self_eos``), which the checker builds where it cannot build ``self``: one place for every
     rule (the loop engine does the same in :class:`_AttributesAsInputs`). Only where ``self`` is
     used for nothing else in the kernel: not called, passed, rebound, nor an attribute of it
-    stored or called (those are the object's behaviour). The same for any other input of no
-    known kind read only for attributes no array has (:func:`_objects_as_inputs`). Runs after
-    the sharing checks, which reason about the object as a whole; the pairs that may alias
-    follow it to its attributes."""
+    stored or called (those are the object's behaviour). Runs after the sharing checks, which
+    reason about ``self`` as a whole; the pairs that may alias follow it to its attributes."""
     if not any(p.candidates for p in proposals):
         return proposals
     context = ModuleContext.of(wrapper)
@@ -515,25 +512,12 @@ def with_attribute_inputs(proposals: list[Proposal], wrapper: "MetadataWrapper")
         if not proposal.candidates:
             continue
         self_name = _method_self(proposal.anchor, context)
+        if self_name is None:
+            continue
         proposal.candidates = tuple(
-            replace(c, kernel=_objects_as_inputs(c.kernel, self_name, set(context.bindings))) for c in proposal.candidates
+            replace(c, kernel=_attributes_as_inputs(c.kernel, self_name, set(context.bindings))) for c in proposal.candidates
         )
     return proposals
-
-
-def _objects_as_inputs(kernel: Kernel, self_name: str | None, taken: set[str]) -> Kernel:
-    """``kernel`` with the data attributes of ``self`` as inputs of their own, and those of any
-    other input that the kernel uses only for attributes no array has
-    (``layer.anchor_vec`` of ``layer = model.module_list[i][0]``): an object the checker cannot
-    build, read the same way in the old and the new code. An input read only for array
-    attributes (``x.shape``) stays: the checker builds the array, whose attributes agree."""
-    if self_name is not None:
-        kernel = _attributes_as_inputs(kernel, self_name, taken)
-    for spec in kernel.inputs:
-        # (whatever kind the evidence gives it: an array has none of these attributes)
-        if spec.name != self_name and spec.kind is not Kind.OPAQUE:
-            kernel = _attributes_as_inputs(kernel, spec.name, taken, objects_only=True)
-    return kernel
 
 
 def _method_self(node: cst.CSTNode, context: ModuleContext) -> str | None:
@@ -549,10 +533,9 @@ def _method_self(node: cst.CSTNode, context: ModuleContext) -> str | None:
     return function.params.params[0].name.value
 
 
-def _attributes_as_inputs(kernel: Kernel, self_name: str, taken: set[str], objects_only: bool = False) -> Kernel:
+def _attributes_as_inputs(kernel: Kernel, self_name: str, taken: set[str]) -> Kernel:
     """``kernel`` with ``self.x`` read as the input ``self_x``, where every use of ``self`` in
-    it is such a read; else ``kernel`` itself. With ``objects_only``, also ``kernel`` itself
-    where one of the attributes is one an array has (``VALUE_ATTRIBUTES``)."""
+    it is such a read; else ``kernel`` itself."""
     if not any(spec.name == self_name for spec in kernel.inputs):
         return kernel
     try:
@@ -565,8 +548,6 @@ def _attributes_as_inputs(kernel: Kernel, self_name: str, taken: set[str], objec
         if found is None:
             return kernel
         attributes |= found
-    if objects_only and (not attributes or attributes & VALUE_ATTRIBUTES):
-        return kernel
     taken = taken | names_used(old) | names_used(new) | {spec.name for spec in kernel.inputs}
     local: dict[str, str] = {}
     for attribute in sorted(attributes):
@@ -615,10 +596,8 @@ def _data_attributes(module: cst.Module, self_name: str) -> set[str] | None:
             stored.update(id(n) for n in all_nodes(node.target))
         elif isinstance(node, cst.Call):
             called.add(id(node.func))
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            return None
-        # (a lambda, def or class of the kernel that binds `self` apart -- a parameter, an
-        # assignment -- holds a bare `self` below, and is refused there)
+        elif isinstance(node, (cst.Global, cst.Nonlocal, cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            return None  # (a scope of its own may bind `self` apart)
     reads: set[int] = set()
     for node in all_nodes(module):
         if isinstance(node, cst.Attribute) and m.matches(node.value, m.Name(self_name)):
@@ -1400,7 +1379,7 @@ def _enclosing_range_variable(facts: LoopFacts, name: str) -> bool:
     start of 0 or more, that nothing else in that loop's body binds: its value there is never
     negative."""
     context = facts.context
-    if "range" in context.bindings or (facts.function is not None and "range" in assigned_names(facts.function)):
+    if "range" in shadowed_builtins(context):
         return False
     current = context.parents.get(facts.loop)
     while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Module, cst.Lambda)):

@@ -1,5 +1,6 @@
-# Overlap of every anchor with every target box through a small helper of the module; the anchors
-# are an attribute of a layer object the function looks up (the checker gets them as an input).
+# Trap: the anchors are an attribute of an object the function looks up, which may hold a list
+# of tensors -- `torch.vmap` maps the tensors of a list as one pytree (their rows, not the list's
+# items), so a vmap of the helper over it would give other rows without an error.
 import torch
 
 
