@@ -162,7 +162,8 @@ class LoopOverBatch(Rule):
       refutes a form that adds one.
 
     - a masked maximum (or minimum) swept over thresholds -- `for t in np.arange(0., 1.1, 0.1):`
-      (or `np.linspace`), `p = 0` where the mask `rec >= t` selects nothing (`np.sum(m) == 0`,
+      (or `np.linspace`, or a name bound once to one above the loop and read only there, in
+      `len()` or by subscript), `p = 0` where the mask `rec >= t` selects nothing (`np.sum(m) == 0`,
       `not m.any()`, `np.count_nonzero(m) == 0`, or the reverse test) and `np.max(prec[rec >=
       t])` where it does, then `ap += p / 11` into a name or an element `ap[l]` (PASCAL VOC's
       11-point average precision) -- becomes one comparison against every threshold:
@@ -172,7 +173,9 @@ class LoopOverBatch(Rule):
       accumulator a Python float where no threshold is reached (and `prec` unread, as the loop
       left it); `selects` gives the mask the axes `prec` has beyond `rec`'s. Only NumPy's own
       ranges are swept (their float64 elements compare like one float64 array of them; Python
-      floats do not), only a miss value of 0 and an addend that is 0 there, and an element
+      floats do not), only a miss value of 0 and an addend that is 0 there (`p`, `p / c` with `c`
+      anything the steps do not change, `p * c` with a float literal `c`: an int one would wrap
+      round in a uint8 maximum where the float fill does not), and an element
       accumulator only in an array the code allocates as floats (`np.zeros(n)`): an integer
       element truncates each step's `+=`. An element's sum is taken in its array's dtype.
 

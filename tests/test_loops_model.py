@@ -2006,3 +2006,24 @@ def test_names_handed_to_code_torchfix_cannot_see_into_escape(line: str, escaped
     context = _context(f"import torch\ndef f(self, row, holder, args):\n    {line}\n")
     function = context.nodes.of_type(cst.FunctionDef)[0]
     assert _origins(function, context).escaped == escaped
+
+
+@pytest.mark.parametrize("decorator, an_object", [("", True), ("@staticmethod", False), ("@classmethod", False)])
+def test_only_a_method_s_object_has_its_attributes_drawn_as_inputs(decorator: str, an_object: bool) -> None:
+    # a static method's first argument is an argument like any other (`x.data` of a tensor shares
+    # its storage), a class method's is the class: neither is the object the engine may take apart
+    from torchfix.codemods.loops.kernels import _AttributesAsInputs
+
+    source = f"""
+    import torch
+    class Box:
+        {decorator}
+        def scale_rows(x, out):
+            for i in range(out.size(0)):
+                out[i] = x.data[i] * 2
+            return out
+    """
+    facts = _first_loop_facts(source)
+    assert facts is not None
+    found = _AttributesAsInputs.for_function(facts, [facts.loop])
+    assert (found is not None) is an_object

@@ -90,6 +90,7 @@ def test_a_test_true_where_something_is_reached_takes_the_other_branch() -> None
     ("trap_threshold_sweep_wrapping_product.py", "with a float `c`"),
     ("trap_threshold_sweep_rebound_later.py", "an integer array truncates each step's `+=`"),
     ("trap_threshold_sweep_at_module_level.py", "outside a function"),
+    ("trap_threshold_sweep_levels_reshaped.py", "not an `np.arange` or `np.linspace`"),
 ])
 def test_each_trap_is_stopped_by_its_own_fact(trap: str, reason: str) -> None:
     with pytest.raises(CannotRewrite) as raised:
@@ -97,7 +98,13 @@ def test_each_trap_is_stopped_by_its_own_fact(trap: str, reason: str) -> None:
     assert reason in str(raised.value)
 
 
-@pytest.mark.parametrize("add", ["score += best + 1", "score += best / 0.0", "score += best / level", "score += best * best",
+def test_a_divisor_the_steps_change_is_refused() -> None:
+    with pytest.raises(CannotRewrite, match="`level` changes from step to step"):
+        sweep.threshold_sweep(_facts(_sweep("np.sum(recall >= level) == 0", "np.max(precision[recall >= level])",
+                                            add="score += best / level")))
+
+
+@pytest.mark.parametrize("add", ["score += best + 1", "score += best / 0.0", "score += best * best",
                                  "score += best * 2", "score += 3 * best"])
 def test_an_addend_that_is_not_zero_at_a_miss_or_may_wrap_is_refused(add: str) -> None:
     with pytest.raises(CannotRewrite, match="something else than"):
@@ -259,3 +266,28 @@ def test_the_variable_of_an_enclosing_range_loop_is_drawn_never_negative(header:
     """
     (spec,) = input_specs(["c"], _facts(source))
     assert spec.nonnegative is nonnegative
+
+
+@pytest.mark.parametrize("between, swept", [
+    ("", True),
+    ("k = len(levels)", True),
+    ("first = levels[0]", True),
+    ("levels[0] = -1.0", False),               # written through
+    ("levels = levels[::-1]", False),          # bound twice
+    ("levels += 0.5", False),
+    ("np.random.shuffle(levels)", False),      # given to a call
+    ("n = levels.size", False),                # (an attribute: not read)
+])
+def test_a_named_range_is_swept_where_nothing_can_reshape_it(between: str, swept: bool) -> None:
+    source = f"""
+    import numpy as np
+    def f(recall, precision):
+        levels = np.linspace(0, 1, 11)
+        {between}
+        score = 0.0
+        for level in levels:
+            best = 0 if np.sum(recall >= level) == 0 else np.max(precision[recall >= level])
+            score += best / 11
+        return score
+    """
+    assert sweep.sweeps_thresholds(_facts(source)) is swept

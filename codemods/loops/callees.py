@@ -124,7 +124,7 @@ FUNCTIONS.update(_rows(Batching.MATMUL, "torch.matmul torch.mm torch.mv torch.do
 FUNCTIONS["torch.nn.functional.linear"] = Callee(Batching.ELEMENTWISE)  # acts on the last dim: batch-transparent
 # allocation
 FUNCTIONS.update(_rows(Batching.ALLOCATE_LIKE, "torch.zeros_like torch.ones_like torch.empty_like torch.full_like numpy.zeros_like numpy.ones_like numpy.empty_like numpy.full_like"))
-FUNCTIONS.update(_rows(Batching.ALLOCATE, "torch.zeros torch.ones torch.empty torch.full torch.tensor torch.as_tensor torch.arange torch.eye numpy.zeros numpy.ones numpy.empty numpy.full numpy.array numpy.asarray numpy.arange numpy.eye"))
+FUNCTIONS.update(_rows(Batching.ALLOCATE, "torch.zeros torch.ones torch.empty torch.full torch.tensor torch.as_tensor torch.arange torch.linspace torch.eye numpy.zeros numpy.ones numpy.empty numpy.full numpy.array numpy.asarray numpy.arange numpy.linspace numpy.eye"))
 # the legacy constructors: of sizes, a new float tensor (of one tensor, that tensor: see kernels._may_be)
 FUNCTIONS.update(_rows(Batching.ALLOCATE, "torch.Tensor torch.FloatTensor torch.DoubleTensor"))
 # random draws

@@ -1650,9 +1650,12 @@ class _AttributesAsInputs(cst.CSTTransformer):
     @classmethod
     def for_function(cls, facts: LoopFacts, statements: Sequence[cst.CSTNode]) -> "_AttributesAsInputs | None":
         function = facts.function
-        if function is None or facts.context.enclosing_class(function) is None or not function.params.params:
+        if function is None or facts.context.enclosing_class(function) is None:
             return None
-        self_name = function.params.params[0].name.value
+        # (the object of a method: not a static method's first argument, nor a class method's class)
+        self_name = _method_self(facts.loop, facts.context)
+        if self_name is None:
+            return None
         taken = {n for s in statements for n in names_used(s)}
         return cls(self_name, taken | set(facts.context.bindings), facts)
 

@@ -101,9 +101,13 @@ def sweeps_thresholds(facts: LoopFacts) -> bool:
     scalars, each of the array's own dtype, which compare like that array does. (``linspace``
     with array endpoints makes rows; ``retstep=True`` a pair: only number literals there.)"""
     walked = facts.domain.walked
-    if len(walked) != 1 or walked[0].keepdim or not isinstance(walked[0].source, cst.Call):
+    if len(walked) != 1 or walked[0].keepdim:
         return False
     source = walked[0].source
+    if isinstance(source, cst.Name):
+        source = _named_range(facts, source.value)
+    if not isinstance(source, cst.Call):
+        return False
     called = facts.context.qualified(source.func)
     if called not in _THRESHOLDS or any(a.star for a in source.args):
         return False
@@ -112,6 +116,42 @@ def sweeps_thresholds(facts: LoopFacts) -> bool:
         return keywords <= {"dtype"}
     positional = [a.value for a in source.args if a.keyword is None]
     return keywords <= {"num", "dtype"} and len(positional) <= 3 and all(_number(v) for v in positional)
+
+
+def _named_range(facts: LoopFacts, name: str) -> cst.BaseExpression | None:
+    """What ``name`` is bound to, where the function binds it once, before the loop, and reads
+    it only as this loop's iterable, in ``len(name)`` or as ``name[...]``: a name nothing can
+    reshape or rebind in between (``thresholds = np.linspace(0, 1, 11)`` above the loop)."""
+    function = facts.function
+    if function is None or _bindings(function, name) != 1:
+        return None
+    definition = facts.definition(name)
+    if definition is None:
+        return None
+    context = facts.context
+    for node in all_nodes(function.body):
+        if not (isinstance(node, cst.Name) and node.value == name):
+            continue
+        parent = context.parents.get(node)
+        if isinstance(parent, cst.AssignTarget) and parent.target is node and parent in definition.statement.body[0].targets:  # type: ignore[attr-defined]
+            continue
+        if parent is facts.loop and isinstance(parent, cst.For) and parent.iter is node:
+            continue
+        if isinstance(parent, cst.Arg) and "len" not in shadowed_builtins(context) and m.matches(
+            context.parents.get(parent), m.Call(func=m.Name("len"), args=[m.Arg()])
+        ):
+            continue
+        if isinstance(parent, cst.Subscript) and parent.value is node and not _stored(parent, context):
+            continue
+        return None
+    return definition.value
+
+
+def _stored(node: cst.CSTNode, context) -> bool:  # noqa: ANN001
+    """Whether ``node`` is written: an assignment, augmented assignment or ``del`` target."""
+    parent = context.parents.get(node)
+    return (isinstance(parent, cst.AssignTarget) and parent.target is node) or (
+        isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node) or isinstance(parent, (cst.Del, cst.Element))
 
 
 def _number(node: cst.BaseExpression) -> bool:
@@ -208,7 +248,7 @@ def _zero(node: cst.BaseExpression) -> bool:
 
 def _scaled(addend: cst.BaseExpression, value: str) -> bool:
     """``p``, ``p / c``, or ``p * c`` / ``c * p`` with a float ``c``, ``c`` a non-zero number
-    literal: what each step adds is 0 where ``p`` is the miss value 0, so the steps that reach
+    literal (or, for ``/``, an expression the steps do not change): what each step adds is 0 where ``p`` is the miss value 0, so the steps that reach
     nothing add 0; and it is a float whatever ``p``'s dtype -- the batched ``p`` is a float array
     (the fill is an infinity), where a step's ``p`` of a uint8 array times an int wraps round."""
     if m.matches(addend, m.Name(value)):
@@ -220,7 +260,12 @@ def _scaled(addend: cst.BaseExpression, value: str) -> bool:
         left, right = right, left
     if isinstance(addend.operator, cst.Multiply) and not isinstance(right, cst.Float):
         return False
-    return m.matches(left, m.Name(value)) and is_number(right) and not _zero(right) and not isinstance(right, cst.UnaryOperation)
+    if not m.matches(left, m.Name(value)):
+        return False
+    if isinstance(addend.operator, cst.Divide) and not is_number(right):
+        # `p / len(levels)`: a divisor the steps do not change (checked with what they read)
+        return True
+    return is_number(right) and not _zero(right) and not isinstance(right, cst.UnaryOperation)
 
 
 def recognise(facts: LoopFacts) -> _Sweep:
@@ -264,7 +309,9 @@ def recognise(facts: LoopFacts) -> _Sweep:
     if isinstance(accumulator, cst.Subscript) and (slot is None or len(slot.elements) != len(accumulator.slice)):
         raise CannotRewrite(f"`{code_of(accumulator)}` is not one element", accumulation.statement)
     array = operands[1] if m.matches(operands[0], m.Name(threshold)) else operands[0]
-    for part in (array, selected, slot):
+    divisor = addend.right if (
+        isinstance(addend, cst.BinaryOperation) and isinstance(addend.operator, cst.Divide) and not is_number(addend.right)) else None
+    for part in (array, selected, slot, divisor):
         if part is not None and names_used(part) & bound:
             raise CannotRewrite(f"`{code_of(part)}` changes from step to step", temporary.statement)
         # (evaluated once where the loop evaluated it at every step: no draw, no effect)
@@ -368,7 +415,8 @@ def threshold_sweep(facts: LoopFacts) -> LoopRewrite:
     context = facts.context
     numpy, imports = context.spelling("numpy")
     taken = {n.value for n in name_nodes(facts.scope)} | set(context.bindings)
-    thresholds, reached = _fresh(facts, "thresholds", taken), _fresh(facts, "reached", taken)
+    thresholds = sweep.source.value if isinstance(sweep.source, cst.Name) else _fresh(facts, "thresholds", taken)
+    reached = _fresh(facts, "reached", taken)
     compared = sweep.mask.comparisons[0]
     compared_first = m.matches(sweep.mask.left, m.Name(sweep.threshold))
     array = compared.comparator if compared_first else sweep.mask.left
@@ -376,10 +424,10 @@ def threshold_sweep(facts: LoopFacts) -> LoopRewrite:
         "{t}.reshape((-1,) + (1,) * {np}.ndim({a}))", t=cst.Name(thresholds), np=numpy, a=array)
     swept = sweep.mask.with_changes(left=rows) if compared_first else sweep.mask.with_changes(
         comparisons=[compared.with_changes(comparator=rows)])
-    statements: list[cst.BaseStatement] = [
-        parse_template_statement("{t} = {source}\n", t=cst.Name(thresholds), source=sweep.source),
-        parse_template_statement("{r} = {mask}\n", r=cst.Name(reached), mask=swept),
-    ]
+    statements: list[cst.BaseStatement] = [parse_template_statement("{r} = {mask}\n", r=cst.Name(reached), mask=swept)]
+    if not isinstance(sweep.source, cst.Name):
+        # (a name bound to the range above the loop is the array itself)
+        statements.insert(0, parse_template_statement("{t} = {source}\n", t=cst.Name(thresholds), source=sweep.source))
     selected = sweep.selected
     guarded: list[cst.BaseStatement] = []
     if any(isinstance(n, cst.Call) for n in _walk(selected)):
