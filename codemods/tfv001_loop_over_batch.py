@@ -173,9 +173,10 @@ class LoopOverBatch(Rule):
       accumulator a Python float where no threshold is reached (and `prec` unread, as the loop
       left it); `selects` gives the mask the axes `prec` has beyond `rec`'s. Only NumPy's own
       ranges are swept (their float64 elements compare like one float64 array of them; Python
-      floats do not), only a miss value of 0 and an addend that is 0 there (`p`, `p / c` with `c`
-      anything the steps do not change, `p * c` with a float literal `c`: an int one would wrap
-      round in a uint8 maximum where the float fill does not), and an element
+      floats do not), only a miss value of 0 and an addend that is 0 there (`p`, `p / c` and `p *
+      c` with a number literal `c`, a float one for `*`: an int one would wrap round in a uint8
+      maximum where the float fill does not; `p / len(gt)` divides the miss too, a `0 / 0` that
+      raises where the sweep would not), and an element
       accumulator only in an array the code allocates as floats (`np.zeros(n)`): an integer
       element truncates each step's `+=`. An element's sum is taken in its array's dtype.
 

@@ -2008,7 +2008,8 @@ def test_names_handed_to_code_torchfix_cannot_see_into_escape(line: str, escaped
     assert _origins(function, context).escaped == escaped
 
 
-@pytest.mark.parametrize("decorator, an_object", [("", True), ("@staticmethod", False), ("@classmethod", False)])
+@pytest.mark.parametrize("decorator, an_object", [("", True), ("@staticmethod", False), ("@classmethod", False),
+                                                   ("@builtins.staticmethod", False)])
 def test_only_a_method_s_object_has_its_attributes_drawn_as_inputs(decorator: str, an_object: bool) -> None:
     # a static method's first argument is an argument like any other (`x.data` of a tensor shares
     # its storage), a class method's is the class: neither is the object the engine may take apart
@@ -2027,3 +2028,19 @@ def test_only_a_method_s_object_has_its_attributes_drawn_as_inputs(decorator: st
     assert facts is not None
     found = _AttributesAsInputs.for_function(facts, [facts.loop])
     assert (found is not None) is an_object
+
+
+def test_a_method_made_static_by_a_later_assignment_has_no_object() -> None:
+    from torchfix.codemods.loops.kernels import _AttributesAsInputs
+
+    source = """
+    import torch
+    class Box:
+        def scale_rows(x, out):
+            for i in range(out.size(0)):
+                out[i] = x.data[i] * 2
+            return out
+        scale_rows = staticmethod(scale_rows)
+    """
+    facts = _first_loop_facts(source)
+    assert facts is not None and _AttributesAsInputs.for_function(facts, [facts.loop]) is None

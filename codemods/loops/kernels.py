@@ -528,9 +528,23 @@ def _method_self(node: cst.CSTNode, context: ModuleContext) -> str | None:
     block = context.parents.get(function)
     if not (isinstance(block, cst.IndentedBlock) and isinstance(context.parents.get(block), cst.ClassDef)):
         return None
-    if any(m.matches(d.decorator, m.Name("staticmethod") | m.Name("classmethod")) for d in function.decorators):
+    if any(_makes_a_plain_function(d.decorator) for d in function.decorators):
         return None
+    owner = context.parents.get(block)
+    assert isinstance(owner, cst.ClassDef)
+    for statement in owner.body.body:
+        # `shift = staticmethod(shift)` further down the class
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and _makes_a_plain_function(small.value.func) and any(
+                m.matches(t.target, m.Name(function.name.value)) for t in small.targets
+            ):
+                return None
     return function.params.params[0].name.value
+
+
+def _makes_a_plain_function(node: cst.BaseExpression) -> bool:
+    """``staticmethod`` / ``classmethod``, bare or reached through a module (``builtins.staticmethod``)."""
+    return m.matches(node, m.Name("staticmethod") | m.Name("classmethod") | m.Attribute(attr=m.Name("staticmethod") | m.Name("classmethod")))
 
 
 def _attributes_as_inputs(kernel: Kernel, self_name: str, taken: set[str]) -> Kernel:

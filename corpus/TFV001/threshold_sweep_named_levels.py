@@ -11,5 +11,5 @@ def mean_best(recall: np.ndarray, precision: np.ndarray) -> float:
             best = 0
         else:
             best = np.max(precision[recall >= level])
-        total += best / len(levels)
+        total += best / 21
     return total
