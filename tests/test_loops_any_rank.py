@@ -147,3 +147,43 @@ def test_a_literal_list_the_function_may_reach_without_naming_it_is_an_input(spo
     for candidate in found:
         assert not candidate.kernel.old.startswith("scale =")
         assert "scale" in {spec.name for spec in candidate.kernel.inputs}
+
+
+_WEIGHTED = """
+    import numpy as np
+    def weighted(grads, maps):
+        weights = np.mean(grads, axis=(1, 2))
+        heat = np.zeros(maps.shape[1:], dtype=np.float32)
+        for k, w in enumerate(weights):
+            heat += w * {sample}
+        return heat
+    """
+
+
+@pytest.mark.parametrize("sample, aligned", [
+    ("maps[k]", True),
+    ("maps[k, :, :]", True),               # rows sliced whole: the batch has `maps`'s rank
+    ("maps[k, 0]", False),                 # an index drops a dimension: `maps.ndim` is not its rank
+    ("maps[k].sum(0)", False),
+    ("maps[k, ::2]", False),               # (only whole slices after the batch's)
+])
+def test_two_batches_of_unpinned_rank_gain_axes_only_where_a_name_holds_their_rank(sample: str, aligned: bool) -> None:
+    found, failure = loop_candidates(_WEIGHTED.format(sample=sample))
+    news = [c.kernel.new for c in found]
+    assert any("np.expand_dims(weights, tuple(range(1, maps.ndim - weights.ndim + 1)))" in n for n in news) is aligned, (news, failure)
+
+
+def test_an_allocated_accumulator_sums_the_batch_in_its_own_dtype(checker) -> None:  # noqa: ANN001
+    # float16 products added one at a time into float32 `heat` are exact there; a float16 sum of
+    # them first is not (a review of the aligned form found it through the checker's own draws)
+    from dataclasses import replace
+
+    from torchfix.equivalence.kernel import InputSpec, Kind, Outcome
+
+    found, failure = loop_candidates(_WEIGHTED.format(sample="maps[k]"))
+    kernel = next(c.kernel for c in found if "expand_dims" in c.kernel.new)
+    assert kernel.new.rstrip().endswith(".sum(0, dtype=heat.dtype)"), kernel.new
+    halves = tuple(InputSpec(s.name, kinds=(Kind.NDARRAY,), ranks=(3,), dtypes=("float16",)) for s in kernel.inputs)
+    assert checker.check(replace(kernel, inputs=halves)).outcome is Outcome.VERIFIED
+    narrow = replace(kernel, inputs=halves, new=kernel.new.replace(", dtype=heat.dtype", ""))
+    assert checker.check(narrow).outcome is Outcome.REJECTED

@@ -1,0 +1,14 @@
+# A float16 parameter divided one number at a time into a float64 total: `w` is the module's
+# own float32 parameter (`.float()` of a float32 tensor is the tensor itself), and `model.half()`
+# converts it in place. Summed in float16 the batch would overflow; summed in the total's dtype,
+# as each step adds, it does not (this was a trap while the batch summed in its own dtype).
+import torch
+
+
+def third_total(model):
+    w = model.scale.float()
+    model.half()
+    total = torch.zeros((), dtype=torch.float64)
+    for i in range(w.shape[0]):
+        total += w[i] / 3.0
+    return total
