@@ -212,13 +212,7 @@ class LoopOverBatch(Rule):
     one whose subscript needs none is tried, after the rank guesses, as `x[..., None].flatten(1)`
     (right for one-number samples too); in NumPy, which cannot reshape an empty batch that way,
     as `x.max(axis=tuple(range(1, x.ndim)))`, and `a - a.min()` as `a - a.min(axis=...,
-    keepdims=True)`. Two NumPy batches whose ranks nothing pins, each a walked name's rows
-    (`w` of `enumerate(weights)` against `maps[k]`), gain unit axes after the batch axis up to
-    the other's rank, as each pair of samples broadcasts:
-    `np.expand_dims(weights, tuple(range(1, maps.ndim - weights.ndim + 1))) * np.expand_dims(maps[:n], ...)`.
-    An accumulation into an array the code allocates (`acc = np.zeros(...)`, `torch.zeros`)
-    sums the batch in that array's dtype (`.sum(0, dtype=acc.dtype)`), as each step adds into it:
-    float16 values summed in float16 first would round where the loop's float32 total does not. Rank guesses never go below what the loop's own
+    keepdims=True)`. Rank guesses never go below what the loop's own
     subscripts take from a name (`x[i, :, :]`: at least 3-D). An `if` test of a row of a
     container (`if history[-1][b] == eos:`) is not batched: the container may be a list of
     lists, which compares with a number as one `False`.

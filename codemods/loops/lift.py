@@ -268,9 +268,6 @@ class Lifter:
     position_reads: dict[str, int] = field(default_factory=dict)
     #: invariant names the function binds to Python numbers (``ShapeFacts.numbers``)
     numbers: frozenset[str] = frozenset()
-    #: builtins the module binds somewhere (``module.shadowed_builtins``): a lift that would
-    #: spell one of them in the new code does not
-    shadowed: frozenset[str] = frozenset()
     #: whether the code shows ``name`` holds an array (a tensor or an ndarray) and nothing else:
     #: a list or a dict indexed by an array of positions raises, a tuple of positions indexes
     #: several dimensions
@@ -1025,46 +1022,6 @@ class Lifter:
                 return reduced.keep
         return None
 
-    def _aligned_batches(self, left: Lifted, right: Lifted) -> tuple[cst.BaseExpression, cst.BaseExpression, None] | None:
-        """Two NumPy batches whose sample ranks nothing pins, on the rung for any rank: each gains
-        unit axes right after the batch axis up to the other's rank (none where it has more), so
-        that each pair of samples broadcasts as in the loop --
-        ``np.expand_dims(w, tuple(range(1, t.ndim - w.ndim + 1))) * t[:n]``. Only where each
-        batch's rank is a walked name's own (the name, or its rows sliced whole: ``t[:n, :, :]``)."""
-        if not (self.any_rank_broadcast and self.library.is_numpy) or left.rank is not None or right.rank is not None:
-            return None
-        if left.keepdim or right.keepdim or left.scalar or right.scalar or left.selected is not None or right.selected is not None:
-            return None
-        if {"tuple", "range"} & self.shadowed:
-            return None
-        holders = self._rank_holder(left), self._rank_holder(right)
-        if None in holders or holders[0] == holders[1]:
-            return None
-        own, other = holders
-        assert own is not None and other is not None
-        return self._with_axes_of(left.node, own, other), self._with_axes_of(right.node, other, own), None
-
-    def _rank_holder(self, value: Lifted) -> str | None:
-        """The walked name whose ``.ndim`` is the rank of the batch ``value``: the name itself,
-        walked along its first dimension, or its rows sliced whole (``t[:n]``, ``t[:n, :, :]``)."""
-        node = value.node
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and all(
-            isinstance(e.slice, cst.Slice) and (k == 0 or (e.slice.lower is None and e.slice.upper is None and e.slice.step is None))
-            for k, e in enumerate(node.slice)
-        ) and node.slice[0].slice.step is None:  # type: ignore[union-attr]
-            node = node.value
-        if isinstance(node, cst.Name) and self.walked_dims.get(node.value) == 0 and value.sources == frozenset({node.value}):
-            return node.value
-        return None
-
-    def _with_axes_of(self, batch: cst.BaseExpression, own: str, other: str) -> cst.BaseExpression:
-        """``np.expand_dims(batch, tuple(range(1, other.ndim - own.ndim + 1)))``: no axis where
-        ``own`` has at least ``other``'s rank (an empty range)."""
-        gap = cst.BinaryOperation(cst.BinaryOperation(attribute(name(other), "ndim"), cst.Subtract(), attribute(name(own), "ndim")),
-                                  cst.Add(), integer(1))
-        axes = call(name("tuple"), call(name("range"), integer(1), gap))
-        return call(self.spell("numpy.expand_dims"), batch, axes)
-
     def _batch_first(self, built: cst.BaseExpression, left: Lifted, right: Lifted) -> cst.BaseExpression:
         """``built``, computed from ``left`` and ``right``, with its batch axis back in front
         where :meth:`_align` put it last."""
@@ -1104,9 +1061,6 @@ class Lifter:
                 else:
                     a, b, rank = self.library.move_axis(self.spell, left.node, 0, -1), right.node, None
             else:
-                aligned = self._aligned_batches(left, right)
-                if aligned is not None:
-                    return aligned
                 if self.any_rank_broadcast and left.sources and right.sources and left.rank is None and right.rank is None:
                     # neither rank is pinned: ask for one side's alone -- where it holds one
                     # number per sample, the other may keep any rank

@@ -26,7 +26,7 @@ from torchfix.codemods.loops.facts import Definition, LoopFacts, Step, StepKind,
 from torchfix.codemods.loops.helpers import helpers_called, kernel_text
 from torchfix.codemods.loops.kernels import FILLS, UnfaithfulKernel, alias_pairs, build_kernel, walkable_arrays
 from torchfix.codemods.loops.library import NUMPY, TORCH
-from torchfix.codemods.loops.module import ModuleContext, shadowed_builtins
+from torchfix.codemods.loops.module import ModuleContext
 from torchfix.codemods.loops.lift import COMPARISON_METHODS, COMPARISONS, FLOAT32_NUMBERS, element_effect, CannotLift, Extent, Lifted, Lifter, NeedRank, short as _short, unsqueeze_after_batch as _unsqueeze_after_batch
 from torchfix.codemods.loops.ranks import bound_in, closed_over, followable
 from torchfix.codemods.loops.nodes import (
@@ -767,7 +767,7 @@ def lift_loop(facts: LoopFacts, options: Options, torch_name: str = "torch") -> 
                     shown_array=lambda name: _shown_array(facts, name),
                     number_list=lambda name_: facts.number_list(cst.Name(name_)),
                     sized_by_count=lambda name_: _sized_by_count(facts, name_, extent),
-                    lengths=facts.shapes.lengths, dtypes=facts.shapes.dtypes, shadowed=shadowed_builtins(context))
+                    lengths=facts.shapes.lengths, dtypes=facts.shapes.dtypes)
     for walked in facts.domain.walked:
         if lifter.depends(walked.source):
             raise CannotRewrite("the loop walks a value computed per sample", facts.loop)
@@ -2018,14 +2018,10 @@ def _accumulate(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, op
             total = method(method(lifted.node, "sum"), "item")
         plan.descriptions.append(f"`{acc}` as one reduction")
     else:
-        keywords: dict[str, cst.BaseExpression] = {}
         if lifted.keepdim:
-            keywords[lifter.library.keepdim_keyword] = name("True")
-        if reducer == "sum" and definition is not None and _array_allocation(definition.value, facts):
-            # each step adds its value into the array in the array's dtype (a float16 value into
-            # float32 `acc` exactly): the sum of the batch too, not in the values' own narrower one
-            keywords["dtype"] = attribute(name(acc), "dtype")
-        total = method(lifted.node, reducer, integer(0), **keywords)
+            total = method(lifted.node, reducer, integer(0), **{lifter.library.keepdim_keyword: name("True")})
+        else:
+            total = method(lifted.node, reducer, integer(0))
         plan.reorders = True
         plan.descriptions.append(f"`{acc}` as one reduction over the samples")
     statement: cst.BaseStatement
@@ -2043,17 +2039,6 @@ def _accumulate(step: Step, lifter: Lifter, facts: LoopFacts, extent: Extent, op
         statement = cst.If(test=test, body=cst.IndentedBlock([statement]))
     plan.statements.append(statement)
     plan.outputs.append(acc)
-
-
-def _array_allocation(value: cst.BaseExpression, facts: LoopFacts) -> bool:
-    """``torch.zeros(...)``, ``np.zeros(...)``, ``x.new_zeros(...)`` and their kin: an array, so
-    that ``acc.dtype`` is the dtype each step adds in."""
-    if not isinstance(value, cst.Call):
-        return False
-    qualified = facts.context.qualified(value.func)
-    if qualified is not None:
-        return qualified.split(".")[0] in ("torch", "numpy") and qualified.rsplit(".", 1)[-1] in _ALLOCATORS | _LIKE_ALLOCATORS
-    return isinstance(value.func, cst.Attribute) and value.func.attr.value in _NEW_ALLOCATORS
 
 
 def _number(node: cst.BaseExpression) -> bool:
