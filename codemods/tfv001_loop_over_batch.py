@@ -168,7 +168,7 @@ class LoopOverBatch(Rule):
       t])` where it does, then `ap += p / 11` into a name or an element `ap[l]` (PASCAL VOC's
       11-point average precision) -- becomes one comparison against every threshold:
       `reached = rec >= thresholds.reshape((-1,) + (1,) * np.ndim(rec))`, then under `if
-      reached.any():` the masked maximum `np.where(selects, prec, -np.inf).reshape(len(thresholds),
+      reached.any():` the masked maximum `np.where(selects, prec, -np.inf).reshape(reached.shape[0],
       -1).max(1)` with the misses set to 0, summed once. The guard keeps a Python float
       accumulator a Python float where no threshold is reached (and `prec` unread, as the loop
       left it); `selects` gives the mask the axes `prec` has beyond `rec`'s. Only NumPy's own

@@ -1399,10 +1399,8 @@ def _enclosing_range_variable(facts: LoopFacts, name: str) -> bool:
     while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Module, cst.Lambda)):
         if isinstance(current, cst.For) and name in target_names(current.target):
             domain = loop_domain(current)
-            return (
-                domain is not None and domain.index == name and not domain.walked and domain.start >= 0
-                and m.matches(current.iter, m.Call(func=m.Name("range"))) and name not in assigned_names(current.body)
-            )
+            # (a `range` domain starts at a literal of 0 or more, or at 0)
+            return domain is not None and domain.is_range and domain.index == name and name not in assigned_names(current.body)
         current = context.parents.get(current)
     return False
 

@@ -50,12 +50,12 @@ from libcst.helpers import parse_template_expression, parse_template_statement
 
 from torchfix.codemods.base import Edit
 from torchfix.codemods.loops.domain import Domain
-from torchfix.codemods.analysis import BOUND_TARGET, all_nodes, comments_in, target_names
+from torchfix.codemods.analysis import BOUND_TARGET, all_nodes, comments_in, parameter_names, target_names
 from torchfix.codemods.loops.facts import LoopFacts, Step, StepKind, _walk
 from torchfix.codemods.loops.module import shadowed_builtins
 from torchfix.codemods.loops.kernels import UnfaithfulKernel, build_kernel, is_replayable
-from torchfix.codemods.loops.nodes import code_of, is_number, method, name_nodes, names_used, receiver, same_code
-from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite
+from torchfix.codemods.loops.nodes import code_of, is_number, method, names_used, receiver, same_code
+from torchfix.codemods.loops.rewrite import CannotRewrite, LoopRewrite, _fresh_name
 from torchfix.equivalence.kernel import InputSpec, Kind
 
 #: the threshold sources swept: NumPy's float64 ranges
@@ -365,7 +365,7 @@ def _bindings(function: cst.FunctionDef, name: str) -> int:
     """How many places in ``function`` (nested scopes included, conservatively) bind ``name``:
     assignments, loop and ``with`` targets, augmented assignments, ``del``, imports, definitions,
     parameters; a ``global`` / ``nonlocal`` of it counts twice (it is bound elsewhere too)."""
-    count = _parameters(function).count(name)
+    count = int(name in parameter_names(function))
     for node in all_nodes(function.body):
         target = BOUND_TARGET.get(type(node))
         if target is not None:
@@ -382,12 +382,6 @@ def _bindings(function: cst.FunctionDef, name: str) -> int:
     return count
 
 
-def _parameters(function: cst.FunctionDef) -> list[str]:
-    params = function.params
-    found = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-    return found + [star.name.value for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param)]
-
-
 def _root(node: cst.BaseExpression) -> str:
     """``ap`` of ``ap`` and of ``ap[l]``."""
     while isinstance(node, cst.Subscript):
@@ -396,22 +390,14 @@ def _root(node: cst.BaseExpression) -> str:
     return node.value
 
 
-def _fresh(facts: LoopFacts, stem: str, taken: set[str]) -> str:
-    candidate, k = stem, 1
-    while candidate in taken:
-        candidate, k = f"{stem}_{k}", k + 1
-    taken.add(candidate)
-    return candidate
-
-
 def threshold_sweep(facts: LoopFacts) -> LoopRewrite:
     """The loop as one comparison against every threshold; raises :class:`CannotRewrite`."""
     sweep = recognise(facts)
     context = facts.context
     numpy, imports = context.spelling("numpy")
-    taken = {n.value for n in name_nodes(facts.scope)} | set(context.bindings)
-    thresholds = sweep.source.value if isinstance(sweep.source, cst.Name) else _fresh(facts, "thresholds", taken)
-    reached = _fresh(facts, "reached", taken)
+    # (the stems differ, so names fresh one at a time are fresh together)
+    thresholds = sweep.source.value if isinstance(sweep.source, cst.Name) else _fresh_name(facts, "thresholds")
+    reached = _fresh_name(facts, "reached")
     compared = sweep.mask.comparisons[0]
     compared_first = m.matches(sweep.mask.left, m.Name(sweep.threshold))
     array = compared.comparator if compared_first else sweep.mask.left
@@ -427,10 +413,10 @@ def threshold_sweep(facts: LoopFacts) -> LoopRewrite:
     guarded: list[cst.BaseStatement] = []
     if any(isinstance(n, cst.Call) for n in _walk(selected)):
         # (the loop computed it at each step that reached something; once is enough)
-        values = _fresh(facts, "values", taken)
+        values = _fresh_name(facts, "values")
         guarded.append(parse_template_statement("{v} = {x}\n", v=cst.Name(values), x=selected))
         selected = cst.Name(values)
-    selects = _fresh(facts, "selects", taken)
+    selects = _fresh_name(facts, "selects")
     fill = parse_template_expression(f"{_FILLS[sweep.reducer]}{{np}}.inf", np=numpy)
     reducer = "max" if sweep.reducer in ("max", "amax") else "min"
     p, r = cst.Name(sweep.value), cst.Name(reached)
